@@ -1,0 +1,256 @@
+"""Sync-execute benchmark runner: classic driver vs turbocql vs the pure-Rust reference.
+
+In one run, after warming the server up with the Rust client, it runs for each workload
+(``--workloads write,read``) and each thread count (``--threads 1,16``) each client in its
+own subprocess, one after the other:
+
+* ``classic``  — ``clients/sync_threads.py --driver cassandra`` (cassandra-driver),
+* ``turbocql`` — ``clients/sync_threads.py --driver turbocql``,
+* ``rust``     — ``rust_ref`` with ``--pattern sync --threads N`` (N tokio tasks),
+
+plus, unless ``--no-concurrent-ref``, the Rust reference with 120 requests in flight
+(the ceiling of any pattern). It prints a Markdown table with ratios (ops/s vs classic,
+client CPU vs rust at the same thread count) and, with ``--out``, writes the raw JSON lines
+to ``benchmarks/results/sync-<date>.json``. A client that fails is reported as failed.
+
+Example::
+
+    python3 benchmarks/run_sync.py --ops 20000 --pin-client 1 --out
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+CLIENT_PY = HERE / "clients" / "sync_threads.py"
+DEFAULT_RUST_BIN = ROOT / "target" / "release" / "turbocql-rust-ref"
+
+
+def wait_for_port(host: str, port: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection((host, port), timeout=2):
+                return True
+        except OSError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(2)
+
+
+def find_server_pid(port: int) -> int | None:
+    """pid of the process listening on ``port`` (read-only look at /proc), or None."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                next(f)
+                for line in f:
+                    parts = line.split()
+                    local, state, inode = parts[1], parts[3], parts[9]
+                    if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:
+                        inodes.add(f"socket:[{inode}]")
+        except OSError:
+            pass
+    if not inodes:
+        return None
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                if os.readlink(f"/proc/{pid}/fd/{fd}") in inodes:
+                    return int(pid)
+        except OSError:
+            continue
+    return None
+
+
+def ensure_rust_bin(path: Path, build: bool) -> Path | None:
+    if build or not path.exists():
+        print("building the Rust reference (cargo build --release -p turbocql-rust-ref)...",
+              file=sys.stderr, flush=True)
+        r = subprocess.run(
+            ["cargo", "build", "--release", "-p", "turbocql-rust-ref"], cwd=ROOT,
+            stdout=sys.stderr, stderr=sys.stderr,
+        )
+        if r.returncode != 0:
+            return None
+    return path if path.exists() else None
+
+
+def run_client(cmd: list[str], pin: str | None, timeout: float) -> dict:
+    """Run one client; return its JSON result, or {"failed": reason}."""
+    if pin is not None:
+        cmd = ["taskset", "-c", pin, *cmd]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    except subprocess.TimeoutExpired:
+        return {"failed": f"timed out after {timeout:.0f} s"}
+    except OSError as e:
+        return {"failed": str(e)}
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
+    if r.returncode != 0 or not lines:
+        err = (r.stderr.strip().splitlines() or [f"exit code {r.returncode}"])[-1]
+        return {"failed": err[:200]}
+    try:
+        return json.loads(lines[-1])
+    except json.JSONDecodeError as e:
+        return {"failed": f"bad JSON line: {e}"}
+
+
+def fmt_num(x: float | None, digits: int = 0) -> str:
+    if x is None:
+        return ""
+    return f"{x:,.{digits}f}"
+
+
+def markdown_table(results: list[dict]) -> str:
+    head = ("| client | workload | threads | ops/s | client CPU µs/op | server CPU µs/op "
+            "| p50 µs | p99 µs | ops/s vs classic | CPU vs rust |")
+    lines = [head, "| " + " | ".join(["---"] * 10) + " |"]
+    by = {(r["label"], r["workload"], r["threads"]): r for r in results}
+    for r in results:
+        name, wl, th = r["label"], r["workload"], r["threads"]
+        if "failed" in r:
+            lines.append(f"| {name} | {wl} | {th} | failed: {r['failed'].replace('|', '/')} "
+                         "| | | | | | |")
+            continue
+        classic = by.get(("classic", wl, th))
+        rust = by.get(("rust", wl, th))
+        vs_classic = vs_rust = ""
+        if classic and "failed" not in classic:
+            vs_classic = f"{r['ops_per_s'] / classic['ops_per_s']:.2f}×"
+        if rust and "failed" not in rust:
+            vs_rust = f"{r['cpu_us_per_op'] / rust['cpu_us_per_op']:.2f}×"
+        errs = f" ({r['errors']} errors)" if r.get("errors") else ""
+        lines.append(
+            f"| {name}{errs} | {wl} | {th} | {fmt_num(r['ops_per_s'])} "
+            f"| {fmt_num(r['cpu_us_per_op'], 1)} | {fmt_num(r.get('server_cpu_us_per_op'), 1)} "
+            f"| {fmt_num(r['p50_us'])} | {fmt_num(r['p99_us'])} | {vs_classic} | {vs_rust} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=9042)
+    ap.add_argument("--keyspace", default="turbocql_bench")
+    ap.add_argument("--ops", type=int, default=20000, help="timed operations per client run")
+    ap.add_argument("--threads", default="1,16", help="comma-separated thread counts")
+    ap.add_argument("--workloads", default="write,read", help="comma-separated: write,read")
+    ap.add_argument("--clients", default="classic,turbocql,rust",
+                    help="comma-separated subset of classic,turbocql,rust")
+    ap.add_argument("--no-concurrent-ref", action="store_true",
+                    help="skip the Rust reference with 120 requests in flight")
+    ap.add_argument("--warmup", type=int, default=2000, help="client warm-up requests")
+    ap.add_argument("--rows", type=int, default=10000, help="rows the reads go over")
+    ap.add_argument("--server-warmup-ops", type=int, default=100000,
+                    help="writes and reads by the Rust client (120 in flight) before anything")
+    ap.add_argument("--pin-client", metavar="CPU", default=None,
+                    help="run each client under taskset -c CPU")
+    ap.add_argument("--server-pid", type=int, default=None,
+                    help="server pid for server CPU µs/op (default: found from the port)")
+    ap.add_argument("--rust-bin", type=Path, default=DEFAULT_RUST_BIN)
+    ap.add_argument("--build", action="store_true", help="cargo build the Rust reference first")
+    ap.add_argument("--python", default=sys.executable, help="interpreter for the Python clients")
+    ap.add_argument("--wait", type=float, default=0, help="seconds to wait for the server port")
+    ap.add_argument("--timeout", type=float, default=1800, help="per client run, seconds")
+    ap.add_argument("--out", nargs="?", const="", default=None, metavar="PATH",
+                    help="write raw JSON (default path benchmarks/results/sync-<date>.json)")
+    args = ap.parse_args(argv)
+
+    threads = [int(t) for t in args.threads.split(",") if t]
+    workloads = [w for w in args.workloads.split(",") if w]
+    clients = [c for c in args.clients.split(",") if c]
+    if args.pin_client is not None and not shutil.which("taskset"):
+        ap.error("--pin-client needs taskset (util-linux)")
+
+    if not wait_for_port(args.host, args.port, args.wait):
+        print(f"no server at {args.host}:{args.port}", file=sys.stderr)
+        return 2
+    server_pid = args.server_pid or find_server_pid(args.port)
+    rust_bin = ensure_rust_bin(args.rust_bin, args.build)
+
+    common = ["--host", args.host, "--port", str(args.port), "--keyspace", args.keyspace,
+              "--rows", str(args.rows)]
+    if server_pid:
+        common += ["--server-pid", str(server_pid)]
+
+    def rust_cmd(workload: str, ops: int, extra: list[str]) -> list[str]:
+        return [str(rust_bin), *common, "--workload", workload, "--ops", str(ops), *extra]
+
+    # Server warm-up: the JVM gets 2-3x cheaper per request once warm; also writes the read rows.
+    if rust_bin is None:
+        print("Rust reference unavailable: server warm-up skipped", file=sys.stderr)
+    else:
+        print(f"warming the server up ({args.server_warmup_ops} writes and reads, rust, "
+              "120 in flight)...", file=sys.stderr, flush=True)
+        for wl in ("populate", "write", "read"):
+            r = run_client(rust_cmd(wl, args.server_warmup_ops,
+                                    ["--pattern", "concurrent", "--warmup", "0"]),
+                           args.pin_client, args.timeout)
+            if "failed" in r:
+                print(f"  warm-up {wl} failed: {r['failed']}", file=sys.stderr)
+
+    results: list[dict] = []
+    for wl in workloads:
+        runs: list[tuple[str, int, list[str] | None]] = []
+        for th in threads:
+            for c in clients:
+                if c in ("classic", "turbocql"):
+                    drv = "cassandra" if c == "classic" else "turbocql"
+                    cmd = [args.python, str(CLIENT_PY), "--driver", drv, *common,
+                           "--workload", wl, "--ops", str(args.ops), "--threads", str(th),
+                           "--warmup", str(args.warmup)]
+                elif c == "rust":
+                    cmd = None if rust_bin is None else rust_cmd(
+                        wl, args.ops, ["--pattern", "sync", "--threads", str(th),
+                                       "--warmup", str(args.warmup)])
+                else:
+                    ap.error(f"unknown client {c!r}")
+                runs.append((c, th, cmd))
+        if "rust" in clients and not args.no_concurrent_ref:
+            runs.append(("rust, 120 in flight", 120, None if rust_bin is None else rust_cmd(
+                wl, args.ops, ["--pattern", "concurrent", "--concurrency", "120",
+                               "--warmup", str(args.warmup)])))
+        for label, th, cmd in runs:
+            print(f"{wl:5} {label:>20} threads={th:<3} ...", end=" ", file=sys.stderr, flush=True)
+            r = ({"failed": "Rust reference not built"} if cmd is None
+                 else run_client(cmd, args.pin_client, args.timeout))
+            r.update(label=label, workload=wl, threads=th)
+            print(r.get("failed") or f"{r['ops_per_s']:,.0f} ops/s, "
+                  f"{r['cpu_us_per_op']:.1f} µs CPU/op", file=sys.stderr, flush=True)
+            results.append(r)
+
+    cpu_info = f"{os.cpu_count()} CPUs"
+    print(f"\nSync execute, {args.ops:,} ops per run, prepared statements; {cpu_info}"
+          f"{', client pinned to CPU ' + args.pin_client if args.pin_client else ''}; "
+          f"server pid {server_pid or 'unknown'}.\n")
+    print(markdown_table(results))
+
+    if args.out is not None:
+        path = Path(args.out) if args.out else (
+            HERE / "results" / f"sync-{dt.datetime.now():%Y-%m-%d-%H%M%S}.json")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        meta = {"date": dt.datetime.now().isoformat(timespec="seconds"),
+                "host": platform.node(), "cpus": os.cpu_count(), "argv": sys.argv[1:],
+                "server_pid": server_pid, "python": platform.python_version()}
+        path.write_text(json.dumps({"meta": meta, "results": results}, indent=1) + "\n")
+        print(f"\nraw results: {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
