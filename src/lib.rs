@@ -1,3 +1,36 @@
+//! turbocql's Rust engine, the private `turbocql._engine` module.
+//!
+//! Modules, one per concern:
+//! - [`runtime`]: the tokio runtime that does all I/O, off the GIL;
+//! - [`session`]: connecting, preparing, executing statements and batches;
+//! - [`values`]: Python values → CQL bytes, typed by prepared metadata;
+//! - [`rows`]: CQL bytes → Python rows, a page at a time;
+//! - [`errors`]: scylla errors → the classic driver's exception classes;
+//! - [`types`]: CQL type names.
+
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+pub mod errors;
+pub mod rows;
+pub mod runtime;
+pub mod session;
+pub mod types;
+pub mod values;
+
+/// Hands the engine the Python objects it needs: exception classes, `UNSET_VALUE`,
+/// `UUID`, `Decimal`, and the classes results are built with.
+#[pyfunction]
+fn _bootstrap(py: Python<'_>, objects: &Bound<'_, PyDict>) -> PyResult<()> {
+    errors::register(py, objects)
+}
+
 #[pymodule]
-fn _engine(_m: &Bound<'_, PyModule>) -> PyResult<()> { Ok(()) }
+fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(_bootstrap, m)?)?;
+    m.add_function(wrap_pyfunction!(session::connect, m)?)?;
+    m.add_class::<session::Session>()?;
+    m.add_class::<session::Prepared>()?;
+    Ok(())
+}

@@ -1,0 +1,454 @@
+"""Clusters and sessions, under the classic driver's names (``cassandra.cluster``).
+
+:class:`Cluster` holds the connection settings, :meth:`Cluster.connect` returns a
+:class:`Session`, and :meth:`Session.execute` returns a :class:`ResultSet`. Requests run
+in the Rust engine with the GIL released, so one Session serves many threads.
+"""
+
+import uuid
+import decimal
+from collections import namedtuple
+
+from turbocql import (  # noqa: F401 - classic names re-exported from turbocql.cluster
+    AlreadyExists, AuthenticationFailed, ConfigurationException, ConsistencyLevel,
+    DriverException, FunctionFailure, InvalidRequest, OperationTimedOut, ReadFailure,
+    ReadTimeout, Unauthorized, Unavailable, UnsupportedOperation, WriteFailure, WriteTimeout,
+    ProtocolVersion,
+)
+from turbocql import _engine, protocol, util
+from turbocql.auth import AuthProvider, PlainTextAuthProvider
+from turbocql.connection import ConnectionException
+from turbocql.encoder import Encoder
+from turbocql.query import (
+    FETCH_SIZE_UNSET, UNSET_VALUE, BatchStatement, BoundStatement, PreparedStatement,
+    QueryTrace, SimpleStatement, Statement, named_tuple_factory, dict_factory, tuple_factory,
+)
+
+
+class NoHostAvailable(Exception):
+    """No host could serve the request. ``errors`` maps each host tried to its exception."""
+
+    errors = None
+
+    def __init__(self, message, errors):
+        Exception.__init__(self, message, errors)
+        self.errors = errors
+
+
+class _NotSet:
+    def __repr__(self):
+        return "_NOT_SET"
+
+
+_NOT_SET = _NotSet()
+
+EXEC_PROFILE_DEFAULT = object()
+
+
+class ExecutionProfile:
+    """Per-request defaults, as in the classic driver. Routing, retries and load balancing
+    are the engine's (token-aware, datacenter-aware); ``consistency_level``,
+    ``serial_consistency_level``, ``request_timeout`` and ``row_factory`` apply."""
+
+    def __init__(self, load_balancing_policy=None, retry_policy=None,
+                 consistency_level=ConsistencyLevel.LOCAL_ONE, serial_consistency_level=None,
+                 request_timeout=10.0, row_factory=named_tuple_factory, speculative_execution_policy=None,
+                 continuous_paging_options=None):
+        self.load_balancing_policy = load_balancing_policy
+        self.retry_policy = retry_policy
+        self.consistency_level = consistency_level
+        self.serial_consistency_level = serial_consistency_level
+        self.request_timeout = request_timeout
+        self.row_factory = row_factory
+        self.speculative_execution_policy = speculative_execution_policy
+
+
+_UDT_CLASSES = {}
+
+
+def _make_udt(keyspace, name, field_names, values):
+    cls = _UDT_CLASSES.get((keyspace, name))
+    if cls is not None:
+        return cls(**dict(zip(field_names, values)))
+    key = (keyspace, name, field_names)
+    cls = _UDT_CLASSES.get(key)
+    if cls is None:
+        try:
+            cls = namedtuple(name, field_names)
+        except ValueError:
+            cls = namedtuple("UDT", field_names, rename=True)
+        _UDT_CLASSES[key] = cls
+    return cls(*values)
+
+
+def _bootstrap_engine():
+    import turbocql
+    objects = {
+        name: getattr(turbocql, name)
+        for name in (
+            "DriverException", "InvalidRequest", "AlreadyExists", "FunctionFailure",
+            "AuthenticationFailed", "Unauthorized", "ConfigurationException", "Unavailable",
+            "ReadTimeout", "WriteTimeout", "ReadFailure", "WriteFailure", "OperationTimedOut",
+        )
+    }
+    for name in ("SyntaxException", "OverloadedErrorMessage", "IsBootstrappingErrorMessage",
+                 "TruncateError", "ProtocolException", "PreparedQueryNotFound", "ServerError"):
+        objects[name] = getattr(protocol, name)
+    objects.update(
+        NoHostAvailable=NoHostAvailable, ConnectionException=ConnectionException,
+        UNSET_VALUE=UNSET_VALUE, UUID=uuid.UUID, Decimal=decimal.Decimal,
+        Date=util.Date, Time=util.Time, Duration=util.Duration, SortedSet=util.SortedSet,
+        OrderedMap=util.OrderedMap, make_udt=_make_udt,
+    )
+    _engine._bootstrap(objects)
+
+
+_bootstrap_engine()
+
+
+class Cluster:
+    """The cluster's connection settings; :meth:`connect` opens a :class:`Session`.
+
+    Takes the classic driver's arguments. Those that configure what the engine already
+    decides for itself (policies, event windows, executor threads) are accepted and kept
+    as attributes; see the README's migration notes.
+    """
+
+    def __init__(self, contact_points=_NOT_SET, port=9042, compression=True, auth_provider=None,
+                 load_balancing_policy=None, reconnection_policy=None, default_retry_policy=None,
+                 conviction_policy_factory=None, metrics_enabled=False, connection_class=None,
+                 ssl_options=None, sockopts=None, cql_version=None, protocol_version=_NOT_SET,
+                 executor_threads=2, max_schema_agreement_wait=10, control_connection_timeout=2.0,
+                 idle_heartbeat_interval=30, schema_event_refresh_window=2,
+                 topology_event_refresh_window=10, connect_timeout=5, schema_metadata_enabled=True,
+                 token_metadata_enabled=True, address_translator=None, status_event_refresh_window=2,
+                 prepare_on_all_hosts=True, reprepare_on_up=True, execution_profiles=None,
+                 allow_beta_protocol_version=False, timestamp_generator=None, idle_heartbeat_timeout=30,
+                 no_compact=False, ssl_context=None, endpoint_factory=None, application_name=None,
+                 application_version=None, monitor_reporting_enabled=True, monitor_reporting_interval=30,
+                 client_id=None, cloud=None, column_encryption_policy=None):
+        if contact_points is _NOT_SET:
+            contact_points = ["127.0.0.1"]
+        if isinstance(contact_points, str):
+            raise TypeError("contact_points should not be a string, it should be a sequence (e.g. list) of strings")
+        self.contact_points = list(contact_points)
+        self.port = int(port)
+        if compression is True:
+            compression = "lz4"
+        elif compression in (False, None):
+            compression = None
+        elif compression not in ("lz4", "snappy"):
+            raise ValueError("compression must be True, False, 'lz4' or 'snappy', not %r" % (compression,))
+        self.compression = compression
+        if auth_provider is not None and not isinstance(auth_provider, (AuthProvider, PlainTextAuthProvider)):
+            if not callable(auth_provider):
+                raise TypeError("auth_provider must implement turbocql.auth.AuthProvider")
+        self.auth_provider = auth_provider
+        if ssl_context is not None or ssl_options is not None:
+            raise UnsupportedOperation("TLS (ssl_context / ssl_options) is not supported by this version of turbocql yet")
+        if cloud is not None:
+            raise UnsupportedOperation("cloud (secure connect bundles) is not supported")
+        if protocol_version is not _NOT_SET and protocol_version not in (3, 4, 5, 6):
+            raise ValueError("unknown protocol_version %r" % (protocol_version,))
+        # The engine always speaks protocol v4, which Cassandra 2.2+ and ScyllaDB accept.
+        self.protocol_version = ProtocolVersion.V4
+        self.connect_timeout = connect_timeout
+        self.control_connection_timeout = control_connection_timeout
+        self.load_balancing_policy = load_balancing_policy
+        self.reconnection_policy = reconnection_policy
+        self.default_retry_policy = default_retry_policy
+        self.metrics_enabled = metrics_enabled
+        self.executor_threads = executor_threads
+        self.max_schema_agreement_wait = max_schema_agreement_wait
+        self.schema_metadata_enabled = schema_metadata_enabled
+        self.token_metadata_enabled = token_metadata_enabled
+        self.prepare_on_all_hosts = prepare_on_all_hosts
+        self.reprepare_on_up = reprepare_on_up
+        self.timestamp_generator = timestamp_generator
+        self.application_name = application_name
+        self.application_version = application_version
+        self.profile_manager_profiles = dict(execution_profiles or {})
+        self.sessions = []
+        self.is_shutdown = False
+
+    def _credentials(self):
+        ap = self.auth_provider
+        if ap is None:
+            return None, None
+        if isinstance(ap, PlainTextAuthProvider):
+            return ap.username, ap.password
+        authenticator = ap.new_authenticator(self.contact_points[0]) if hasattr(ap, "new_authenticator") else ap(self.contact_points[0])
+        if hasattr(authenticator, "username") and hasattr(authenticator, "password"):
+            return authenticator.username, authenticator.password
+        raise UnsupportedOperation("only username/password authentication (PlainTextAuthProvider) is supported")
+
+    def connect(self, keyspace=None, wait_for_all_pools=False):
+        """Opens a :class:`Session`, optionally in ``keyspace``.
+
+        Raises :class:`NoHostAvailable` when no contact point answers within
+        ``connect_timeout``, ``InvalidRequest`` for an unknown keyspace.
+        """
+        if self.is_shutdown:
+            raise DriverException("Cluster is already shut down")
+        username, password = self._credentials()
+        engine_session = _engine.connect(
+            [str(cp) for cp in self.contact_points], self.port, username, password, keyspace,
+            self.compression, float(self.connect_timeout))
+        session = Session(self, engine_session)
+        self.sessions.append(session)
+        return session
+
+    def register_user_type(self, keyspace, user_type, klass):
+        """Maps a user-defined type to ``klass``: results are built as ``klass(**fields)``
+        and instances are accepted as values (their attributes are read by field name)."""
+        _UDT_CLASSES[(keyspace, user_type)] = klass
+
+    def shutdown(self):
+        """Closes every session of this cluster."""
+        for s in self.sessions:
+            s.shutdown()
+        self.sessions = []
+        self.is_shutdown = True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.shutdown()
+
+
+class Session:
+    """A connected session; safe to share between threads.
+
+    Attributes (as in the classic driver): ``default_timeout`` (seconds, ``None`` = no
+    client-side timeout), ``default_consistency_level``, ``default_serial_consistency_level``,
+    ``default_fetch_size`` (``None`` = unpaged) and ``row_factory``.
+    """
+
+    default_timeout = 10.0
+    default_consistency_level = ConsistencyLevel.LOCAL_ONE
+    default_serial_consistency_level = None
+    default_fetch_size = 5000
+    row_factory = staticmethod(named_tuple_factory)
+    use_client_timestamp = True
+
+    def __init__(self, cluster, engine_session):
+        self.cluster = cluster
+        self._session = engine_session
+        self.encoder = Encoder()
+
+    @property
+    def keyspace(self):
+        return self._session.keyspace
+
+    @property
+    def hosts(self):
+        return self._session.hosts
+
+    @property
+    def is_shutdown(self):
+        return self._session.is_shutdown
+
+    def execute(self, query, parameters=None, timeout=_NOT_SET, trace=False, custom_payload=None,
+                execution_profile=EXEC_PROFILE_DEFAULT, paging_state=None, host=None, execute_as=None):
+        """Executes ``query`` and waits (GIL released) for its :class:`ResultSet`.
+
+        ``query`` is a str, SimpleStatement, PreparedStatement, BoundStatement or
+        BatchStatement. ``parameters`` fill ``%s`` / ``%(name)s`` for strings and simple
+        statements, ``?`` / ``:name`` for prepared ones.
+        """
+        if timeout is _NOT_SET:
+            timeout = self.default_timeout
+        request = self._request(query, parameters, timeout, trace)
+        page = request(paging_state)
+        return ResultSet(self, request, page, self.row_factory, query)
+
+    def _request(self, query, parameters, timeout, trace):
+        """A function of ``paging_state`` that runs this request and returns a raw page."""
+        run = self._session.execute
+        cl = serial = None
+        fetch_size = FETCH_SIZE_UNSET
+        idempotent = False
+        if isinstance(query, str):
+            stmt = bind_params_if(query, parameters, self.encoder)
+            values = None
+        elif isinstance(query, PreparedStatement):
+            stmt, values = query._prepared, parameters
+            cl, serial, fetch_size, idempotent = query.consistency_level, query.serial_consistency_level, query.fetch_size, query.is_idempotent
+        elif isinstance(query, BoundStatement):
+            if parameters is not None:
+                raise ValueError("parameters cannot be passed with a BoundStatement (bind them)")
+            stmt, values = query.prepared_statement._prepared, query.values
+            cl, serial, fetch_size, idempotent = query.consistency_level, query.serial_consistency_level, query.fetch_size, query.is_idempotent
+        elif isinstance(query, SimpleStatement):
+            stmt = bind_params_if(query.query_string, parameters, self.encoder)
+            values = None
+            cl, serial, fetch_size, idempotent = query.consistency_level, query.serial_consistency_level, query.fetch_size, query.is_idempotent
+        elif isinstance(query, BatchStatement):
+            if parameters is not None:
+                raise ValueError("parameters cannot be passed with a BatchStatement (add them to the batch)")
+            items = query._statements_and_parameters
+            batch_type = query.batch_type.value
+            cl = query.consistency_level if query.consistency_level is not None else self.default_consistency_level
+            serial = query.serial_consistency_level
+            batch = self._session.execute_batch
+            return lambda paging_state: batch(batch_type, items, cl, serial, timeout, trace, None, query.is_idempotent)
+        else:
+            raise TypeError("query must be a str or a Statement, not %s" % type(query).__name__)
+        if cl is None:
+            cl = self.default_consistency_level
+        if serial is None:
+            serial = self.default_serial_consistency_level
+        if fetch_size is FETCH_SIZE_UNSET:
+            fetch_size = self.default_fetch_size
+        return lambda paging_state: run(stmt, values, cl, serial, fetch_size, paging_state, timeout, trace, None, idempotent)
+
+    def prepare(self, query, custom_payload=None, keyspace=None):
+        """Prepares ``query`` (``?`` or ``:name`` markers) and returns a PreparedStatement.
+        Raises ``SyntaxException`` / ``InvalidRequest`` as the server decides."""
+        if isinstance(query, SimpleStatement):
+            query = query.query_string
+        if keyspace is not None:
+            raise UnsupportedOperation("prepare(keyspace=...) needs protocol v5; qualify the table name instead")
+        return PreparedStatement(self._session.prepare(query, self.default_timeout), self.keyspace)
+
+    def set_keyspace(self, keyspace):
+        """Makes ``keyspace`` the session's keyspace (``InvalidRequest`` if it does not exist)."""
+        self._session.set_keyspace(keyspace, self.default_timeout)
+
+    def shutdown(self):
+        """Closes the session's connections. Later requests raise ``DriverException``."""
+        self._session.shutdown()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.shutdown()
+
+
+def bind_params_if(query, parameters, encoder):
+    if parameters is None:
+        return query
+    from turbocql.encoder import bind_params
+    return bind_params(query, parameters, encoder)
+
+
+class ResultSet:
+    """The rows of a request, a page at a time.
+
+    Iterating goes through every page, fetching the next one (GIL released) when the
+    current one is exhausted. ``current_rows`` is the current page; ``one()`` and ``all()``
+    are shortcuts; ``was_applied`` reads a lightweight transaction's outcome.
+    """
+
+    def __init__(self, session, request, page, row_factory, query):
+        self._session = session
+        self._request = request
+        self._row_factory = row_factory
+        self.query = query
+        self._list_mode = False
+        self._set_page(page)
+
+    def _set_page(self, page):
+        rows, names, types, paging_state, trace_id, warnings = page
+        self.column_names = names
+        self.column_types = types
+        self.paging_state = paging_state
+        self._trace_id = trace_id
+        self.warnings = warnings
+        if rows is None:
+            self._current_rows = []
+        else:
+            self._current_rows = self._row_factory(names, rows)
+        self._page_iter = None
+
+    @property
+    def has_more_pages(self):
+        return self.paging_state is not None
+
+    @property
+    def current_rows(self):
+        return self._current_rows or []
+
+    def fetch_next_page(self):
+        """Replaces ``current_rows`` with the next page (no-op on the last page)."""
+        if self.paging_state is not None:
+            self._set_page(self._request(self.paging_state))
+        else:
+            self._current_rows = []
+
+    def __iter__(self):
+        if self._list_mode:
+            return iter(self._current_rows)
+        self._page_iter = iter(self._current_rows)
+        return self
+
+    def __next__(self):
+        if self._page_iter is None:
+            self._page_iter = iter(self._current_rows)
+        while True:
+            try:
+                return next(self._page_iter)
+            except StopIteration:
+                if self.paging_state is None:
+                    raise
+                self.fetch_next_page()
+                self._page_iter = iter(self._current_rows)
+
+    def one(self):
+        """The first row, or None."""
+        rows = self.current_rows
+        return rows[0] if rows else None
+
+    def all(self):
+        """Every row of every remaining page, as a list."""
+        return list(self)
+
+    def _enter_list_mode(self):
+        if not self._list_mode:
+            rows = list(self)
+            self._current_rows = rows
+            self.paging_state = None
+            self._list_mode = True
+
+    def __getitem__(self, i):
+        self._enter_list_mode()
+        return self._current_rows[i]
+
+    def __len__(self):
+        self._enter_list_mode()
+        return len(self._current_rows)
+
+    def __bool__(self):
+        return bool(self._current_rows) or self.has_more_pages
+
+    @property
+    def was_applied(self):
+        """For a lightweight transaction (``IF ...``): whether it was applied."""
+        if self._row_factory not in (named_tuple_factory, dict_factory, tuple_factory):
+            raise RuntimeError("Cannot determine LWT result with row factory %s" % (self._row_factory,))
+        is_batch = isinstance(self.query, BatchStatement)
+        if is_batch and (not self.column_names or self.column_names[0] != "[applied]"):
+            raise RuntimeError("No LWT were present in the BatchStatement")
+        if not is_batch and len(self.current_rows) != 1:
+            raise RuntimeError("LWT result should have exactly one row. This has %d." % len(self.current_rows))
+        row = self.current_rows[0]
+        if isinstance(row, tuple):
+            return row[0]
+        return row["[applied]"]
+
+    def get_query_trace(self, max_wait_sec=None):
+        """The server's trace of this request (execute with ``trace=True``)."""
+        if self._trace_id is None:
+            return None
+        trace = QueryTrace(self._trace_id, self._session)
+        trace.populate(max_wait=max_wait_sec if max_wait_sec is not None else 2.0)
+        return trace
+
+    def get_all_query_traces(self, max_wait_sec_per=None):
+        trace = self.get_query_trace(max_wait_sec_per)
+        return [trace] if trace is not None else []
+
+    def __repr__(self):
+        return "<ResultSet rows=%d, has_more_pages=%s>" % (len(self.current_rows), self.has_more_pages)

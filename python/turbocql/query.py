@@ -1,0 +1,376 @@
+"""Statements and row factories, under the classic driver's names (``cassandra.query``).
+
+- :class:`SimpleStatement`: a query string; ``%s`` / ``%(name)s`` parameters are encoded
+  into CQL literals on the client, as the classic driver does.
+- :class:`PreparedStatement` / :class:`BoundStatement`: ``?`` / ``:name`` markers, values
+  serialized by the engine using the prepared metadata.
+- :class:`BatchStatement` with :class:`BatchType`.
+- Row factories: :func:`named_tuple_factory` (the default), :func:`dict_factory`,
+  :func:`tuple_factory`, :func:`ordered_dict_factory`.
+"""
+
+import re
+from collections import OrderedDict, namedtuple
+from functools import lru_cache
+
+from turbocql.encoder import Encoder, ValueSequence, bind_params  # noqa: F401 - classic re-exports
+
+__all__ = [
+    "UNSET_VALUE", "FETCH_SIZE_UNSET", "Statement", "SimpleStatement", "PreparedStatement",
+    "BoundStatement", "BatchStatement", "BatchType", "ValueSequence", "bind_params",
+    "named_tuple_factory", "dict_factory", "tuple_factory", "ordered_dict_factory",
+]
+
+
+class _UnsetValue:
+    """Leaves a bound column untouched (protocol v4 'unset')."""
+
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = object.__new__(cls)
+        return cls._instance
+
+    def __repr__(self):
+        return "UNSET_VALUE"
+
+    def __reduce__(self):
+        return (_UnsetValue, ())
+
+
+UNSET_VALUE = _UnsetValue()
+"""Bind this to leave a column untouched instead of writing null."""
+
+FETCH_SIZE_UNSET = object()
+"""The default of ``Statement.fetch_size``: use ``Session.default_fetch_size``."""
+
+
+# ---------------------------------------------------------------- row factories
+
+_NON_ALNUM = re.compile(r"[^a-zA-Z0-9_]")
+_LEADING_DIGIT = re.compile(r"^(\d)")
+
+
+def _clean_column_name(name):
+    return _LEADING_DIGIT.sub(r"f\1", _NON_ALNUM.sub("_", name).strip("_")) or "f"
+
+
+@lru_cache(maxsize=1024)
+def _row_class(colnames):
+    try:
+        return namedtuple("Row", colnames)
+    except ValueError:
+        return namedtuple("Row", [_clean_column_name(c) for c in colnames], rename=True)
+
+
+def tuple_factory(colnames, rows):
+    """Rows as plain tuples."""
+    return rows
+
+
+def named_tuple_factory(colnames, rows):
+    """Rows as named tuples (the default). The class is built once per column list."""
+    make = _row_class(tuple(colnames))._make
+    return [make(r) for r in rows]
+
+
+def dict_factory(colnames, rows):
+    """Rows as dicts keyed by column name."""
+    return [dict(zip(colnames, r)) for r in rows]
+
+
+def ordered_dict_factory(colnames, rows):
+    """Rows as OrderedDicts keyed by column name."""
+    return [OrderedDict(zip(colnames, r)) for r in rows]
+
+
+# ---------------------------------------------------------------- statements
+
+
+class Statement:
+    """Options shared by every kind of statement."""
+
+    retry_policy = None
+    consistency_level = None
+    serial_consistency_level = None
+    fetch_size = FETCH_SIZE_UNSET
+    keyspace = None
+    table = None
+    custom_payload = None
+    is_idempotent = False
+    _routing_key = None
+
+    def __init__(self, retry_policy=None, consistency_level=None, routing_key=None,
+                 serial_consistency_level=None, fetch_size=FETCH_SIZE_UNSET, keyspace=None,
+                 custom_payload=None, is_idempotent=False, table=None):
+        if serial_consistency_level is not None and serial_consistency_level not in (8, 9):
+            raise ValueError("serial_consistency_level must be ConsistencyLevel.SERIAL or LOCAL_SERIAL")
+        self.retry_policy = retry_policy
+        self.consistency_level = consistency_level
+        self.serial_consistency_level = serial_consistency_level
+        self._routing_key = routing_key
+        if fetch_size is not FETCH_SIZE_UNSET:
+            self.fetch_size = fetch_size
+        self.keyspace = keyspace
+        self.table = table
+        self.custom_payload = custom_payload
+        self.is_idempotent = is_idempotent
+
+    @property
+    def routing_key(self):
+        return self._routing_key
+
+    @routing_key.setter
+    def routing_key(self, key):
+        self._routing_key = key
+
+
+class SimpleStatement(Statement):
+    """A query string, with optional ``%s`` / ``%(name)s`` parameters encoded client-side."""
+
+    def __init__(self, query_string, retry_policy=None, consistency_level=None, routing_key=None,
+                 serial_consistency_level=None, fetch_size=FETCH_SIZE_UNSET, keyspace=None,
+                 custom_payload=None, is_idempotent=False):
+        Statement.__init__(self, retry_policy, consistency_level, routing_key, serial_consistency_level,
+                           fetch_size, keyspace, custom_payload, is_idempotent)
+        self._query_string = query_string
+
+    @property
+    def query_string(self):
+        return self._query_string
+
+    def __str__(self):
+        return "<SimpleStatement query=%r, consistency=%s>" % (self.query_string, self.consistency_level)
+
+    __repr__ = __str__
+
+
+class ColumnMetadata(namedtuple("ColumnMetadata", "keyspace_name table_name name type")):
+    """A bind marker or result column: keyspace, table, name and CQL type name."""
+
+
+class PreparedStatement:
+    """A statement prepared on the cluster (from :meth:`Session.prepare`).
+
+    Execute it with ``session.execute(prepared, values)`` or bind it first with
+    :meth:`bind`. Values go by position (``?``) or by name (``:name``, a dict).
+    """
+
+    consistency_level = None
+    serial_consistency_level = None
+    fetch_size = FETCH_SIZE_UNSET
+    retry_policy = None
+    custom_payload = None
+    is_idempotent = False
+
+    def __init__(self, engine_prepared, keyspace=None):
+        self._prepared = engine_prepared
+        self.query_string = engine_prepared.query_string
+        self.query_id = engine_prepared.query_id
+        ks = engine_prepared.keyspace or keyspace
+        table = engine_prepared.table
+        self.keyspace = ks
+        self.column_metadata = [
+            ColumnMetadata(ks, table, n, t)
+            for n, t in zip(engine_prepared.param_names, engine_prepared.param_types)
+        ]
+        self.result_metadata = [
+            ColumnMetadata(ks, table, n, t)
+            for n, t in zip(engine_prepared.result_column_names, engine_prepared.result_column_types)
+        ]
+        self.routing_key_indexes = list(engine_prepared.routing_key_indexes)
+        self.is_lwt = engine_prepared.is_lwt
+
+    def is_routing_key_index(self, i):
+        return i in self.routing_key_indexes
+
+    def bind(self, values):
+        """A :class:`BoundStatement` of this statement with ``values``."""
+        return BoundStatement(self).bind(values)
+
+    def __str__(self):
+        return "<PreparedStatement query=%r, consistency=%s>" % (self.query_string, self.consistency_level)
+
+    __repr__ = __str__
+
+
+class BoundStatement(Statement):
+    """A prepared statement with its values, converted and checked when bound."""
+
+    def __init__(self, prepared_statement, retry_policy=None, consistency_level=None, routing_key=None,
+                 serial_consistency_level=None, fetch_size=FETCH_SIZE_UNSET, keyspace=None,
+                 custom_payload=None):
+        ps = prepared_statement
+        self.prepared_statement = ps
+        Statement.__init__(
+            self,
+            retry_policy if retry_policy is not None else ps.retry_policy,
+            consistency_level if consistency_level is not None else ps.consistency_level,
+            routing_key,
+            serial_consistency_level if serial_consistency_level is not None else ps.serial_consistency_level,
+            fetch_size if fetch_size is not FETCH_SIZE_UNSET else ps.fetch_size,
+            keyspace if keyspace is not None else ps.keyspace,
+            custom_payload if custom_payload is not None else ps.custom_payload,
+            ps.is_idempotent,
+        )
+        self.values = []
+        self._bound = None
+
+    def bind(self, values):
+        """Binds ``values`` (a sequence, or a dict by marker name). Raises ``TypeError`` /
+        ``ValueError`` naming the column for a value that does not fit; a dict key left out
+        is bound as ``UNSET_VALUE``."""
+        if values is None:
+            values = ()
+        self._prepared_check(values)
+        self.values = values
+        return self
+
+    def _prepared_check(self, values):
+        self.prepared_statement._prepared.check_values(values)
+
+    @property
+    def query_string(self):
+        return self.prepared_statement.query_string
+
+    @property
+    def routing_key(self):
+        if self._routing_key is not None:
+            return self._routing_key
+        return None
+
+    def __str__(self):
+        return "<BoundStatement query=%r, values=%r, consistency=%s>" % (
+            self.query_string, self.values, self.consistency_level)
+
+    __repr__ = __str__
+
+
+class BatchType:
+    """The kind of a :class:`BatchStatement`."""
+
+    LOGGED = None
+    UNLOGGED = None
+    COUNTER = None
+
+    def __init__(self, name, value):
+        self.name = name
+        self.value = value
+
+    def __str__(self):
+        return self.name
+
+    def __repr__(self):
+        return "BatchType.%s" % (self.name,)
+
+
+BatchType.LOGGED = BatchType("LOGGED", 0)
+BatchType.UNLOGGED = BatchType("UNLOGGED", 1)
+BatchType.COUNTER = BatchType("COUNTER", 2)
+
+
+class BatchStatement(Statement):
+    """Several statements applied as one batch (LOGGED by default).
+
+    Every value is converted before anything is sent: one bad value sends nothing.
+    """
+
+    def __init__(self, batch_type=BatchType.LOGGED, retry_policy=None, consistency_level=None,
+                 serial_consistency_level=None, session=None, custom_payload=None):
+        Statement.__init__(self, retry_policy=retry_policy, consistency_level=consistency_level,
+                           serial_consistency_level=serial_consistency_level, custom_payload=custom_payload)
+        self.batch_type = batch_type
+        self._statements_and_parameters = []
+        self._session = session
+
+    def clear(self):
+        del self._statements_and_parameters[:]
+        self.keyspace = None
+        self.routing_key = None
+
+    def add(self, statement, parameters=None):
+        """Adds a query string, SimpleStatement, PreparedStatement or BoundStatement."""
+        if isinstance(statement, str):
+            if parameters:
+                statement = bind_params(statement, parameters, self._encoder())
+            self._statements_and_parameters.append((statement, None))
+        elif isinstance(statement, PreparedStatement):
+            self._statements_and_parameters.append((statement._prepared, parameters if parameters is not None else ()))
+        elif isinstance(statement, BoundStatement):
+            if parameters:
+                raise ValueError("Parameters cannot be passed with a BoundStatement to BatchStatement.add()")
+            self._statements_and_parameters.append((statement.prepared_statement._prepared, statement.values))
+        elif isinstance(statement, SimpleStatement):
+            query = statement.query_string
+            if parameters:
+                query = bind_params(query, parameters, self._encoder())
+            self._statements_and_parameters.append((query, None))
+        else:
+            raise TypeError("BatchStatement.add() takes a str or a statement, not %s" % type(statement).__name__)
+        return self
+
+    def add_all(self, statements, parameters):
+        for statement, value in zip(statements, parameters):
+            self.add(statement, value)
+
+    def _encoder(self):
+        if self._session is not None:
+            return self._session.encoder
+        return _DEFAULT_ENCODER
+
+    def __len__(self):
+        return len(self._statements_and_parameters)
+
+    def __str__(self):
+        return "<BatchStatement type=%s, statements=%d, consistency=%s>" % (
+            self.batch_type, len(self), self.consistency_level)
+
+    __repr__ = __str__
+
+
+_DEFAULT_ENCODER = Encoder()
+
+
+class QueryTrace:
+    """A server-side trace of one request (``execute(..., trace=True)``), read from
+    ``system_traces`` by :meth:`populate`."""
+
+    def __init__(self, trace_id, session):
+        self.trace_id = trace_id
+        self._session = session
+        self.request_type = None
+        self.duration = None
+        self.client = None
+        self.coordinator = None
+        self.parameters = None
+        self.started_at = None
+        self.events = []
+
+    def populate(self, max_wait=2.0, wait_for_complete=True, query_cl=None):
+        import time
+
+        deadline = time.monotonic() + (max_wait if max_wait is not None else 1e9)
+        while True:
+            rows = self._session.execute(
+                "SELECT request, coordinator, duration, parameters, started_at, client "
+                "FROM system_traces.sessions WHERE session_id = %s", (self.trace_id,)).all()
+            if rows and (rows[0].duration is not None or not wait_for_complete):
+                break
+            if time.monotonic() > deadline:
+                raise TraceUnavailable("Trace information was not available within %s seconds" % max_wait)
+            time.sleep(0.05)
+        s = rows[0]
+        self.request_type, self.coordinator, self.parameters = s.request, s.coordinator, s.parameters
+        self.started_at, self.client = s.started_at, s.client
+        self.duration = None if s.duration is None else __import__("datetime").timedelta(microseconds=s.duration)
+        self.events = self._session.execute(
+            "SELECT event_id, activity, source, source_elapsed, thread FROM system_traces.events "
+            "WHERE session_id = %s", (self.trace_id,)).all()
+
+    def __str__(self):
+        return "<QueryTrace %s, %s, %s>" % (self.trace_id, self.request_type, self.duration)
+
+
+class TraceUnavailable(Exception):
+    """Trace data was not (yet) available."""

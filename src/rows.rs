@@ -1,0 +1,328 @@
+//! Rows: CQL wire bytes → Python objects, a page at a time under one GIL acquisition.
+//!
+//! Each row becomes a tuple of Python values; the row factory (named tuples by default)
+//! is applied by `turbocql.cluster.ResultSet`, with the named-tuple class cached per
+//! column list rather than built per response.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDateTime, PyDict, PyList, PyString, PyTuple};
+use scylla::deserialize::row::ColumnIterator;
+use scylla::frame::response::result::{CollectionType, ColumnType, NativeType};
+use scylla::response::query_result::QueryRowsResult;
+
+use crate::errors;
+use crate::types::type_name;
+
+fn decode_err(typ: &ColumnType<'_>, what: &str) -> PyErr {
+    PyValueError::new_err(format!("cannot decode a value of CQL type {}: {what}", type_name(typ)))
+}
+
+fn fixed<const N: usize>(b: &[u8], typ: &ColumnType<'_>) -> PyResult<[u8; N]> {
+    b.try_into().map_err(|_| decode_err(typ, &format!("expected {N} bytes, got {}", b.len())))
+}
+
+/// (year, month, day) of a day count since 1970-01-01.
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719468;
+    let era = if z >= 0 { z } else { z - 146096 } / 146097;
+    let doe = z - era * 146097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+fn read_len(b: &mut &[u8], typ: &ColumnType<'_>) -> PyResult<i32> {
+    if b.len() < 4 {
+        return Err(decode_err(typ, "truncated length"));
+    }
+    let n = i32::from_be_bytes(b[..4].try_into().unwrap());
+    *b = &b[4..];
+    Ok(n)
+}
+
+fn read_cell<'b>(b: &mut &'b [u8], typ: &ColumnType<'_>) -> PyResult<Option<&'b [u8]>> {
+    let n = read_len(b, typ)?;
+    if n < 0 {
+        return Ok(None);
+    }
+    let n = n as usize;
+    if b.len() < n {
+        return Err(decode_err(typ, "truncated value"));
+    }
+    let (v, rest) = b.split_at(n);
+    *b = rest;
+    Ok(Some(v))
+}
+
+fn read_unsigned_vint(b: &mut &[u8]) -> Option<u64> {
+    let first = *b.first()?;
+    let extra = first.leading_ones() as usize;
+    if b.len() < 1 + extra {
+        return None;
+    }
+    let mut v: u64 = if extra == 8 { 0 } else { (first & (0xff >> extra)) as u64 };
+    for i in 0..extra {
+        v = (v << 8) | b[1 + i] as u64;
+    }
+    *b = &b[1 + extra..];
+    Some(v)
+}
+
+fn read_signed_vint(b: &mut &[u8]) -> Option<i64> {
+    read_unsigned_vint(b).map(|u| ((u >> 1) as i64) ^ -((u & 1) as i64))
+}
+
+fn varint_to_py<'py>(py: Python<'py>, b: &[u8]) -> PyResult<Bound<'py, PyAny>> {
+    if b.is_empty() {
+        return Ok(0i64.into_pyobject(py)?.into_any());
+    }
+    if b.len() <= 16 {
+        let mut buf = if b[0] & 0x80 != 0 { [0xffu8; 16] } else { [0u8; 16] };
+        buf[16 - b.len()..].copy_from_slice(b);
+        return Ok(i128::from_be_bytes(buf).into_pyobject(py)?.into_any());
+    }
+    let kw = PyDict::new(py);
+    kw.set_item("signed", true)?;
+    py.get_type::<pyo3::types::PyInt>()
+        .call_method("from_bytes", (PyBytes::new(py, b), "big"), Some(&kw))
+}
+
+/// Decodes one non-null value of type `typ`.
+pub fn to_py<'py>(py: Python<'py>, b: &[u8], typ: &ColumnType<'_>) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match typ {
+        ColumnType::Native(nt) => match nt {
+            NativeType::Text | NativeType::Ascii => {
+                let s = std::str::from_utf8(b).map_err(|e| decode_err(typ, &e.to_string()))?;
+                PyString::new(py, s).into_any()
+            }
+            NativeType::Int => i32::from_be_bytes(fixed(b, typ)?).into_pyobject(py)?.into_any(),
+            NativeType::BigInt | NativeType::Counter => i64::from_be_bytes(fixed(b, typ)?).into_pyobject(py)?.into_any(),
+            NativeType::SmallInt => i16::from_be_bytes(fixed(b, typ)?).into_pyobject(py)?.into_any(),
+            NativeType::TinyInt => i8::from_be_bytes(fixed(b, typ)?).into_pyobject(py)?.into_any(),
+            NativeType::Varint => varint_to_py(py, b)?,
+            NativeType::Float => (f32::from_be_bytes(fixed(b, typ)?) as f64).into_pyobject(py)?.into_any(),
+            NativeType::Double => f64::from_be_bytes(fixed(b, typ)?).into_pyobject(py)?.into_any(),
+            NativeType::Boolean => pyo3::types::PyBool::new(py, fixed::<1>(b, typ)?[0] != 0).to_owned().into_any(),
+            NativeType::Blob => PyBytes::new(py, b).into_any(),
+            NativeType::Uuid | NativeType::Timeuuid => {
+                let n = u128::from_be_bytes(fixed(b, typ)?);
+                let kw = PyDict::new(py);
+                kw.set_item("int", n)?;
+                errors::object(py, "UUID")?.bind(py).call((), Some(&kw))?
+            }
+            NativeType::Timestamp => {
+                let ms = i64::from_be_bytes(fixed(b, typ)?);
+                let (days, rem) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
+                let (y, m, d) = civil_from_days(days);
+                if (1..=9999).contains(&y) {
+                    let secs = rem / 1000;
+                    PyDateTime::new(
+                        py,
+                        y as i32,
+                        m as u8,
+                        d as u8,
+                        (secs / 3600) as u8,
+                        ((secs / 60) % 60) as u8,
+                        (secs % 60) as u8,
+                        ((rem % 1000) * 1000) as u32,
+                        None,
+                    )?
+                    .into_any()
+                } else {
+                    // Outside datetime's range: the raw milliseconds since the epoch.
+                    ms.into_pyobject(py)?.into_any()
+                }
+            }
+            NativeType::Date => {
+                let raw = u32::from_be_bytes(fixed(b, typ)?);
+                let days = raw as i64 - (1i64 << 31);
+                errors::object(py, "Date")?.bind(py).call1((days,))?
+            }
+            NativeType::Time => {
+                let ns = i64::from_be_bytes(fixed(b, typ)?);
+                errors::object(py, "Time")?.bind(py).call1((ns,))?
+            }
+            NativeType::Duration => {
+                let mut s = b;
+                let months = read_signed_vint(&mut s).ok_or_else(|| decode_err(typ, "bad vint"))?;
+                let days = read_signed_vint(&mut s).ok_or_else(|| decode_err(typ, "bad vint"))?;
+                let nanos = read_signed_vint(&mut s).ok_or_else(|| decode_err(typ, "bad vint"))?;
+                errors::object(py, "Duration")?.bind(py).call1((months, days, nanos))?
+            }
+            NativeType::Decimal => {
+                if b.len() < 4 {
+                    return Err(decode_err(typ, "truncated"));
+                }
+                let scale = i32::from_be_bytes(b[..4].try_into().unwrap());
+                let unscaled = varint_to_py(py, &b[4..])?;
+                let text = format!("{}E{}", unscaled.str()?, -(scale as i64));
+                errors::object(py, "Decimal")?.bind(py).call1((text,))?
+            }
+            NativeType::Inet => {
+                let ip: std::net::IpAddr = match b.len() {
+                    4 => std::net::Ipv4Addr::from(<[u8; 4]>::try_from(b).unwrap()).into(),
+                    16 => std::net::Ipv6Addr::from(<[u8; 16]>::try_from(b).unwrap()).into(),
+                    n => return Err(decode_err(typ, &format!("{n} bytes"))),
+                };
+                PyString::new(py, &ip.to_string()).into_any()
+            }
+            _ => return Err(decode_err(typ, "unsupported type")),
+        },
+        ColumnType::Collection { typ: ct, .. } => {
+            let mut s = b;
+            let n = read_len(&mut s, typ)?.max(0) as usize;
+            match ct {
+                CollectionType::List(e) => {
+                    let list = PyList::empty(py);
+                    for _ in 0..n {
+                        list.append(cell_to_py(py, read_cell(&mut s, e)?, e)?)?;
+                    }
+                    list.into_any()
+                }
+                CollectionType::Set(e) => {
+                    let mut items = Vec::with_capacity(n);
+                    for _ in 0..n {
+                        items.push(cell_to_py(py, read_cell(&mut s, e)?, e)?);
+                    }
+                    errors::object(py, "SortedSet")?.bind(py).call1((PyList::new(py, items)?,))?
+                }
+                CollectionType::Map(kt, vt) => {
+                    let mut pairs = Vec::with_capacity(n);
+                    for _ in 0..n {
+                        let k = cell_to_py(py, read_cell(&mut s, kt)?, kt)?;
+                        let v = cell_to_py(py, read_cell(&mut s, vt)?, vt)?;
+                        pairs.push(PyTuple::new(py, [k, v])?);
+                    }
+                    errors::object(py, "OrderedMap")?.bind(py).call1((PyList::new(py, pairs)?,))?
+                }
+                _ => return Err(decode_err(typ, "unsupported collection")),
+            }
+        }
+        ColumnType::Tuple(types) => {
+            let mut s = b;
+            let mut items = Vec::with_capacity(types.len());
+            for t in types {
+                if s.is_empty() {
+                    items.push(py.None().into_bound(py));
+                } else {
+                    items.push(cell_to_py(py, read_cell(&mut s, t)?, t)?);
+                }
+            }
+            PyTuple::new(py, items)?.into_any()
+        }
+        ColumnType::UserDefinedType { definition, .. } => {
+            let mut s = b;
+            let mut values = Vec::with_capacity(definition.field_types.len());
+            let mut names = Vec::with_capacity(definition.field_types.len());
+            for (name, t) in definition.field_types.iter() {
+                names.push(name.as_ref());
+                if s.is_empty() {
+                    values.push(py.None().into_bound(py));
+                } else {
+                    values.push(cell_to_py(py, read_cell(&mut s, t)?, t)?);
+                }
+            }
+            errors::object(py, "make_udt")?.bind(py).call1((
+                definition.keyspace.as_ref(),
+                definition.name.as_ref(),
+                PyTuple::new(py, names)?,
+                PyTuple::new(py, values)?,
+            ))?
+        }
+        ColumnType::Vector { typ: et, dimensions } => {
+            let mut s = b;
+            let fixed = et.type_size_for_vector();
+            let list = PyList::empty(py);
+            for _ in 0..*dimensions {
+                let len = match fixed {
+                    Some(n) => n,
+                    None => read_unsigned_vint(&mut s).ok_or_else(|| decode_err(typ, "bad vint"))? as usize,
+                };
+                if s.len() < len {
+                    return Err(decode_err(typ, "truncated vector"));
+                }
+                let (item, rest) = s.split_at(len);
+                s = rest;
+                list.append(to_py(py, item, et)?)?;
+            }
+            list.into_any()
+        }
+        _ => return Err(decode_err(typ, "unsupported type")),
+    })
+}
+
+fn cell_to_py<'py>(py: Python<'py>, cell: Option<&[u8]>, typ: &ColumnType<'_>) -> PyResult<Bound<'py, PyAny>> {
+    match cell {
+        None => Ok(py.None().into_bound(py)),
+        Some(b) => to_py(py, b, typ),
+    }
+}
+
+/// An empty value (zero bytes) of a type with no empty form reads as None, as in the
+/// classic driver.
+fn column_to_py<'py>(py: Python<'py>, cell: Option<&[u8]>, typ: &ColumnType<'_>) -> PyResult<Bound<'py, PyAny>> {
+    match cell {
+        None => Ok(py.None().into_bound(py)),
+        Some(b) if b.is_empty() && !matches!(typ, ColumnType::Native(NativeType::Text | NativeType::Ascii | NativeType::Blob)) => {
+            Ok(py.None().into_bound(py))
+        }
+        Some(b) => to_py(py, b, typ),
+    }
+}
+
+/// All rows of a page as a list of tuples.
+pub fn page_rows<'py>(py: Python<'py>, rows: &QueryRowsResult) -> PyResult<Bound<'py, PyList>> {
+    let iter = rows
+        .rows::<ColumnIterator>()
+        .map_err(|e| PyValueError::new_err(format!("cannot read rows: {e}")))?;
+    let out = PyList::empty(py);
+    let ncols = rows.column_specs().len();
+    let mut cells: Vec<Bound<'py, PyAny>> = Vec::with_capacity(ncols);
+    for row in iter {
+        let row = row.map_err(|e| PyValueError::new_err(format!("cannot read a row: {e}")))?;
+        cells.clear();
+        for col in row {
+            let col = col.map_err(|e| PyValueError::new_err(format!("cannot read a column: {e}")))?;
+            cells.push(column_to_py(py, col.slice.map(|s| s.as_slice()), col.spec.typ())?);
+        }
+        out.append(PyTuple::new(py, cells.drain(..))?)?;
+    }
+    Ok(out)
+}
+
+/// The column names of a page, as a tuple of str.
+pub fn column_names<'py>(py: Python<'py>, rows: &QueryRowsResult) -> PyResult<Bound<'py, PyTuple>> {
+    PyTuple::new(py, rows.column_specs().as_slice().iter().map(|s| s.name()))
+}
+
+/// The CQL type names of a page's columns, as a tuple of str.
+pub fn column_types<'py>(py: Python<'py>, rows: &QueryRowsResult) -> PyResult<Bound<'py, PyTuple>> {
+    PyTuple::new(py, rows.column_specs().as_slice().iter().map(|s| type_name(s.typ())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_round_trip() {
+        for days in [-719162i64, -1, 0, 1, 11017, 2_932_896] {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(crate::values::days_from_civil(y, m, d), days);
+        }
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+    }
+
+    #[test]
+    fn vint_round_trip() {
+        let mut b: &[u8] = &[0x80, 0x80];
+        assert_eq!(read_unsigned_vint(&mut b), Some(128));
+        let mut b: &[u8] = &[1];
+        assert_eq!(read_signed_vint(&mut b), Some(-1));
+    }
+}

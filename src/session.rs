@@ -1,0 +1,476 @@
+//! Session: a connected scylla `Session`, prepared statements, and the requests Python
+//! sends through them (single statements and batches, one page at a time).
+//!
+//! Every call converts its values under the GIL, then releases the GIL for the whole
+//! round trip, so many Python threads can share one `Session`.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::RwLock;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use scylla::client::execution_profile::ExecutionProfile;
+use scylla::client::session::Session as ScyllaSession;
+use scylla::client::session_builder::SessionBuilder;
+use scylla::client::Compression;
+use scylla::errors::ExecutionError;
+use scylla::response::query_result::QueryResult;
+use scylla::response::{PagingState, PagingStateResponse};
+use scylla::statement::batch::{Batch, BatchStatement, BatchType};
+use scylla::statement::prepared::PreparedStatement;
+use scylla::statement::{Consistency, SerialConsistency, Statement};
+
+use crate::errors;
+use crate::rows;
+use crate::runtime;
+use crate::types::type_name;
+use crate::values::{bind_row, BoundValues};
+
+fn consistency(v: u16) -> PyResult<Consistency> {
+    Ok(match v {
+        0 => Consistency::Any,
+        1 => Consistency::One,
+        2 => Consistency::Two,
+        3 => Consistency::Three,
+        4 => Consistency::Quorum,
+        5 => Consistency::All,
+        6 => Consistency::LocalQuorum,
+        7 => Consistency::EachQuorum,
+        8 => Consistency::Serial,
+        9 => Consistency::LocalSerial,
+        10 => Consistency::LocalOne,
+        other => return Err(PyValueError::new_err(format!("unknown consistency level {other}"))),
+    })
+}
+
+fn serial_consistency(v: u16) -> PyResult<SerialConsistency> {
+    match v {
+        8 => Ok(SerialConsistency::Serial),
+        9 => Ok(SerialConsistency::LocalSerial),
+        other => Err(PyValueError::new_err(format!(
+            "serial consistency must be SERIAL (8) or LOCAL_SERIAL (9), got {other}"
+        ))),
+    }
+}
+
+fn duration(seconds: f64, what: &str) -> PyResult<Duration> {
+    if !(seconds.is_finite() && seconds > 0.0) {
+        return Err(PyValueError::new_err(format!("{what} must be a positive number of seconds, got {seconds}")));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+/// Per-request options, the same for every kind of statement.
+#[derive(Clone, Default)]
+struct Options {
+    consistency: Option<Consistency>,
+    serial: Option<SerialConsistency>,
+    timeout: Option<Duration>,
+    trace: bool,
+    timestamp: Option<i64>,
+    idempotent: bool,
+}
+
+impl Options {
+    fn new(consistency_level: Option<u16>, serial: Option<u16>, timeout: Option<f64>, trace: bool, timestamp: Option<i64>, idempotent: bool) -> PyResult<Self> {
+        Ok(Options {
+            consistency: consistency_level.map(consistency).transpose()?,
+            serial: serial.map(serial_consistency).transpose()?,
+            timeout: timeout.map(|t| duration(t, "timeout")).transpose()?,
+            trace,
+            timestamp,
+            idempotent,
+        })
+    }
+}
+
+macro_rules! apply_options {
+    ($stmt:expr, $o:expr) => {{
+        if let Some(c) = $o.consistency {
+            $stmt.set_consistency(c);
+        }
+        $stmt.set_serial_consistency($o.serial);
+        $stmt.set_tracing($o.trace);
+        $stmt.set_timestamp($o.timestamp);
+        $stmt.set_is_idempotent($o.idempotent);
+    }};
+}
+
+/// A prepared statement with its metadata.
+#[pyclass(frozen, module = "turbocql._engine")]
+pub struct Prepared {
+    stmt: PreparedStatement,
+}
+
+#[pymethods]
+impl Prepared {
+    #[getter]
+    fn query_string(&self) -> &str {
+        self.stmt.get_statement()
+    }
+    #[getter]
+    fn query_id<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, self.stmt.get_id())
+    }
+    #[getter]
+    fn param_names(&self) -> Vec<String> {
+        self.stmt.get_variable_col_specs().iter().map(|s| s.name().to_string()).collect()
+    }
+    #[getter]
+    fn param_types(&self) -> Vec<String> {
+        self.stmt.get_variable_col_specs().iter().map(|s| type_name(s.typ())).collect()
+    }
+    #[getter]
+    fn result_column_names(&self) -> Vec<String> {
+        self.stmt.get_current_result_set_col_specs().get().iter().map(|s| s.name().to_string()).collect()
+    }
+    #[getter]
+    fn result_column_types(&self) -> Vec<String> {
+        self.stmt.get_current_result_set_col_specs().get().iter().map(|s| type_name(s.typ())).collect()
+    }
+    #[getter]
+    fn routing_key_indexes(&self) -> Vec<u16> {
+        let mut pk: Vec<_> = self.stmt.get_variable_pk_indexes().to_vec();
+        pk.sort_by_key(|p| p.sequence);
+        pk.iter().map(|p| p.index).collect()
+    }
+    #[getter]
+    fn keyspace(&self) -> Option<&str> {
+        self.stmt.get_keyspace_name()
+    }
+    #[getter]
+    fn table(&self) -> Option<&str> {
+        self.stmt.get_table_name()
+    }
+    #[getter]
+    fn is_lwt(&self) -> bool {
+        self.stmt.is_confirmed_lwt()
+    }
+    /// Converts `values` as `execute` would, without sending anything (raises on bad input).
+    fn check_values(&self, py: Python<'_>, values: Option<Bound<'_, PyAny>>) -> PyResult<()> {
+        bind_row(py, values.as_ref(), self.stmt.get_variable_col_specs().as_slice()).map(|_| ())
+    }
+}
+
+/// The raw outcome of one request.
+struct Outcome {
+    result: QueryResult,
+    paging: Option<PagingStateResponse>,
+}
+
+/// A connected session.
+#[pyclass(frozen, module = "turbocql._engine")]
+pub struct Session {
+    inner: RwLock<Option<Arc<ScyllaSession>>>,
+    hosts: String,
+}
+
+impl Session {
+    fn get(&self, py: Python<'_>) -> PyResult<Arc<ScyllaSession>> {
+        self.inner
+            .read()
+            .clone()
+            .ok_or_else(|| errors::make(py, "DriverException", ("This session has been shut down",), None))
+    }
+
+    /// Runs `fut` with the GIL released, under the client-side timeout if any.
+    fn wait<T: Send>(&self, py: Python<'_>, timeout: Option<Duration>, fut: impl std::future::Future<Output = Result<T, ExecutionError>> + Send) -> PyResult<T> {
+        let res = py.detach(|| {
+            runtime::block_on(async move {
+                match timeout {
+                    Some(t) => tokio::time::timeout(t, fut).await.map_err(|_| ExecutionError::RequestTimeout(t))?,
+                    None => fut.await,
+                }
+            })
+        });
+        res.map_err(|e| errors::execution_error(py, &e, &self.hosts))
+    }
+
+    fn outcome_to_py<'py>(&self, py: Python<'py>, out: Outcome) -> PyResult<Bound<'py, PyTuple>> {
+        let tracing_id = match out.result.tracing_id() {
+            Some(id) => {
+                let kw = PyDict::new(py);
+                kw.set_item("bytes", PyBytes::new(py, id.as_bytes()))?;
+                errors::object(py, "UUID")?.bind(py).call((), Some(&kw))?
+            }
+            None => py.None().into_bound(py),
+        };
+        let warnings: Vec<String> = out.result.warnings().map(|w| w.to_string()).collect();
+        let warnings = if warnings.is_empty() { py.None().into_bound(py) } else { PyList::new(py, warnings)?.into_any() };
+        let paging_state = match out.paging {
+            Some(PagingStateResponse::HasMorePages { state }) => match state.as_bytes_slice() {
+                Some(b) => PyBytes::new(py, b).into_any(),
+                None => py.None().into_bound(py),
+            },
+            _ => py.None().into_bound(py),
+        };
+        let none = || py.None().into_bound(py);
+        let (rows, names, types) = match out.result.into_rows_result() {
+            Ok(r) => (
+                rows::page_rows(py, &r)?.into_any(),
+                rows::column_names(py, &r)?.into_any(),
+                rows::column_types(py, &r)?.into_any(),
+            ),
+            Err(_) => (none(), none(), none()),
+        };
+        PyTuple::new(py, [rows, names, types, paging_state, tracing_id, warnings])
+    }
+}
+
+fn paging_state(raw: Option<&[u8]>) -> PagingState {
+    match raw {
+        Some(b) => PagingState::new_from_raw_bytes(b),
+        None => PagingState::start(),
+    }
+}
+
+#[pymethods]
+impl Session {
+    /// Prepares `query` on the cluster.
+    #[pyo3(signature = (query, timeout=None))]
+    fn prepare(&self, py: Python<'_>, query: String, timeout: Option<f64>) -> PyResult<Prepared> {
+        let session = self.get(py)?;
+        let timeout = timeout.map(|t| duration(t, "timeout")).transpose()?;
+        let fut = async move { session.prepare(query).await.map_err(ExecutionError::PrepareError) };
+        let stmt = self.wait(py, timeout, fut)?;
+        Ok(Prepared { stmt })
+    }
+
+    /// Executes a query string or a `Prepared` with `values`; returns
+    /// `(rows, column_names, column_types, paging_state, tracing_id, warnings)`.
+    /// `fetch_size` None or 0 means unpaged.
+    #[pyo3(signature = (statement, values=None, consistency_level=None, serial_consistency_level=None, fetch_size=None, paging_state=None, timeout=None, trace=false, timestamp=None, idempotent=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn execute<'py>(
+        &self,
+        py: Python<'py>,
+        statement: &Bound<'py, PyAny>,
+        values: Option<Bound<'py, PyAny>>,
+        consistency_level: Option<u16>,
+        serial_consistency_level: Option<u16>,
+        fetch_size: Option<i32>,
+        paging_state: Option<&[u8]>,
+        timeout: Option<f64>,
+        trace: bool,
+        timestamp: Option<i64>,
+        idempotent: bool,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let opts = Options::new(consistency_level, serial_consistency_level, timeout, trace, timestamp, idempotent)?;
+        let session = self.get(py)?;
+        let paged = fetch_size.filter(|n| *n > 0);
+        let state = paging_state.map(|b| paging_state_from(b));
+        let out = if let Ok(p) = statement.cast::<Prepared>() {
+            let p = p.get();
+            let bound = bind_row(py, values.as_ref(), p.stmt.get_variable_col_specs().as_slice())?;
+            let mut stmt = p.stmt.clone();
+            apply_options!(stmt, opts);
+            if let Some(n) = paged {
+                stmt.set_page_size(n);
+            }
+            self.wait(py, opts.timeout, run_prepared(session, stmt, bound, paged.is_some(), state))?
+        } else if let Ok(q) = statement.cast::<PyString>() {
+            if values.as_ref().is_some_and(|v| !v.is_none()) {
+                return Err(PyTypeError::new_err("engine: values for a query string must be inlined by the caller"));
+            }
+            let mut stmt = Statement::new(q.to_cow()?.into_owned());
+            apply_options!(stmt, opts);
+            if let Some(n) = paged {
+                stmt.set_page_size(n);
+            }
+            self.wait(py, opts.timeout, run_query(session, stmt, paged.is_some(), state))?
+        } else {
+            return Err(PyTypeError::new_err("statement must be a str or a prepared statement"));
+        };
+        self.outcome_to_py(py, out)
+    }
+
+    /// Executes a batch of `(statement, values)` pairs; statements are str (values inlined)
+    /// or `Prepared`. `batch_type`: 0 logged, 1 unlogged, 2 counter.
+    #[pyo3(signature = (batch_type, items, consistency_level=None, serial_consistency_level=None, timeout=None, trace=false, timestamp=None, idempotent=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn execute_batch<'py>(
+        &self,
+        py: Python<'py>,
+        batch_type: u8,
+        items: Vec<(Bound<'py, PyAny>, Option<Bound<'py, PyAny>>)>,
+        consistency_level: Option<u16>,
+        serial_consistency_level: Option<u16>,
+        timeout: Option<f64>,
+        trace: bool,
+        timestamp: Option<i64>,
+        idempotent: bool,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let opts = Options::new(consistency_level, serial_consistency_level, timeout, trace, timestamp, idempotent)?;
+        let session = self.get(py)?;
+        let kind = match batch_type {
+            0 => BatchType::Logged,
+            1 => BatchType::Unlogged,
+            2 => BatchType::Counter,
+            other => return Err(PyValueError::new_err(format!("unknown batch type {other}"))),
+        };
+        let mut batch = Batch::new(kind);
+        let mut all_values = Vec::with_capacity(items.len());
+        // Every value is converted before anything is sent: one bad value sends nothing.
+        for (i, (stmt, vals)) in items.iter().enumerate() {
+            if let Ok(p) = stmt.cast::<Prepared>() {
+                let p = p.get();
+                let bound = bind_row(py, vals.as_ref(), p.stmt.get_variable_col_specs().as_slice())
+                    .map_err(|e| annotate(py, e, &format!("batch statement {i}")))?;
+                batch.append_statement(BatchStatement::PreparedStatement(p.stmt.clone()));
+                all_values.push(bound);
+            } else if let Ok(q) = stmt.cast::<PyString>() {
+                batch.append_statement(BatchStatement::Query(Statement::new(q.to_cow()?.into_owned())));
+                all_values.push(BoundValues::default());
+            } else {
+                return Err(PyTypeError::new_err(format!("batch statement {i} must be a str or a prepared statement")));
+            }
+        }
+        apply_options!(batch, opts);
+        let fut = async move { session.batch(&batch, &all_values).await };
+        let result = self.wait(py, opts.timeout, fut)?;
+        self.outcome_to_py(py, Outcome { result, paging: None })
+    }
+
+    /// Switches every connection of the session to `keyspace` (case-sensitive).
+    #[pyo3(signature = (keyspace, timeout=None))]
+    fn set_keyspace(&self, py: Python<'_>, keyspace: String, timeout: Option<f64>) -> PyResult<()> {
+        let session = self.get(py)?;
+        let timeout = timeout.map(|t| duration(t, "timeout")).transpose()?;
+        let fut = async move { session.use_keyspace(keyspace, true).await.map_err(ExecutionError::UseKeyspaceError) };
+        self.wait(py, timeout, fut)
+    }
+
+    /// The session's current keyspace, if any.
+    #[getter]
+    fn keyspace(&self) -> Option<String> {
+        self.inner.read().as_ref().and_then(|s| s.get_keyspace()).map(|k| k.to_string())
+    }
+
+    /// The contact points, as `host:port` text.
+    #[getter]
+    fn hosts(&self) -> &str {
+        &self.hosts
+    }
+
+    #[getter]
+    fn is_shutdown(&self) -> bool {
+        self.inner.read().is_none()
+    }
+
+    /// Closes every connection; later requests raise.
+    fn shutdown(&self, py: Python<'_>) {
+        let taken = self.inner.write().take();
+        if let Some(s) = taken {
+            // Dropping the session closes its connections; do it where tokio can run.
+            py.detach(|| runtime::block_on(async move { drop(s) }));
+        }
+    }
+}
+
+fn paging_state_from(b: &[u8]) -> PagingState {
+    paging_state(Some(b))
+}
+
+fn annotate(py: Python<'_>, e: PyErr, context: &str) -> PyErr {
+    let msg = format!("{context}: {}", e.value(py));
+    if e.is_instance_of::<PyTypeError>(py) {
+        PyTypeError::new_err(msg)
+    } else if e.is_instance_of::<PyValueError>(py) {
+        PyValueError::new_err(msg)
+    } else {
+        e
+    }
+}
+
+async fn run_prepared(session: Arc<ScyllaSession>, stmt: PreparedStatement, values: BoundValues, paged: bool, state: Option<PagingState>) -> Result<Outcome, ExecutionError> {
+    if paged {
+        let (result, paging) = session.execute_single_page(&stmt, &values, state.unwrap_or_default()).await?;
+        Ok(Outcome { result, paging: Some(paging) })
+    } else {
+        let result = session.execute_unpaged(&stmt, &values).await?;
+        Ok(Outcome { result, paging: None })
+    }
+}
+
+async fn run_query(session: Arc<ScyllaSession>, stmt: Statement, paged: bool, state: Option<PagingState>) -> Result<Outcome, ExecutionError> {
+    if paged {
+        let (result, paging) = session.query_single_page(stmt, (), state.unwrap_or_default()).await?;
+        Ok(Outcome { result, paging: Some(paging) })
+    } else {
+        let result = session.query_unpaged(stmt, ()).await?;
+        Ok(Outcome { result, paging: None })
+    }
+}
+
+fn node_addr(host: &str, port: u16) -> String {
+    match host.parse::<IpAddr>() {
+        Ok(ip) => SocketAddr::new(ip, port).to_string(),
+        Err(_) if host.contains(':') => host.to_string(),
+        Err(_) => format!("{host}:{port}"),
+    }
+}
+
+/// Connects to the cluster and returns a `Session`.
+///
+/// Raises `NoHostAvailable` if no contact point answers within `connect_timeout`,
+/// `InvalidRequest` for an unknown `keyspace`.
+#[pyfunction]
+#[pyo3(signature = (contact_points, port=9042, username=None, password=None, keyspace=None, compression=None, connect_timeout=5.0, tcp_nodelay=true))]
+#[allow(clippy::too_many_arguments)]
+pub fn connect(
+    py: Python<'_>,
+    contact_points: Vec<String>,
+    port: u16,
+    username: Option<String>,
+    password: Option<String>,
+    keyspace: Option<String>,
+    compression: Option<&str>,
+    connect_timeout: f64,
+    tcp_nodelay: bool,
+) -> PyResult<Session> {
+    if contact_points.is_empty() {
+        return Err(PyValueError::new_err("contact_points must name at least one host"));
+    }
+    let connect_timeout = duration(connect_timeout, "connect_timeout")?;
+    let nodes: Vec<String> = contact_points.iter().map(|h| node_addr(h, port)).collect();
+    let hosts = nodes.join(", ");
+    let profile = ExecutionProfile::builder()
+        .consistency(Consistency::LocalOne)
+        .request_timeout(None)
+        .build()
+        .into_handle();
+    let mut builder = SessionBuilder::new()
+        .known_nodes(&nodes)
+        .connection_timeout(connect_timeout)
+        .tcp_nodelay(tcp_nodelay)
+        .default_execution_profile_handle(profile)
+        .metadata_request_clientside_timeout(connect_timeout)
+        .compression(match compression {
+            None => None,
+            Some("lz4") => Some(Compression::Lz4),
+            Some("snappy") => Some(Compression::Snappy),
+            Some(other) => return Err(PyValueError::new_err(format!("unknown compression {other:?}: use 'lz4', 'snappy' or None"))),
+        });
+    if let Some(u) = username {
+        builder = builder.user(u, password.unwrap_or_default());
+    }
+    if let Some(ks) = keyspace {
+        builder = builder.use_keyspace(ks, true);
+    }
+    // The whole handshake (TCP, STARTUP, auth, metadata) is bounded by the connect timeout.
+    let overall = connect_timeout + Duration::from_millis(500);
+    let res = py.detach(|| runtime::block_on(async move { tokio::time::timeout(overall, builder.build()).await }));
+    match res {
+        Err(_) => Err(errors::no_host(
+            py,
+            &format!("Unable to connect to any servers within {:.3} s (connect_timeout)", connect_timeout.as_secs_f64()),
+            &hosts,
+            "connect timeout",
+        )),
+        Ok(Err(e)) => Err(errors::new_session_error(py, &e, &hosts)),
+        Ok(Ok(s)) => Ok(Session { inner: RwLock::new(Some(Arc::new(s))), hosts }),
+    }
+}

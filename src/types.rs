@@ -1,0 +1,58 @@
+//! Types: CQL type names, as CQL itself spells them (`list<int>`, `frozen<map<text, int>>`).
+//!
+//! Used in error messages and for `ResultSet.column_types` / `PreparedStatement` metadata.
+
+use scylla::frame::response::result::{CollectionType, ColumnType, NativeType};
+
+/// The CQL name of a native type.
+pub fn native_name(t: &NativeType) -> &'static str {
+    match t {
+        NativeType::Ascii => "ascii",
+        NativeType::Boolean => "boolean",
+        NativeType::Blob => "blob",
+        NativeType::Counter => "counter",
+        NativeType::Date => "date",
+        NativeType::Decimal => "decimal",
+        NativeType::Double => "double",
+        NativeType::Duration => "duration",
+        NativeType::Float => "float",
+        NativeType::Int => "int",
+        NativeType::BigInt => "bigint",
+        NativeType::Text => "text",
+        NativeType::Timestamp => "timestamp",
+        NativeType::Inet => "inet",
+        NativeType::SmallInt => "smallint",
+        NativeType::TinyInt => "tinyint",
+        NativeType::Time => "time",
+        NativeType::Timeuuid => "timeuuid",
+        NativeType::Uuid => "uuid",
+        NativeType::Varint => "varint",
+        _ => "unknown",
+    }
+}
+
+/// The CQL name of any column type.
+pub fn type_name(t: &ColumnType) -> String {
+    let frozen = |f: bool, s: String| if f { format!("frozen<{s}>") } else { s };
+    match t {
+        ColumnType::Native(n) => native_name(n).to_string(),
+        ColumnType::Collection { frozen: f, typ } => {
+            let inner = match typ {
+                CollectionType::List(e) => format!("list<{}>", type_name(e)),
+                CollectionType::Set(e) => format!("set<{}>", type_name(e)),
+                CollectionType::Map(k, v) => format!("map<{}, {}>", type_name(k), type_name(v)),
+                _ => "unknown".to_string(),
+            };
+            frozen(*f, inner)
+        }
+        ColumnType::Vector { typ, dimensions } => format!("vector<{}, {}>", type_name(typ), dimensions),
+        ColumnType::UserDefinedType { frozen: f, definition } => {
+            frozen(*f, format!("{}.{}", definition.keyspace, definition.name))
+        }
+        ColumnType::Tuple(types) => {
+            let parts: Vec<String> = types.iter().map(type_name).collect();
+            format!("frozen<tuple<{}>>", parts.join(", "))
+        }
+        _ => "unknown".to_string(),
+    }
+}

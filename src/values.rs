@@ -1,0 +1,612 @@
+//! Values: Python objects → CQL wire bytes, typed by the statement's bind-marker metadata.
+//!
+//! A whole row of values is converted under one GIL acquisition into a [`BoundValues`]
+//! buffer before anything is sent. A value that does not fit its column raises a
+//! `TypeError` / `ValueError` naming the column and its CQL type. The buffer implements
+//! the scylla crate's `SerializeRow`, so the driver copies cells without touching Python.
+
+use pyo3::exceptions::PyOverflowError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDate, PyDateAccess, PyDateTime, PyDict, PyFloat, PyList, PyMapping, PyString, PyTime, PyTimeAccess, PyTuple, PyTzInfoAccess};
+use scylla::frame::response::result::{CollectionType, ColumnSpec, ColumnType, NativeType};
+use scylla::serialize::row::{RowSerializationContext, SerializeRow};
+use scylla::serialize::writers::RowWriter;
+use scylla::serialize::SerializationError;
+
+use crate::errors;
+use crate::types::type_name;
+
+const NULL: i32 = -1;
+const UNSET: i32 = -2;
+
+/// A row of values, already in wire form: for each cell an i32 length (-1 null,
+/// -2 unset) followed by that many bytes.
+#[derive(Default, Clone, Debug)]
+pub struct BoundValues {
+    buf: Vec<u8>,
+    count: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0} values were bound, the statement has {1} bind markers")]
+pub struct CountMismatch(usize, usize);
+
+impl SerializeRow for BoundValues {
+    fn serialize(&self, ctx: &RowSerializationContext<'_>, writer: &mut RowWriter) -> Result<(), SerializationError> {
+        if ctx.columns().len() != self.count {
+            return Err(SerializationError::new(CountMismatch(self.count, ctx.columns().len())));
+        }
+        let mut pos = 0usize;
+        for _ in 0..self.count {
+            let len = i32::from_be_bytes(self.buf[pos..pos + 4].try_into().unwrap());
+            pos += 4;
+            let cell = writer.make_cell_writer();
+            match len {
+                NULL => {
+                    cell.set_null();
+                }
+                UNSET => {
+                    cell.set_unset();
+                }
+                n => {
+                    let n = n as usize;
+                    cell.set_value(&self.buf[pos..pos + n]).map_err(SerializationError::new)?;
+                    pos += n;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+}
+
+/// Why a value does not fit: a type mismatch (TypeError) or a bad value (ValueError).
+pub struct Mismatch {
+    pub type_error: bool,
+    pub msg: String,
+}
+
+fn type_err(msg: String) -> Mismatch {
+    Mismatch { type_error: true, msg }
+}
+
+fn value_err(msg: String) -> Mismatch {
+    Mismatch { type_error: false, msg }
+}
+
+fn py_type_name(v: &Bound<'_, PyAny>) -> String {
+    v.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into())
+}
+
+fn expected(what: &str, v: &Bound<'_, PyAny>) -> Mismatch {
+    type_err(format!("expected {what}, got {}", py_type_name(v)))
+}
+
+/// Converts a row of Python values for the bind markers `specs`.
+///
+/// `values` is a sequence (positional, exact arity) or a mapping (by marker name; a missing
+/// name is left unset, as the classic driver does with protocol v4).
+pub fn bind_row(py: Python<'_>, values: Option<&Bound<'_, PyAny>>, specs: &[ColumnSpec<'_>]) -> PyResult<BoundValues> {
+    let mut out = BoundValues { buf: Vec::with_capacity(64), count: specs.len() };
+    let Some(values) = values.filter(|v| !v.is_none()) else {
+        if specs.is_empty() {
+            return Ok(out);
+        }
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "Too few arguments provided to bind() (got 0, expected {})",
+            specs.len()
+        )));
+    };
+    let unset = errors::object(py, "UNSET_VALUE")?.bind(py);
+    if let Ok(d) = values.cast::<PyDict>() {
+        for spec in specs {
+            match d.get_item(spec.name())? {
+                Some(v) => write_top(&mut out.buf, &v, spec, unset)?,
+                None => out.buf.extend_from_slice(&UNSET.to_be_bytes()),
+            }
+        }
+        return Ok(out);
+    }
+    if values.is_instance_of::<PyString>() || values.is_instance_of::<PyBytes>() {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "Bind values must be a sequence or a mapping, not {}",
+            py_type_name(values)
+        )));
+    }
+    let write_all = |items: &mut dyn ExactSizeIterator<Item = Bound<'_, PyAny>>, buf: &mut Vec<u8>| -> PyResult<()> {
+        let n = items.len();
+        if n != specs.len() {
+            let which = if n > specs.len() { "Too many" } else { "Too few" };
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "{which} arguments provided to bind() (got {n}, expected {})",
+                specs.len()
+            )));
+        }
+        for (v, spec) in items.zip(specs) {
+            write_top(buf, &v, spec, unset)?;
+        }
+        Ok(())
+    };
+    if let Ok(t) = values.cast::<PyTuple>() {
+        write_all(&mut t.iter(), &mut out.buf)?;
+    } else if let Ok(l) = values.cast::<PyList>() {
+        write_all(&mut l.iter(), &mut out.buf)?;
+    } else if let Ok(m) = values.cast::<PyMapping>() {
+        let _ = m; // a Mapping that is not a dict
+        for spec in specs {
+            match values.get_item(spec.name()) {
+                Ok(v) => write_top(&mut out.buf, &v, spec, unset)?,
+                Err(e) if e.is_instance_of::<pyo3::exceptions::PyKeyError>(py) => out.buf.extend_from_slice(&UNSET.to_be_bytes()),
+                Err(e) => return Err(e),
+            }
+        }
+    } else {
+        let items: Vec<Bound<'_, PyAny>> = values
+            .try_iter()
+            .map_err(|_| pyo3::exceptions::PyTypeError::new_err(format!("Bind values must be a sequence or a mapping, not {}", py_type_name(values))))?
+            .collect::<PyResult<_>>()?;
+        write_all(&mut items.into_iter(), &mut out.buf)?;
+    }
+    Ok(out)
+}
+
+fn write_top(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>, spec: &ColumnSpec<'_>, unset: &Bound<'_, PyAny>) -> PyResult<()> {
+    if v.is(unset) {
+        buf.extend_from_slice(&UNSET.to_be_bytes());
+        return Ok(());
+    }
+    write_cell(buf, v, spec.typ()).map_err(|m| {
+        let head = if m.type_error { "Received an argument of invalid type" } else { "Received an invalid value" };
+        errors::bad_value(
+            m.type_error,
+            format!("{head} for column \"{}\" of CQL type {}: {}", spec.name(), type_name(spec.typ()), m.msg),
+        )
+    })
+}
+
+/// Writes one nullable cell: i32 length, then the value's bytes.
+pub fn write_cell(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>, typ: &ColumnType<'_>) -> Result<(), Mismatch> {
+    if v.is_none() {
+        buf.extend_from_slice(&NULL.to_be_bytes());
+        return Ok(());
+    }
+    let start = buf.len();
+    buf.extend_from_slice(&[0u8; 4]);
+    write_value(buf, v, typ)?;
+    let len = buf.len() - start - 4;
+    if len > i32::MAX as usize {
+        return Err(value_err(format!("value of {len} bytes is larger than a CQL value can be")));
+    }
+    buf[start..start + 4].copy_from_slice(&(len as i32).to_be_bytes());
+    Ok(())
+}
+
+/// Writes a collection element: like a cell, but null is not allowed.
+fn write_element(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>, typ: &ColumnType<'_>, what: &str) -> Result<(), Mismatch> {
+    if v.is_none() {
+        return Err(value_err(format!("None is not allowed inside a {what}")));
+    }
+    write_cell(buf, v, typ).map_err(|m| Mismatch { type_error: m.type_error, msg: format!("in a {what} element of type {}: {}", type_name(typ), m.msg) })
+}
+
+fn extract_int<T: TryFrom<i128>>(v: &Bound<'_, PyAny>, bits: u32) -> Result<T, Mismatch> {
+    if v.is_instance_of::<PyFloat>() {
+        return Err(expected("int", v));
+    }
+    match v.extract::<i128>() {
+        Ok(n) => T::try_from(n).map_err(|_| value_err(format!("{n} is out of range for a {bits}-bit signed integer"))),
+        Err(e) => Python::attach(|py| {
+            if e.is_instance_of::<PyOverflowError>(py) {
+                Err(value_err(format!("{} is out of range for a {bits}-bit signed integer", v.str().map(|s| s.to_string()).unwrap_or_default())))
+            } else {
+                Err(expected("int", v))
+            }
+        }),
+    }
+}
+
+fn extract_str<'a>(v: &'a Bound<'_, PyAny>) -> Result<std::borrow::Cow<'a, str>, Mismatch> {
+    let s = v.cast::<PyString>().map_err(|_| expected("str", v))?;
+    s.to_cow().map_err(|e| value_err(format!("string is not valid UTF-8: {e}")))
+}
+
+fn extract_f64(v: &Bound<'_, PyAny>) -> Result<f64, Mismatch> {
+    if v.is_instance_of::<PyString>() || v.is_instance_of::<PyBytes>() {
+        return Err(expected("float", v));
+    }
+    v.extract::<f64>().map_err(|_| expected("float", v))
+}
+
+/// Days from 1970-01-01 to the given civil date (proleptic Gregorian).
+pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let mp = (m as i64 + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146097 + doe - 719468
+}
+
+fn timestamp_millis(v: &Bound<'_, PyAny>) -> Result<i64, Mismatch> {
+    if let Ok(dt) = v.cast::<PyDateTime>() {
+        let days = days_from_civil(dt.get_year() as i64, dt.get_month() as u32, dt.get_day() as u32);
+        let mut secs = days * 86400 + dt.get_hour() as i64 * 3600 + dt.get_minute() as i64 * 60 + dt.get_second() as i64;
+        if dt.get_tzinfo().is_some() {
+            let off = v.call_method0("utcoffset").map_err(|e| value_err(format!("utcoffset() failed: {e}")))?;
+            if !off.is_none() {
+                let total: f64 = off
+                    .call_method0("total_seconds")
+                    .and_then(|t| t.extract())
+                    .map_err(|e| value_err(format!("bad utcoffset(): {e}")))?;
+                secs -= total.round() as i64;
+            }
+        }
+        return Ok(secs * 1000 + (dt.get_microsecond() / 1000) as i64);
+    }
+    if let Ok(d) = v.cast::<PyDate>() {
+        return Ok(days_from_civil(d.get_year() as i64, d.get_month() as u32, d.get_day() as u32) * 86_400_000);
+    }
+    if v.is_instance_of::<PyBool>() {
+        return Err(expected("datetime", v));
+    }
+    if let Ok(n) = v.extract::<i64>() {
+        return Ok(n);
+    }
+    if let Ok(f) = v.cast::<PyFloat>() {
+        return Ok(f.value() as i64);
+    }
+    Err(expected("datetime, date or int milliseconds", v))
+}
+
+fn uuid_bytes(v: &Bound<'_, PyAny>, timeuuid: bool) -> Result<[u8; 16], Mismatch> {
+    let is_uuid = Python::attach(|py| {
+        errors::object(py, "UUID").map(|c| v.is_instance(c.bind(py)).unwrap_or(false)).unwrap_or(false)
+    });
+    if !is_uuid {
+        return Err(expected("uuid.UUID", v));
+    }
+    let b: [u8; 16] = v
+        .getattr("bytes")
+        .and_then(|b| b.extract::<[u8; 16]>())
+        .map_err(|e| value_err(format!("bad UUID: {e}")))?;
+    if timeuuid && b[6] >> 4 != 1 {
+        return Err(value_err(format!("UUID version {} is not a time-based (version 1) UUID", b[6] >> 4)));
+    }
+    Ok(b)
+}
+
+fn write_blob(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>) -> Result<(), Mismatch> {
+    if let Ok(b) = v.cast::<PyBytes>() {
+        buf.extend_from_slice(b.as_bytes());
+        return Ok(());
+    }
+    if let Ok(b) = v.cast::<PyByteArray>() {
+        buf.extend_from_slice(&b.to_vec());
+        return Ok(());
+    }
+    if v.is_instance_of::<PyString>() {
+        return Err(type_err("expected bytes, bytearray or memoryview, got str (encode it first)".into()));
+    }
+    // Any other object with the buffer protocol (memoryview, numpy arrays, array.array).
+    match pyo3::buffer::PyBuffer::<u8>::get(v) {
+        Ok(pb) => {
+            let vec = pb.to_vec(v.py()).map_err(|e| value_err(format!("unreadable buffer: {e}")))?;
+            buf.extend_from_slice(&vec);
+            Ok(())
+        }
+        Err(_) => Err(expected("bytes, bytearray or memoryview", v)),
+    }
+}
+
+/// Big-endian two's complement, shortest form (the CQL varint encoding).
+fn write_varint(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>) -> Result<(), Mismatch> {
+    if v.is_instance_of::<PyFloat>() {
+        return Err(expected("int", v));
+    }
+    if let Ok(n) = v.extract::<i128>() {
+        let bytes = n.to_be_bytes();
+        let mut i = 0;
+        while i < 15 {
+            let (b, next) = (bytes[i], bytes[i + 1]);
+            if (b == 0 && next & 0x80 == 0) || (b == 0xff && next & 0x80 != 0) {
+                i += 1;
+            } else {
+                break;
+            }
+        }
+        buf.extend_from_slice(&bytes[i..]);
+        return Ok(());
+    }
+    let bits: usize = v
+        .call_method0("bit_length")
+        .and_then(|b| b.extract())
+        .map_err(|_| expected("int", v))?;
+    let n = bits / 8 + 1;
+    let kw = PyDict::new(v.py());
+    let _ = kw.set_item("signed", true);
+    let b = v
+        .call_method("to_bytes", (n, "big"), Some(&kw))
+        .map_err(|e| value_err(format!("{e}")))?;
+    buf.extend_from_slice(b.cast::<PyBytes>().map_err(|_| value_err("to_bytes".into()))?.as_bytes());
+    Ok(())
+}
+
+fn write_decimal(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>) -> Result<(), Mismatch> {
+    let py = v.py();
+    let tuple = if v.is_instance_of::<PyFloat>() || v.extract::<i64>().is_ok() && !v.is_instance_of::<PyBool>() {
+        let dec = errors::object(py, "Decimal").map_err(|e| value_err(format!("{e}")))?.bind(py);
+        dec.call1((v.str().map_err(|e| value_err(format!("{e}")))?,)).and_then(|d| d.call_method0("as_tuple"))
+    } else {
+        v.call_method0("as_tuple")
+    }
+    .map_err(|_| expected("decimal.Decimal", v))?;
+    let (sign, digits, exponent): (i64, Vec<u8>, Bound<'_, PyAny>) = tuple.extract().map_err(|_| expected("decimal.Decimal", v))?;
+    let exponent: i64 = exponent.extract().map_err(|_| value_err("NaN and Infinity cannot be stored in a decimal".into()))?;
+    let mut digit_str: String = digits.iter().map(|d| (b'0' + d) as char).collect();
+    if digit_str.is_empty() {
+        digit_str.push('0');
+    }
+    if sign == 1 {
+        digit_str.insert(0, '-');
+    }
+    let scale = i32::try_from(-exponent).map_err(|_| value_err("decimal exponent out of range".into()))?;
+    let unscaled = py
+        .get_type::<pyo3::types::PyInt>()
+        .call1((digit_str,))
+        .map_err(|e| value_err(format!("{e}")))?;
+    buf.extend_from_slice(&scale.to_be_bytes());
+    write_varint(buf, &unscaled)
+}
+
+fn write_unsigned_vint(buf: &mut Vec<u8>, mut v: u64) {
+    // CQL [unsigned vint]: the number of extra bytes is encoded as leading 1 bits.
+    let mut tmp = [0u8; 9];
+    let magnitude = 64 - v.leading_zeros() as usize;
+    let extra = if magnitude <= 7 { 0 } else { ((magnitude - 1) / 7).min(8) };
+    if extra == 8 {
+        buf.push(0xff);
+        buf.extend_from_slice(&v.to_be_bytes());
+        return;
+    }
+    for i in (0..=extra).rev() {
+        tmp[i] = (v & 0xff) as u8;
+        v >>= 8;
+    }
+    tmp[0] |= !(0xffu8 >> extra);
+    buf.extend_from_slice(&tmp[..=extra]);
+}
+
+fn write_signed_vint(buf: &mut Vec<u8>, v: i64) {
+    write_unsigned_vint(buf, ((v << 1) ^ (v >> 63)) as u64);
+}
+
+fn write_value(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>, typ: &ColumnType<'_>) -> Result<(), Mismatch> {
+    match typ {
+        ColumnType::Native(nt) => match nt {
+            NativeType::Text => buf.extend_from_slice(extract_str(v)?.as_bytes()),
+            NativeType::Ascii => {
+                let s = extract_str(v)?;
+                if !s.is_ascii() {
+                    return Err(value_err(format!("{s:?} contains non-ASCII characters")));
+                }
+                buf.extend_from_slice(s.as_bytes())
+            }
+            NativeType::Int => buf.extend_from_slice(&extract_int::<i32>(v, 32)?.to_be_bytes()),
+            NativeType::BigInt | NativeType::Counter => buf.extend_from_slice(&extract_int::<i64>(v, 64)?.to_be_bytes()),
+            NativeType::SmallInt => buf.extend_from_slice(&extract_int::<i16>(v, 16)?.to_be_bytes()),
+            NativeType::TinyInt => buf.extend_from_slice(&extract_int::<i8>(v, 8)?.to_be_bytes()),
+            NativeType::Varint => write_varint(buf, v)?,
+            NativeType::Double => buf.extend_from_slice(&extract_f64(v)?.to_be_bytes()),
+            NativeType::Float => {
+                let f = extract_f64(v)?;
+                if f.is_finite() && f.abs() > f32::MAX as f64 {
+                    return Err(value_err(format!("{f} is out of range for a 32-bit float")));
+                }
+                buf.extend_from_slice(&(f as f32).to_be_bytes())
+            }
+            NativeType::Boolean => {
+                let b = if let Ok(b) = v.cast::<PyBool>() {
+                    b.is_true()
+                } else {
+                    match v.extract::<i64>() {
+                        Ok(0) => false,
+                        Ok(1) => true,
+                        _ => return Err(expected("bool", v)),
+                    }
+                };
+                buf.push(b as u8)
+            }
+            NativeType::Blob => write_blob(buf, v)?,
+            NativeType::Uuid => buf.extend_from_slice(&uuid_bytes(v, false)?),
+            NativeType::Timeuuid => buf.extend_from_slice(&uuid_bytes(v, true)?),
+            NativeType::Timestamp => buf.extend_from_slice(&timestamp_millis(v)?.to_be_bytes()),
+            NativeType::Date => {
+                let days: i64 = if let Ok(n) = v.getattr("days_from_epoch") {
+                    n.extract().map_err(|_| expected("date", v))?
+                } else if v.cast::<PyDateTime>().is_ok() {
+                    return Err(expected("date (not datetime)", v));
+                } else if let Ok(d) = v.cast::<PyDate>() {
+                    days_from_civil(d.get_year() as i64, d.get_month() as u32, d.get_day() as u32)
+                } else if !v.is_instance_of::<PyBool>() && v.extract::<i64>().is_ok() {
+                    v.extract::<i64>().unwrap()
+                } else {
+                    return Err(expected("datetime.date, turbocql.util.Date or int days", v));
+                };
+                let raw = days + (1i64 << 31);
+                let raw = u32::try_from(raw).map_err(|_| value_err(format!("{days} days from epoch is out of range for date")))?;
+                buf.extend_from_slice(&raw.to_be_bytes())
+            }
+            NativeType::Time => {
+                let ns: i64 = if let Ok(n) = v.getattr("nanosecond_time") {
+                    n.extract().map_err(|_| expected("time", v))?
+                } else if let Ok(t) = v.cast::<PyTime>() {
+                    (t.get_hour() as i64 * 3600 + t.get_minute() as i64 * 60 + t.get_second() as i64) * 1_000_000_000
+                        + t.get_microsecond() as i64 * 1000
+                } else if !v.is_instance_of::<PyBool>() && v.extract::<i64>().is_ok() {
+                    v.extract::<i64>().unwrap()
+                } else {
+                    return Err(expected("datetime.time, turbocql.util.Time or int nanoseconds", v));
+                };
+                if !(0..86_400_000_000_000).contains(&ns) {
+                    return Err(value_err(format!("{ns} ns is outside a day")));
+                }
+                buf.extend_from_slice(&ns.to_be_bytes())
+            }
+            NativeType::Duration => {
+                let get = |name: &str| -> Result<i64, Mismatch> {
+                    v.getattr(name).and_then(|x| x.extract()).map_err(|_| expected("turbocql.util.Duration", v))
+                };
+                let (months, days, nanos) = (get("months")?, get("days")?, get("nanoseconds")?);
+                write_signed_vint(buf, months);
+                write_signed_vint(buf, days);
+                write_signed_vint(buf, nanos);
+            }
+            NativeType::Decimal => write_decimal(buf, v)?,
+            NativeType::Inet => {
+                let ip: std::net::IpAddr = if let Ok(s) = v.cast::<PyString>() {
+                    let s = s.to_cow().map_err(|e| value_err(format!("{e}")))?;
+                    s.parse().map_err(|_| value_err(format!("{s:?} is not an IPv4 or IPv6 address")))?
+                } else if let Ok(packed) = v.getattr("packed") {
+                    let b: Vec<u8> = packed.extract().map_err(|_| expected("str address", v))?;
+                    buf.extend_from_slice(&b);
+                    return Ok(());
+                } else {
+                    return Err(expected("str (IPv4 or IPv6 address)", v));
+                };
+                match ip {
+                    std::net::IpAddr::V4(a) => buf.extend_from_slice(&a.octets()),
+                    std::net::IpAddr::V6(a) => buf.extend_from_slice(&a.octets()),
+                }
+            }
+            other => return Err(type_err(format!("CQL type {other:?} is not supported yet"))),
+        },
+        ColumnType::Collection { typ: ct, .. } => match ct {
+            CollectionType::List(e) | CollectionType::Set(e) => {
+                let what = if matches!(ct, CollectionType::List(_)) { "list" } else { "set" };
+                if v.is_instance_of::<PyString>() || v.is_instance_of::<PyBytes>() || v.is_instance_of::<PyDict>() {
+                    return Err(expected(&format!("a {what} (list, tuple, set)"), v));
+                }
+                let it = v.try_iter().map_err(|_| expected(&format!("a {what} (list, tuple, set)"), v))?;
+                let count_at = buf.len();
+                buf.extend_from_slice(&[0u8; 4]);
+                let mut n: i32 = 0;
+                for item in it {
+                    let item = item.map_err(|e| value_err(format!("{e}")))?;
+                    write_element(buf, &item, e, what)?;
+                    n += 1;
+                }
+                buf[count_at..count_at + 4].copy_from_slice(&n.to_be_bytes());
+            }
+            CollectionType::Map(kt, vt) => {
+                let items = v.call_method0("items").map_err(|_| expected("a dict", v))?;
+                let count_at = buf.len();
+                buf.extend_from_slice(&[0u8; 4]);
+                let mut n: i32 = 0;
+                for item in items.try_iter().map_err(|_| expected("a dict", v))? {
+                    let item = item.map_err(|e| value_err(format!("{e}")))?;
+                    let (k, val): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract().map_err(|_| expected("a dict", v))?;
+                    write_element(buf, &k, kt, "map key")?;
+                    write_element(buf, &val, vt, "map value")?;
+                    n += 1;
+                }
+                buf[count_at..count_at + 4].copy_from_slice(&n.to_be_bytes());
+            }
+            _ => return Err(type_err("unsupported collection type".into())),
+        },
+        ColumnType::Tuple(types) => {
+            let t = v.cast::<PyTuple>().map(|t| t.clone().into_any()).or_else(|_| v.cast::<PyList>().map(|l| l.clone().into_any())).map_err(|_| expected("tuple", v))?;
+            let n = t.len().unwrap_or(0);
+            if n > types.len() {
+                return Err(value_err(format!("tuple has {n} elements, the type has {}", types.len())));
+            }
+            for (i, et) in types.iter().enumerate() {
+                if i < n {
+                    let item = t.get_item(i).map_err(|e| value_err(format!("{e}")))?;
+                    write_cell(buf, &item, et).map_err(|m| Mismatch { type_error: m.type_error, msg: format!("in tuple element {i}: {}", m.msg) })?;
+                } else {
+                    buf.extend_from_slice(&NULL.to_be_bytes());
+                }
+            }
+        }
+        ColumnType::UserDefinedType { definition, .. } => {
+            let as_dict = v.cast::<PyDict>().ok();
+            for (name, ft) in definition.field_types.iter() {
+                let field = match &as_dict {
+                    Some(d) => d.get_item(name.as_ref()).map_err(|e| value_err(format!("{e}")))?,
+                    None => match v.getattr(name.as_ref()) {
+                        Ok(x) => Some(x),
+                        Err(_) => None,
+                    },
+                };
+                match field {
+                    Some(f) => write_cell(buf, &f, ft).map_err(|m| Mismatch { type_error: m.type_error, msg: format!("in field {name:?}: {}", m.msg) })?,
+                    None => buf.extend_from_slice(&NULL.to_be_bytes()),
+                }
+            }
+        }
+        ColumnType::Vector { typ: et, dimensions } => {
+            let fixed = et.type_size_for_vector();
+            let items: Vec<Bound<'_, PyAny>> = v
+                .try_iter()
+                .map_err(|_| expected("a sequence", v))?
+                .collect::<PyResult<_>>()
+                .map_err(|e| value_err(format!("{e}")))?;
+            if items.len() != *dimensions as usize {
+                return Err(value_err(format!("vector has {} elements, the column has {dimensions}", items.len())));
+            }
+            for (i, item) in items.iter().enumerate() {
+                if item.is_none() {
+                    return Err(value_err(format!("None is not allowed inside a vector (element {i})")));
+                }
+                if fixed.is_some() {
+                    write_value(buf, item, et).map_err(|m| Mismatch { type_error: m.type_error, msg: format!("in vector element {i}: {}", m.msg) })?;
+                } else {
+                    let mut tmp = Vec::new();
+                    write_value(&mut tmp, item, et).map_err(|m| Mismatch { type_error: m.type_error, msg: format!("in vector element {i}: {}", m.msg) })?;
+                    write_unsigned_vint(buf, tmp.len() as u64);
+                    buf.extend_from_slice(&tmp);
+                }
+            }
+        }
+        _ => return Err(type_err(format!("CQL type {} is not supported yet", type_name(typ)))),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_days() {
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(2000, 3, 1), 11017);
+        assert_eq!(days_from_civil(1969, 12, 31), -1);
+        assert_eq!(days_from_civil(1, 1, 1), -719162);
+    }
+
+    #[test]
+    fn vints() {
+        let enc = |v: u64| {
+            let mut b = Vec::new();
+            write_unsigned_vint(&mut b, v);
+            b
+        };
+        assert_eq!(enc(0), vec![0]);
+        assert_eq!(enc(127), vec![127]);
+        assert_eq!(enc(128), vec![0x80, 0x80]);
+        assert_eq!(enc(u64::MAX)[0], 0xff);
+        let mut b = Vec::new();
+        write_signed_vint(&mut b, -1);
+        assert_eq!(b, vec![1]);
+    }
+
+    #[test]
+    fn bound_values_is_empty() {
+        assert!(BoundValues::default().is_empty());
+    }
+}
