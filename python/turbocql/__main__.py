@@ -1,0 +1,69 @@
+"""The ``turbocql`` command line (also ``python -m turbocql``).
+
+Each subcommand lives in its own module that exposes
+``add_parser(subparsers)``: it registers its argparse parser and sets
+``func`` (``func(args) -> int`` exit code) with ``parser.set_defaults``.
+To add one, add ``"name": "turbocql.module"`` to ``SUBCOMMANDS``.  Such a
+module must not import the compiled engine at import time (import it inside
+``func``) so that every subcommand works even before the engine is built; a
+module that fails to import only breaks its own subcommand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+# subcommand name -> module that defines add_parser(subparsers)
+SUBCOMMANDS: dict[str, str] = {
+    "localdb": "turbocql.localdb",
+}
+
+
+def _broken_subcommand(subparsers, name: str, error: BaseException) -> None:
+    parser = subparsers.add_parser(name, help=f"(unavailable: {error})", add_help=False)
+    parser.add_argument("rest", nargs=argparse.REMAINDER)
+
+    def func(_args: argparse.Namespace) -> int:
+        print(f"turbocql {name}: unavailable: {type(error).__name__}: {error}", file=sys.stderr)
+        return 2
+
+    parser.set_defaults(func=func)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="turbocql",
+        description="turbocql: a Python driver for Apache Cassandra with a Rust engine.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, module_name in SUBCOMMANDS.items():
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as e:  # keep the other subcommands usable
+            _broken_subcommand(subparsers, name, e)
+            continue
+        module.add_parser(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # e.g. `turbocql ... | head`
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
