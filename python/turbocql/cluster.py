@@ -403,11 +403,11 @@ class ResultSet:
 
     def all(self):
         """Every row of every remaining page, as a list."""
-        return list(self)
+        return [row for row in self]
 
     def _enter_list_mode(self):
         if not self._list_mode:
-            rows = list(self)
+            rows = [row for row in self]
             self._current_rows = rows
             self.paging_state = None
             self._list_mode = True

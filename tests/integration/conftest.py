@@ -1,0 +1,86 @@
+"""Fixtures for tests against the real local Cassandra.
+
+The node is found if it already runs (the CI script starts it with `turbocql localdb
+start`), or started here and stopped at the end of the run.
+"""
+
+import contextlib
+import os
+import signal
+import time
+import uuid
+
+import pytest
+
+from turbocql import localdb
+from tests.conftest import HOST, PORT
+
+KEYSPACE = "turbocql_test"
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(scope="session")
+def cassandra():
+    """The running node (`localdb.Node`), started if needed."""
+    started = False
+    if not localdb.cql_answers(HOST, PORT):
+        localdb.start(port=PORT, heap=os.environ.get("TURBOCQL_TEST_HEAP", "1G"), timeout=300)
+        started = True
+    node = localdb.status(port=PORT)
+    yield node
+    if started:
+        localdb.stop(port=PORT)
+
+
+@pytest.fixture(scope="session")
+def cluster(cassandra):
+    from turbocql.cluster import Cluster
+
+    c = Cluster([HOST], port=PORT)
+    yield c
+    c.shutdown()
+
+
+@pytest.fixture(scope="session")
+def keyspace(cluster):
+    s = cluster.connect()
+    s.execute(
+        "CREATE KEYSPACE IF NOT EXISTS %s WITH replication = "
+        "{'class': 'SimpleStrategy', 'replication_factor': 1}" % KEYSPACE
+    )
+    s.shutdown()
+    return KEYSPACE
+
+
+@pytest.fixture
+def session(cluster, keyspace):
+    s = cluster.connect(keyspace)
+    yield s
+    s.shutdown()
+
+
+@pytest.fixture
+def table(session):
+    """A fresh table (k text PRIMARY KEY, a text, b text) in the test keyspace."""
+    name = "t_" + uuid.uuid4().hex[:12]
+    session.execute("CREATE TABLE %s (k text PRIMARY KEY, a text, b text)" % name)
+    yield name
+    session.execute("DROP TABLE IF EXISTS %s" % name)
+
+
+@contextlib.contextmanager
+def paused(node):
+    """Freezes the Cassandra process (SIGSTOP) for the duration of the block."""
+    pid = node.pid
+    if not pid:
+        pytest.skip("the Cassandra process id is unknown (node not started by turbocql localdb)")
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(pid, signal.SIGCONT)
+        time.sleep(0.2)

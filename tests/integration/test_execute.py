@@ -1,0 +1,173 @@
+"""Statements, parameters, row factories, ResultSet, batches, LWT, consistency."""
+
+import pytest
+
+from turbocql import ConsistencyLevel, Unavailable
+from turbocql.query import (
+    UNSET_VALUE, BatchStatement, BatchType, BoundStatement, PreparedStatement, SimpleStatement,
+    dict_factory, named_tuple_factory, ordered_dict_factory, tuple_factory,
+)
+
+
+def test_simple_positional_and_named_parameters(session, table):
+    session.execute("INSERT INTO %s (k, a, b) VALUES (%%s, %%s, %%s)" % table, ("k1", "it's", "x"))
+    session.execute("INSERT INTO %s (k, a, b) VALUES (%%(k)s, %%(a)s, %%(b)s)" % table, {"k": "k2", "a": "ü", "b": None})
+    stmt = SimpleStatement("SELECT a, b FROM %s WHERE k = %%s" % table, consistency_level=ConsistencyLevel.ONE)
+    assert tuple(session.execute(stmt, ["k1"]).one()) == ("it's", "x")
+    assert tuple(session.execute(stmt, ["k2"]).one()) == ("ü", None)
+
+
+def test_prepared_positional_named_and_bound(session, table):
+    ins = session.prepare("INSERT INTO %s (k, a, b) VALUES (?, ?, ?)" % table)
+    assert isinstance(ins, PreparedStatement)
+    assert [c.name for c in ins.column_metadata] == ["k", "a", "b"]
+    assert [c.type for c in ins.column_metadata] == ["text", "text", "text"]
+    assert ins.routing_key_indexes == [0]
+    session.execute(ins, ("p1", "a1", "b1"))
+    session.execute(ins, {"k": "p2", "a": "a2", "b": "b2"})
+    bound = ins.bind(["p3", "a3", "b3"])
+    assert isinstance(bound, BoundStatement)
+    session.execute(bound)
+    named = session.prepare("INSERT INTO %s (k, a, b) VALUES (:key, :aa, :bb)" % table)
+    session.execute(named, {"key": "p4", "aa": "a4", "bb": "b4"})
+    sel = session.prepare("SELECT k, a, b FROM %s WHERE k = ?" % table)
+    assert [c.name for c in sel.result_metadata] == ["k", "a", "b"]
+    for i in range(1, 5):
+        assert tuple(session.execute(sel, ["p%d" % i]).one()) == ("p%d" % i, "a%d" % i, "b%d" % i)
+
+
+def test_unset_value_and_missing_dict_key_leave_column_untouched(session, table):
+    ins = session.prepare("INSERT INTO %s (k, a, b) VALUES (?, ?, ?)" % table)
+    session.execute(ins, ("u", "a0", "b0"))
+    session.execute(ins, ("u", UNSET_VALUE, "b1"))
+    session.execute(ins, {"k": "u", "b": "b2"})
+    assert tuple(session.execute("SELECT a, b FROM %s WHERE k = 'u'" % table).one()) == ("a0", "b2")
+    session.execute(ins, ("u", None, "b3"))
+    assert session.execute("SELECT a FROM %s WHERE k = 'u'" % table).one().a is None
+
+
+@pytest.mark.parametrize(
+    "factory,expected",
+    [
+        (named_tuple_factory, None),
+        (dict_factory, {"k": "r", "a": "x", "b": "y"}),
+        (ordered_dict_factory, {"k": "r", "a": "x", "b": "y"}),
+        (tuple_factory, ("r", "x", "y")),
+    ],
+)
+def test_row_factories(session, table, factory, expected):
+    session.execute("INSERT INTO %s (k, a, b) VALUES ('r', 'x', 'y')" % table)
+    session.row_factory = factory
+    row = session.execute("SELECT k, a, b FROM %s" % table).one()
+    if factory is named_tuple_factory:
+        assert (row.k, row.a, row.b) == ("r", "x", "y")
+        assert row._fields == ("k", "a", "b")
+    else:
+        assert row == expected
+        assert type(row) is type(factory(["k"], [("r",)])[0])
+
+
+def test_named_tuple_with_unusual_column_names(session, table):
+    session.execute("INSERT INTO %s (k, a, b) VALUES ('r', 'x', 'y')" % table)
+    row = session.execute("SELECT count(*), k AS \"Weird Name\" FROM %s" % table).one()
+    assert row[0] == 1 and row[1] == "r"
+
+
+def test_result_set_api(session, table):
+    ins = session.prepare("INSERT INTO %s (k, a, b) VALUES (?, ?, ?)" % table)
+    for i in range(5):
+        session.execute(ins, ("k%d" % i, str(i), None))
+    rs = session.execute("SELECT k, a FROM %s" % table)
+    assert rs.column_names == ("k", "a")
+    assert rs.column_types == ("text", "text")
+    assert len(rs.current_rows) == 5
+    assert not rs.has_more_pages
+    assert sorted(r.a for r in rs) == ["0", "1", "2", "3", "4"]
+    rs2 = session.execute("SELECT k FROM %s" % table)
+    assert len(rs2.all()) == 5
+    assert rs2.one() is not None
+    empty = session.execute("SELECT k FROM %s WHERE k = 'none'" % table)
+    assert empty.one() is None and empty.all() == [] and not empty
+    write = session.execute(ins, ("k9", "9", None))
+    assert write.current_rows == [] and write.one() is None
+
+
+def test_paging_by_iteration_and_fetch_size(session, table):
+    ins = session.prepare("INSERT INTO %s (k, a, b) VALUES (?, ?, ?)" % table)
+    for i in range(25):
+        session.execute(ins, ("k%02d" % i, str(i), None))
+    stmt = SimpleStatement("SELECT k FROM %s" % table, fetch_size=10)
+    rs = session.execute(stmt)
+    assert len(rs.current_rows) == 10 and rs.has_more_pages
+    assert sorted(r.k for r in rs) == ["k%02d" % i for i in range(25)]
+    # Resume from a paging state.
+    first = session.execute(stmt)
+    resumed = session.execute(stmt, paging_state=first.paging_state)
+    assert {r.k for r in first.current_rows}.isdisjoint({r.k for r in resumed.current_rows})
+    # fetch_size=None means unpaged.
+    unpaged = session.execute(SimpleStatement("SELECT k FROM %s" % table, fetch_size=None))
+    assert len(unpaged.current_rows) == 25 and not unpaged.has_more_pages
+
+
+def test_lwt_was_applied(session, table):
+    ins = session.prepare("INSERT INTO %s (k, a) VALUES (?, ?) IF NOT EXISTS" % table)
+    assert session.execute(ins, ("lwt", "first")).was_applied is True
+    again = session.execute(ins, ("lwt", "second"))
+    assert again.was_applied is False
+    assert again.one().a == "first"
+    upd = session.execute("UPDATE %s SET a = 'third' WHERE k = 'lwt' IF a = 'first'" % table)
+    assert upd.was_applied is True
+
+
+def test_batches_logged_unlogged(session, table):
+    ins = session.prepare("INSERT INTO %s (k, a, b) VALUES (?, ?, ?)" % table)
+    for bt in (BatchType.LOGGED, BatchType.UNLOGGED):
+        batch = BatchStatement(batch_type=bt)
+        batch.add(ins, ("b1-%s" % bt, "x", "y"))
+        batch.add(ins.bind(("b2-%s" % bt, "x", "y")))
+        batch.add("INSERT INTO %s (k, a) VALUES (%%s, %%s)" % table, ("b3-%s" % bt, "z"))
+        batch.add(SimpleStatement("INSERT INTO %s (k, a) VALUES ('b4-%s', 'w')" % (table, bt)))
+        assert len(batch) == 4
+        session.execute(batch)
+    keys = sorted(r.k for r in session.execute("SELECT k FROM %s" % table))
+    assert len(keys) == 8
+
+
+def test_counter_batch(session):
+    session.execute("CREATE TABLE IF NOT EXISTS counters (k text PRIMARY KEY, c counter)")
+    session.execute("TRUNCATE counters")
+    upd = session.prepare("UPDATE counters SET c = c + ? WHERE k = ?")
+    batch = BatchStatement(BatchType.COUNTER)
+    batch.add(upd, (5, "x"))
+    batch.add(upd, (-2, "x"))
+    session.execute(batch)
+    assert session.execute("SELECT c FROM counters WHERE k = 'x'").one().c == 3
+
+
+def test_lwt_in_batch(session, table):
+    batch = BatchStatement()
+    batch.add("INSERT INTO %s (k, a) VALUES ('bl', 'x') IF NOT EXISTS" % table)
+    assert session.execute(batch).was_applied is True
+
+
+def test_consistency_level_reaches_the_server(session, table):
+    # One node with RF 1: THREE cannot be met, and the server says so.
+    stmt = SimpleStatement("INSERT INTO %s (k, a) VALUES ('c', 'x')" % table, consistency_level=ConsistencyLevel.THREE)
+    with pytest.raises(Unavailable) as info:
+        session.execute(stmt)
+    assert info.value.consistency == ConsistencyLevel.THREE
+    assert info.value.required_replicas == 3
+    assert info.value.alive_replicas == 1
+    prepared = session.prepare("SELECT a FROM %s WHERE k = ?" % table)
+    prepared.consistency_level = ConsistencyLevel.ALL
+    assert session.execute(prepared, ["c"]).one() is None  # ALL = 1 replica: fine
+    session.default_consistency_level = ConsistencyLevel.TWO
+    with pytest.raises(Unavailable):
+        session.execute("SELECT a FROM %s WHERE k = 'c'" % table)
+
+
+def test_trace(session, table):
+    rs = session.execute("SELECT * FROM %s" % table, trace=True)
+    trace = rs.get_query_trace(max_wait_sec=10)
+    assert trace is not None and trace.request_type
+    assert trace.duration is not None
