@@ -169,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=1800, help="per client run, seconds")
     ap.add_argument("--out", nargs="?", const="", default=None, metavar="PATH",
                     help="write raw JSON (default path benchmarks/results/sync-<date>.json)")
+    ap.add_argument("--report", nargs="?", const="", default=None, metavar="PATH",
+                    help="write the Markdown report (default path benchmarks/results/sync-latest.md)")
     args = ap.parse_args(argv)
 
     threads = [int(t) for t in args.threads.split(",") if t]
@@ -235,10 +237,19 @@ def main(argv: list[str] | None = None) -> int:
             results.append(r)
 
     cpu_info = f"{os.cpu_count()} CPUs"
-    print(f"\nSync execute, {args.ops:,} ops per run, prepared statements; {cpu_info}"
-          f"{', client pinned to CPU ' + args.pin_client if args.pin_client else ''}; "
-          f"server pid {server_pid or 'unknown'}.\n")
-    print(markdown_table(results))
+    heading = (f"Sync execute, {args.ops:,} ops per run, prepared statements; {cpu_info}"
+               f"{', client pinned to CPU ' + args.pin_client if args.pin_client else ''}; "
+               f"server pid {server_pid or 'unknown'}.")
+    table = markdown_table(results)
+    print(f"\n{heading}\n")
+    print(table)
+    if args.report is not None:
+        rpath = Path(args.report) if args.report else HERE / "results" / "sync-latest.md"
+        rpath.parent.mkdir(parents=True, exist_ok=True)
+        command = "python benchmarks/run_sync.py " + " ".join(sys.argv[1:])
+        rpath.write_text(f"# Sync execute: classic driver vs turbocql vs Rust\n\n"
+                         f"{dt.datetime.now():%Y-%m-%d %H:%M}, `{command}`\n\n{heading}\n\n{table}\n")
+        print(f"report: {rpath}", file=sys.stderr)
 
     if args.out is not None:
         path = Path(args.out) if args.out else (

@@ -1,0 +1,101 @@
+"""The classic API surface without a server: names, exceptions, statements, row
+factories, value types, Cluster argument checks."""
+
+import datetime
+import pickle
+
+import pytest
+
+import turbocql
+from turbocql import ConsistencyLevel, UnsupportedOperation, WriteTimeout, Unavailable, AlreadyExists, OperationTimedOut, WriteType
+from turbocql.cluster import Cluster, NoHostAvailable
+from turbocql.query import (
+    UNSET_VALUE, BatchStatement, BatchType, SimpleStatement, dict_factory, named_tuple_factory,
+    ordered_dict_factory, tuple_factory,
+)
+from turbocql.util import Date, Duration, SortedSet, Time, OrderedMap
+
+
+def test_consistency_levels_match_the_protocol():
+    assert ConsistencyLevel.ONE == 1 and ConsistencyLevel.LOCAL_ONE == 10
+    assert ConsistencyLevel.value_to_name[4] == "QUORUM"
+    assert ConsistencyLevel.name_to_value["LOCAL_SERIAL"] == 9
+
+
+def test_exception_hierarchy_and_fields():
+    assert issubclass(turbocql.InvalidRequest, turbocql.RequestValidationException)
+    assert issubclass(turbocql.ReadTimeout, turbocql.Timeout)
+    from turbocql.protocol import SyntaxException
+    assert issubclass(SyntaxException, turbocql.RequestValidationException)
+    e = Unavailable("msg", consistency=4, required_replicas=2, alive_replicas=1)
+    assert (e.consistency, e.required_replicas, e.alive_replicas) == (4, 2, 1)
+    assert "QUORUM" in str(e)
+    w = WriteTimeout("msg", consistency=1, required_responses=1, received_responses=0, write_type="BATCH_LOG")
+    assert w.write_type == WriteType.BATCH_LOG
+    a = AlreadyExists(keyspace="ks", table="t")
+    assert "ks.t" in str(a) and a.table == "t"
+    o = OperationTimedOut(errors="x", last_host="h")
+    assert o.errors == "x" and o.last_host == "h"
+    n = NoHostAvailable("none", {"h": ValueError("x")})
+    assert list(n.errors) == ["h"]
+
+
+def test_row_factories():
+    cols, rows = ("a", "b"), [(1, 2), (3, 4)]
+    assert tuple_factory(cols, rows) == rows
+    nt = named_tuple_factory(cols, rows)
+    assert nt[0].a == 1 and nt[1].b == 4
+    assert type(nt[0]) is type(named_tuple_factory(cols, rows)[0]), "class is cached"
+    assert dict_factory(cols, rows) == [{"a": 1, "b": 2}, {"a": 3, "b": 4}]
+    assert list(ordered_dict_factory(cols, rows)[0]) == ["a", "b"]
+    odd = named_tuple_factory(("count(*)", "[applied]", "1x"), [(1, True, 2)])[0]
+    assert tuple(odd) == (1, True, 2)
+
+
+def test_unset_value_is_a_singleton():
+    assert pickle.loads(pickle.dumps(UNSET_VALUE)) is UNSET_VALUE
+    assert repr(UNSET_VALUE) == "UNSET_VALUE"
+
+
+def test_statements():
+    s = SimpleStatement("SELECT 1", consistency_level=ConsistencyLevel.QUORUM, fetch_size=10)
+    assert s.query_string == "SELECT 1" and s.fetch_size == 10 and s.consistency_level == 4
+    with pytest.raises(ValueError):
+        SimpleStatement("x", serial_consistency_level=ConsistencyLevel.ONE)
+    b = BatchStatement(BatchType.UNLOGGED)
+    b.add("INSERT INTO t (a) VALUES (%s)", ("it's",))
+    assert b._statements_and_parameters == [("INSERT INTO t (a) VALUES ('it''s')", None)]
+    with pytest.raises(TypeError):
+        b.add(42)
+    assert str(BatchType.COUNTER) == "COUNTER"
+
+
+def test_cluster_argument_checks():
+    assert Cluster().contact_points == ["127.0.0.1"]
+    assert Cluster(compression=False).compression is None
+    assert Cluster(compression=True).compression == "lz4"
+    with pytest.raises(ValueError):
+        Cluster(compression="zstd")
+    with pytest.raises(UnsupportedOperation, match="TLS"):
+        Cluster(ssl_context=object())
+    with pytest.raises(ValueError):
+        Cluster(protocol_version=99)
+    assert Cluster(protocol_version=5).protocol_version == 4
+
+
+def test_util_types():
+    d = Date(datetime.date(2024, 2, 29))
+    assert d == Date(d.days_from_epoch) and d.date() == datetime.date(2024, 2, 29)
+    assert str(Date(-(2**31))) == str(-(2**31))
+    t = Time("12:34:56.123456789")
+    assert (t.hour, t.minute, t.second, t.nanosecond) == (12, 34, 56, 123456789)
+    assert Time(datetime.time(1, 2, 3)) == 3723 * 10**9
+    with pytest.raises(ValueError):
+        Time(86400 * 10**9)
+    assert Duration(1, 2, 3) == Duration(1, 2, 3) != Duration(1, 2, 4)
+    s = SortedSet([3, 1, 2, 1])
+    assert list(s) == [1, 2, 3] and s == {1, 2, 3} and 2 in s and 5 not in s
+    unhashable = SortedSet([[2], [1]])
+    assert list(unhashable) == [[1], [2]]
+    assert OrderedMap([(1, "a")]) == {1: "a"}
+    assert OrderedMap([([1, 2], "a")]) == {(1, 2): "a"}
