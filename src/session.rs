@@ -23,6 +23,7 @@ use scylla::statement::batch::{Batch, BatchStatement, BatchType};
 use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::{Consistency, SerialConsistency, Statement};
 
+use crate::completion;
 use crate::errors;
 use crate::rows;
 use crate::runtime;
@@ -156,9 +157,121 @@ impl Prepared {
 }
 
 /// The raw outcome of one request.
-struct Outcome {
+pub struct Outcome {
     result: QueryResult,
     paging: Option<PagingStateResponse>,
+}
+
+/// A request ready to run: statement with converted values, and whether it is paged.
+enum Request {
+    Prepared(PreparedStatement, BoundValues),
+    Query(Statement),
+}
+
+/// Builds a request from Python arguments (GIL held): converts the values, applies options.
+fn build_request(
+    py: Python<'_>,
+    statement: &Bound<'_, PyAny>,
+    values: Option<&Bound<'_, PyAny>>,
+    opts: &Options,
+    paged: Option<i32>,
+) -> PyResult<Request> {
+    if let Ok(p) = statement.cast::<Prepared>() {
+        let p = p.get();
+        let bound = bind_row(py, values, p.stmt.get_variable_col_specs().as_slice())?;
+        let mut stmt = p.stmt.clone();
+        apply_options!(stmt, opts);
+        if let Some(n) = paged {
+            stmt.set_page_size(n);
+        }
+        Ok(Request::Prepared(stmt, bound))
+    } else if let Ok(q) = statement.cast::<PyString>() {
+        if values.is_some_and(|v| !v.is_none()) {
+            return Err(PyTypeError::new_err("engine: values for a query string must be inlined by the caller"));
+        }
+        let mut stmt = Statement::new(q.to_cow()?.into_owned());
+        apply_options!(stmt, opts);
+        if let Some(n) = paged {
+            stmt.set_page_size(n);
+        }
+        Ok(Request::Query(stmt))
+    } else {
+        Err(PyTypeError::new_err("statement must be a str or a prepared statement"))
+    }
+}
+
+/// Runs a request (one page, or unpaged).
+async fn run_request(session: Arc<ScyllaSession>, req: Request, paged: bool, state: Option<PagingState>) -> Result<Outcome, ExecutionError> {
+    let state = state.unwrap_or_default();
+    match (req, paged) {
+        (Request::Prepared(stmt, values), true) => {
+            let (result, paging) = session.execute_single_page(&stmt, &values, state).await?;
+            Ok(Outcome { result, paging: Some(paging) })
+        }
+        (Request::Prepared(stmt, values), false) => Ok(Outcome { result: session.execute_unpaged(&stmt, &values).await?, paging: None }),
+        (Request::Query(stmt), true) => {
+            let (result, paging) = session.query_single_page(stmt, (), state).await?;
+            Ok(Outcome { result, paging: Some(paging) })
+        }
+        (Request::Query(stmt), false) => Ok(Outcome { result: session.query_unpaged(stmt, ()).await?, paging: None }),
+    }
+}
+
+/// Bounds `fut` by the client-side timeout, if any.
+async fn timed<T>(timeout: Option<Duration>, fut: impl std::future::Future<Output = Result<T, ExecutionError>>) -> Result<T, ExecutionError> {
+    match timeout {
+        Some(t) => tokio::time::timeout(t, fut).await.map_err(|_| ExecutionError::RequestTimeout(t))?,
+        None => fut.await,
+    }
+}
+
+/// `(rows, column_names, column_types, paging_state, tracing_id, warnings)` of an outcome.
+pub fn outcome_to_py<'py>(py: Python<'py>, out: Outcome) -> PyResult<Bound<'py, PyTuple>> {
+    let tracing_id = match out.result.tracing_id() {
+        Some(id) => {
+            let kw = PyDict::new(py);
+            kw.set_item("bytes", PyBytes::new(py, id.as_bytes()))?;
+            errors::object(py, "UUID")?.bind(py).call((), Some(&kw))?
+        }
+        None => py.None().into_bound(py),
+    };
+    let warnings: Vec<String> = out.result.warnings().map(|w| w.to_string()).collect();
+    let warnings = if warnings.is_empty() { py.None().into_bound(py) } else { PyList::new(py, warnings)?.into_any() };
+    let paging_state = match out.paging {
+        Some(PagingStateResponse::HasMorePages { state }) => match state.as_bytes_slice() {
+            Some(b) => PyBytes::new(py, b).into_any(),
+            None => py.None().into_bound(py),
+        },
+        _ => py.None().into_bound(py),
+    };
+    let none = || py.None().into_bound(py);
+    let (rows, names, types) = match out.result.into_rows_result() {
+        Ok(r) => (
+            rows::page_rows(py, &r)?.into_any(),
+            rows::column_names(py, &r)?.into_any(),
+            rows::column_types(py, &r)?.into_any(),
+        ),
+        Err(_) => (none(), none(), none()),
+    };
+    PyTuple::new(py, [rows, names, types, paging_state, tracing_id, warnings])
+}
+
+/// Cancels a submitted request (asyncio cancellation): its task is aborted and its
+/// resources freed; no completion is delivered.
+#[pyclass(frozen, module = "turbocql._engine")]
+pub struct RequestHandle {
+    abort: tokio::task::AbortHandle,
+}
+
+#[pymethods]
+impl RequestHandle {
+    fn cancel(&self) {
+        self.abort.abort();
+    }
+    #[getter]
+    fn done(&self) -> bool {
+        self.abort.is_finished()
+    }
 }
 
 /// A connected session.
@@ -166,6 +279,7 @@ struct Outcome {
 pub struct Session {
     inner: RwLock<Option<Arc<ScyllaSession>>>,
     hosts: String,
+    hosts_arc: Arc<str>,
 }
 
 impl Session {
@@ -178,45 +292,8 @@ impl Session {
 
     /// Runs `fut` with the GIL released, under the client-side timeout if any.
     fn wait<T: Send>(&self, py: Python<'_>, timeout: Option<Duration>, fut: impl std::future::Future<Output = Result<T, ExecutionError>> + Send) -> PyResult<T> {
-        let res = py.detach(|| {
-            runtime::block_on(async move {
-                match timeout {
-                    Some(t) => tokio::time::timeout(t, fut).await.map_err(|_| ExecutionError::RequestTimeout(t))?,
-                    None => fut.await,
-                }
-            })
-        });
+        let res = py.detach(|| runtime::block_on(timed(timeout, fut)));
         res.map_err(|e| errors::execution_error(py, &e, &self.hosts))
-    }
-
-    fn outcome_to_py<'py>(&self, py: Python<'py>, out: Outcome) -> PyResult<Bound<'py, PyTuple>> {
-        let tracing_id = match out.result.tracing_id() {
-            Some(id) => {
-                let kw = PyDict::new(py);
-                kw.set_item("bytes", PyBytes::new(py, id.as_bytes()))?;
-                errors::object(py, "UUID")?.bind(py).call((), Some(&kw))?
-            }
-            None => py.None().into_bound(py),
-        };
-        let warnings: Vec<String> = out.result.warnings().map(|w| w.to_string()).collect();
-        let warnings = if warnings.is_empty() { py.None().into_bound(py) } else { PyList::new(py, warnings)?.into_any() };
-        let paging_state = match out.paging {
-            Some(PagingStateResponse::HasMorePages { state }) => match state.as_bytes_slice() {
-                Some(b) => PyBytes::new(py, b).into_any(),
-                None => py.None().into_bound(py),
-            },
-            _ => py.None().into_bound(py),
-        };
-        let none = || py.None().into_bound(py);
-        let (rows, names, types) = match out.result.into_rows_result() {
-            Ok(r) => (
-                rows::page_rows(py, &r)?.into_any(),
-                rows::column_names(py, &r)?.into_any(),
-                rows::column_types(py, &r)?.into_any(),
-            ),
-            Err(_) => (none(), none(), none()),
-        };
-        PyTuple::new(py, [rows, names, types, paging_state, tracing_id, warnings])
     }
 }
 
@@ -261,30 +338,46 @@ impl Session {
         let opts = Options::new(consistency_level, serial_consistency_level, timeout, trace, timestamp, idempotent)?;
         let session = self.get(py)?;
         let paged = fetch_size.filter(|n| *n > 0);
-        let state = paging_state.map(|b| paging_state_from(b));
-        let out = if let Ok(p) = statement.cast::<Prepared>() {
-            let p = p.get();
-            let bound = bind_row(py, values.as_ref(), p.stmt.get_variable_col_specs().as_slice())?;
-            let mut stmt = p.stmt.clone();
-            apply_options!(stmt, opts);
-            if let Some(n) = paged {
-                stmt.set_page_size(n);
-            }
-            self.wait(py, opts.timeout, run_prepared(session, stmt, bound, paged.is_some(), state))?
-        } else if let Ok(q) = statement.cast::<PyString>() {
-            if values.as_ref().is_some_and(|v| !v.is_none()) {
-                return Err(PyTypeError::new_err("engine: values for a query string must be inlined by the caller"));
-            }
-            let mut stmt = Statement::new(q.to_cow()?.into_owned());
-            apply_options!(stmt, opts);
-            if let Some(n) = paged {
-                stmt.set_page_size(n);
-            }
-            self.wait(py, opts.timeout, run_query(session, stmt, paged.is_some(), state))?
-        } else {
-            return Err(PyTypeError::new_err("statement must be a str or a prepared statement"));
+        let state = paging_state.map(paging_state_from);
+        let req = build_request(py, statement, values.as_ref(), &opts, paged)?;
+        let out = self.wait(py, opts.timeout, run_request(session, req, paged.is_some(), state))?;
+        outcome_to_py(py, out)
+    }
+
+    /// Like `execute`, without waiting: the request runs in the engine and, when it
+    /// finishes, `target` receives `(page, exc)` through the dispatcher (see
+    /// `completion`). Bad values raise here, before anything is sent. Returns a
+    /// `RequestHandle` when `cancellable` is true.
+    #[pyo3(signature = (target, statement, values=None, consistency_level=None, serial_consistency_level=None, fetch_size=None, paging_state=None, timeout=None, trace=false, timestamp=None, idempotent=false, cancellable=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn submit(
+        &self,
+        py: Python<'_>,
+        target: Py<PyAny>,
+        statement: &Bound<'_, PyAny>,
+        values: Option<Bound<'_, PyAny>>,
+        consistency_level: Option<u16>,
+        serial_consistency_level: Option<u16>,
+        fetch_size: Option<i32>,
+        paging_state: Option<&[u8]>,
+        timeout: Option<f64>,
+        trace: bool,
+        timestamp: Option<i64>,
+        idempotent: bool,
+        cancellable: bool,
+    ) -> PyResult<Option<RequestHandle>> {
+        let opts = Options::new(consistency_level, serial_consistency_level, timeout, trace, timestamp, idempotent)?;
+        let session = self.get(py)?;
+        let paged = fetch_size.filter(|n| *n > 0);
+        let state = paging_state.map(paging_state_from);
+        let req = build_request(py, statement, values.as_ref(), &opts, paged)?;
+        let hosts = self.hosts_arc.clone();
+        let task = async move {
+            let outcome = timed(opts.timeout, run_request(session, req, paged.is_some(), state)).await;
+            completion::push(completion::Completion { target, outcome, hosts });
         };
-        self.outcome_to_py(py, out)
+        let handle = runtime::get().spawn(task);
+        Ok(cancellable.then(|| RequestHandle { abort: handle.abort_handle() }))
     }
 
     /// Executes a batch of `(statement, values)` pairs; statements are str (values inlined)
@@ -331,7 +424,7 @@ impl Session {
         apply_options!(batch, opts);
         let fut = async move { session.batch(&batch, &all_values).await };
         let result = self.wait(py, opts.timeout, fut)?;
-        self.outcome_to_py(py, Outcome { result, paging: None })
+        outcome_to_py(py, Outcome { result, paging: None })
     }
 
     /// Switches every connection of the session to `keyspace` (case-sensitive).
@@ -382,26 +475,6 @@ fn annotate(py: Python<'_>, e: PyErr, context: &str) -> PyErr {
         PyValueError::new_err(msg)
     } else {
         e
-    }
-}
-
-async fn run_prepared(session: Arc<ScyllaSession>, stmt: PreparedStatement, values: BoundValues, paged: bool, state: Option<PagingState>) -> Result<Outcome, ExecutionError> {
-    if paged {
-        let (result, paging) = session.execute_single_page(&stmt, &values, state.unwrap_or_default()).await?;
-        Ok(Outcome { result, paging: Some(paging) })
-    } else {
-        let result = session.execute_unpaged(&stmt, &values).await?;
-        Ok(Outcome { result, paging: None })
-    }
-}
-
-async fn run_query(session: Arc<ScyllaSession>, stmt: Statement, paged: bool, state: Option<PagingState>) -> Result<Outcome, ExecutionError> {
-    if paged {
-        let (result, paging) = session.query_single_page(stmt, (), state.unwrap_or_default()).await?;
-        Ok(Outcome { result, paging: Some(paging) })
-    } else {
-        let result = session.query_unpaged(stmt, ()).await?;
-        Ok(Outcome { result, paging: None })
     }
 }
 
@@ -471,6 +544,6 @@ pub fn connect(
             "connect timeout",
         )),
         Ok(Err(e)) => Err(errors::new_session_error(py, &e, &hosts)),
-        Ok(Ok(s)) => Ok(Session { inner: RwLock::new(Some(Arc::new(s))), hosts }),
+        Ok(Ok(s)) => Ok(Session { inner: RwLock::new(Some(Arc::new(s))), hosts_arc: Arc::from(hosts.as_str()), hosts }),
     }
 }

@@ -81,6 +81,17 @@ def _make_udt(keyspace, name, field_names, values):
     return cls(*values)
 
 
+def _aio_resolve(items):
+    """Resolves a batch of asyncio futures on their loop (one wake-up per batch)."""
+    for fut, page, exc in items:
+        if fut.done():
+            continue
+        if exc is not None:
+            fut.set_exception(exc)
+        else:
+            fut.set_result(page)
+
+
 def _bootstrap_engine():
     import turbocql
     objects = {
@@ -98,7 +109,7 @@ def _bootstrap_engine():
         NoHostAvailable=NoHostAvailable, ConnectionException=ConnectionException,
         UNSET_VALUE=UNSET_VALUE, UUID=uuid.UUID, Decimal=decimal.Decimal,
         Date=util.Date, Time=util.Time, Duration=util.Duration, SortedSet=util.SortedSet,
-        OrderedMap=util.OrderedMap, make_udt=_make_udt,
+        OrderedMap=util.OrderedMap, make_udt=_make_udt, aio_resolve=_aio_resolve,
     )
     _engine._bootstrap(objects)
 
@@ -260,12 +271,25 @@ class Session:
         if timeout is _NOT_SET:
             timeout = self.default_timeout
         request = self._request(query, parameters, timeout, trace)
-        page = request(paging_state)
-        return ResultSet(self, request, page, self.row_factory, query)
+        return ResultSet(self, request, request.run(paging_state), self.row_factory, query)
+
+    def execute_async(self, query, parameters=None, trace=False, custom_payload=None, timeout=_NOT_SET,
+                      execution_profile=EXEC_PROFILE_DEFAULT, paging_state=None, host=None, execute_as=None):
+        """Starts ``query`` and returns a :class:`ResponseFuture` at once.
+
+        Bad values raise here, before anything is sent. The request runs in the engine;
+        callbacks added with :meth:`ResponseFuture.add_callbacks` run on the dispatcher
+        thread, which hands back all ready completions under one GIL acquisition.
+        """
+        if timeout is _NOT_SET:
+            timeout = self.default_timeout
+        request = self._request(query, parameters, timeout, trace)
+        future = ResponseFuture(self, request, query, self.row_factory, timeout)
+        request.submit(future._on_page, paging_state)
+        return future
 
     def _request(self, query, parameters, timeout, trace):
-        """A function of ``paging_state`` that runs this request and returns a raw page."""
-        run = self._session.execute
+        """The engine call for this request, as a :class:`_Request`."""
         cl = serial = None
         fetch_size = FETCH_SIZE_UNSET
         idempotent = False
@@ -287,12 +311,9 @@ class Session:
         elif isinstance(query, BatchStatement):
             if parameters is not None:
                 raise ValueError("parameters cannot be passed with a BatchStatement (add them to the batch)")
-            items = query._statements_and_parameters
-            batch_type = query.batch_type.value
             cl = query.consistency_level if query.consistency_level is not None else self.default_consistency_level
-            serial = query.serial_consistency_level
-            batch = self._session.execute_batch
-            return lambda paging_state: batch(batch_type, items, cl, serial, timeout, trace, None, query.is_idempotent)
+            return _BatchRequest(self._session, query.batch_type.value, query._statements_and_parameters,
+                                 cl, query.serial_consistency_level, timeout, trace, query.is_idempotent)
         else:
             raise TypeError("query must be a str or a Statement, not %s" % type(query).__name__)
         if cl is None:
@@ -301,7 +322,7 @@ class Session:
             serial = self.default_serial_consistency_level
         if fetch_size is FETCH_SIZE_UNSET:
             fetch_size = self.default_fetch_size
-        return lambda paging_state: run(stmt, values, cl, serial, fetch_size, paging_state, timeout, trace, None, idempotent)
+        return _Request(self._session, stmt, values, cl, serial, fetch_size, timeout, trace, idempotent)
 
     def prepare(self, query, custom_payload=None, keyspace=None):
         """Prepares ``query`` (``?`` or ``:name`` markers) and returns a PreparedStatement.
@@ -327,6 +348,75 @@ class Session:
         self.shutdown()
 
 
+class _Request:
+    """One statement with its values and options, runnable again for the next page."""
+
+    __slots__ = ("_engine", "_args")
+
+    def __init__(self, engine, stmt, values, cl, serial, fetch_size, timeout, trace, idempotent):
+        self._engine = engine
+        self._args = (stmt, values, cl, serial, fetch_size, timeout, trace, idempotent)
+
+    def run(self, paging_state):
+        """Runs it and waits (GIL released); returns the raw page."""
+        stmt, values, cl, serial, fetch_size, timeout, trace, idempotent = self._args
+        return self._engine.execute(stmt, values, cl, serial, fetch_size, paging_state, timeout, trace, None, idempotent)
+
+    def submit(self, target, paging_state, cancellable=False):
+        """Starts it; ``target(page, exc)`` is called on the dispatcher thread."""
+        _ensure_dispatcher()
+        stmt, values, cl, serial, fetch_size, timeout, trace, idempotent = self._args
+        return self._engine.submit(target, stmt, values, cl, serial, fetch_size, paging_state, timeout,
+                                   trace, None, idempotent, cancellable)
+
+
+class _BatchRequest:
+    """A batch: runs in one round trip, never paged."""
+
+    __slots__ = ("_engine", "_args")
+
+    def __init__(self, engine, batch_type, items, cl, serial, timeout, trace, idempotent):
+        self._engine = engine
+        self._args = (batch_type, items, cl, serial, timeout, trace, None, idempotent)
+
+    def run(self, paging_state):
+        return self._engine.execute_batch(*self._args)
+
+    def submit(self, target, paging_state, cancellable=False):
+        # Values are converted here (bad input raises before anything is sent); the round
+        # trip runs on a worker thread, since batches have no engine-side submit yet.
+        import threading
+
+        _ensure_dispatcher()
+
+        def work():
+            try:
+                page, exc = self.run(None), None
+            except Exception as e:  # delivered to the future, like any other failure
+                page, exc = None, e
+            target(page, exc)
+
+        threading.Thread(target=work, name="turbocql-batch", daemon=True).start()
+
+
+_dispatcher_lock = __import__("threading").Lock()
+_dispatcher_thread = None
+
+
+def _ensure_dispatcher():
+    """Starts the dispatcher thread on first use (and again after a fork)."""
+    global _dispatcher_thread
+    t = _dispatcher_thread
+    if t is not None and t.is_alive():
+        return
+    import threading
+
+    with _dispatcher_lock:
+        if _dispatcher_thread is None or not _dispatcher_thread.is_alive():
+            _dispatcher_thread = threading.Thread(target=_engine.run_dispatcher, name="turbocql-dispatcher", daemon=True)
+            _dispatcher_thread.start()
+
+
 def bind_params_if(query, parameters, encoder):
     if parameters is None:
         return query
@@ -342,25 +432,28 @@ class ResultSet:
     are shortcuts; ``was_applied`` reads a lightweight transaction's outcome.
     """
 
-    def __init__(self, session, request, page, row_factory, query):
+    def __init__(self, session, request, page, row_factory, query, rows=_NOT_SET, response_future=None):
         self._session = session
         self._request = request
         self._row_factory = row_factory
         self.query = query
+        self.response_future = response_future
         self._list_mode = False
-        self._set_page(page)
+        self._set_page(page, rows)
 
-    def _set_page(self, page):
-        rows, names, types, paging_state, trace_id, warnings = page
+    def _set_page(self, page, rows=_NOT_SET):
+        raw, names, types, paging_state, trace_id, warnings = page
         self.column_names = names
         self.column_types = types
         self.paging_state = paging_state
         self._trace_id = trace_id
         self.warnings = warnings
-        if rows is None:
+        if rows is not _NOT_SET:
+            self._current_rows = rows if rows is not None else []
+        elif raw is None:
             self._current_rows = []
         else:
-            self._current_rows = self._row_factory(names, rows)
+            self._current_rows = self._row_factory(names, raw)
         self._page_iter = None
 
     @property
@@ -374,7 +467,7 @@ class ResultSet:
     def fetch_next_page(self):
         """Replaces ``current_rows`` with the next page (no-op on the last page)."""
         if self.paging_state is not None:
-            self._set_page(self._request(self.paging_state))
+            self._set_page(self._request.run(self.paging_state))
         else:
             self._current_rows = []
 
@@ -452,3 +545,149 @@ class ResultSet:
 
     def __repr__(self):
         return "<ResultSet rows=%d, has_more_pages=%s>" % (len(self.current_rows), self.has_more_pages)
+
+
+_PENDING = _NotSet()
+log = __import__("logging").getLogger("turbocql.cluster")
+
+
+class QueryExhausted(Exception):
+    """``start_fetching_next_page()`` was called on the last page."""
+
+
+class ResponseFuture:
+    """The future result of :meth:`Session.execute_async`.
+
+    ``result()`` waits (GIL released) and returns a :class:`ResultSet` or raises the
+    request's exception. Callbacks get the page's rows (``None`` for a write) and errbacks
+    the exception; they run on the dispatcher thread, or at once in the caller's thread
+    when added after completion. A callback may call ``execute_async`` again.
+    """
+
+    def __init__(self, session, request, query, row_factory, timeout):
+        self.session = session
+        self.query = query
+        self.row_factory = row_factory
+        self.timeout = timeout
+        self._request = request
+        self._lock = _Lock()
+        self._event = None
+        self._callbacks = []
+        self._errbacks = []
+        self._final_result = _PENDING
+        self._final_exception = None
+        self._page = None
+        self._paging_state = None
+
+    # -- completion, on the dispatcher thread
+    def _on_page(self, page, exc):
+        if exc is not None:
+            with self._lock:
+                self._final_exception = exc
+                to_call = list(self._errbacks)
+                event = self._event
+            if event is not None:
+                event.set()
+            for fn, args, kwargs in to_call:
+                _run_callback(fn, exc, args, kwargs)
+            return
+        raw, names = page[0], page[1]
+        rows = self.row_factory(names, raw) if raw is not None else None
+        with self._lock:
+            self._page = page
+            self._paging_state = page[3]
+            self._final_result = rows
+            to_call = list(self._callbacks)
+            event = self._event
+        if event is not None:
+            event.set()
+        for fn, args, kwargs in to_call:
+            _run_callback(fn, rows, args, kwargs)
+
+    @property
+    def done(self):
+        return self._final_result is not _PENDING or self._final_exception is not None
+
+    def result(self, timeout=None):
+        """Waits for the result (GIL released) and returns a :class:`ResultSet`, or raises
+        the request's exception. ``timeout`` (seconds) bounds this wait only:
+        ``OperationTimedOut`` if it passes; the request's own timeout still applies."""
+        if not self.done:
+            with self._lock:
+                if not self.done and self._event is None:
+                    self._event = _Event()
+                event = self._event
+            if event is not None and not event.wait(timeout):
+                raise OperationTimedOut(errors="ResponseFuture.result(timeout=%s) elapsed" % timeout,
+                                        last_host=self.session.hosts)
+        if self._final_exception is not None:
+            raise self._final_exception
+        return ResultSet(self.session, self._request, self._page, self.row_factory, self.query,
+                         rows=self._final_result, response_future=self)
+
+    def get_query_trace(self, max_wait=None):
+        return self.result().get_query_trace(max_wait)
+
+    def add_callback(self, fn, *args, **kwargs):
+        """Calls ``fn(rows, *args, **kwargs)`` on success (at once if already done)."""
+        with self._lock:
+            self._callbacks.append((fn, args, kwargs))
+            run_now = self._final_result is not _PENDING
+        if run_now:
+            fn(self._final_result, *args, **kwargs)
+        return self
+
+    def add_errback(self, fn, *args, **kwargs):
+        """Calls ``fn(exception, *args, **kwargs)`` on failure (at once if already failed)."""
+        with self._lock:
+            self._errbacks.append((fn, args, kwargs))
+            run_now = self._final_exception is not None
+        if run_now:
+            fn(self._final_exception, *args, **kwargs)
+        return self
+
+    def add_callbacks(self, callback, errback, callback_args=(), callback_kwargs=None,
+                      errback_args=(), errback_kwargs=None):
+        """``add_callback`` and ``add_errback`` together."""
+        self.add_callback(callback, *callback_args, **(callback_kwargs or {}))
+        self.add_errback(errback, *errback_args, **(errback_kwargs or {}))
+        return self
+
+    def clear_callbacks(self):
+        with self._lock:
+            self._callbacks = []
+            self._errbacks = []
+
+    @property
+    def has_more_pages(self):
+        return self._paging_state is not None
+
+    def start_fetching_next_page(self):
+        """Fetches the next page; the callbacks run again with its rows."""
+        if self._paging_state is None:
+            raise QueryExhausted()
+        state = self._paging_state
+        with self._lock:
+            self._final_result = _PENDING
+            self._final_exception = None
+            self._paging_state = None
+            if self._event is not None:
+                self._event.clear()
+        self._request.submit(self._on_page, state)
+
+    def __repr__(self):
+        state = "done" if self.done else "pending"
+        return "<ResponseFuture: query=%r %s>" % (self.query, state)
+
+
+def _run_callback(fn, value, args, kwargs):
+    try:
+        fn(value, *args, **kwargs)
+    except Exception:
+        log.exception("Failed executing callback %r", fn)
+
+
+import threading as _threading  # noqa: E402
+
+_Lock = _threading.Lock
+_Event = _threading.Event
