@@ -475,7 +475,15 @@ class ResultSet:
         if self._list_mode:
             return iter(self._current_rows)
         self._page_iter = iter(self._current_rows)
-        return self
+        return self._rows()
+
+    def _rows(self):
+        while True:
+            yield from self._page_iter
+            if self.paging_state is None:
+                return
+            self.fetch_next_page()
+            self._page_iter = iter(self._current_rows)
 
     def __next__(self):
         if self._page_iter is None:
@@ -498,20 +506,20 @@ class ResultSet:
         """Every row of every remaining page, as a list."""
         return [row for row in self]
 
-    def _enter_list_mode(self):
-        if not self._list_mode:
-            rows = [row for row in self]
-            self._current_rows = rows
-            self.paging_state = None
-            self._list_mode = True
+    def _enter_list_mode(self, operator):
+        if self._list_mode:
+            return
+        if self._page_iter is not None:
+            raise RuntimeError("Cannot use %s when results have been iterated." % operator)
+        rows = [row for row in self]
+        self._current_rows = rows
+        self.paging_state = None
+        self._list_mode = True
 
     def __getitem__(self, i):
-        self._enter_list_mode()
+        """Index into all rows (every page is fetched first, as in the classic driver)."""
+        self._enter_list_mode("index operator")
         return self._current_rows[i]
-
-    def __len__(self):
-        self._enter_list_mode()
-        return len(self._current_rows)
 
     def __bool__(self):
         return bool(self._current_rows) or self.has_more_pages

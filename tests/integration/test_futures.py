@@ -1,0 +1,181 @@
+"""execute_async, ResponseFuture, callbacks and errbacks, callback chains, paging of
+futures, and futures when the server stops mid-run."""
+
+import threading
+import time
+
+import pytest
+
+from turbocql import InvalidRequest, OperationTimedOut, DriverException
+from turbocql.cluster import NoHostAvailable, QueryExhausted, ResponseFuture, ResultSet
+from turbocql.query import SimpleStatement
+from tests.integration.conftest import paused
+
+
+def test_result_returns_a_result_set(session, table):
+    ins = session.prepare("INSERT INTO %s (k, a, b) VALUES (?, ?, ?)" % table)
+    futures = [session.execute_async(ins, ("f%d" % i, "a", "b")) for i in range(50)]
+    assert all(isinstance(f, ResponseFuture) for f in futures)
+    for f in futures:
+        rs = f.result()
+        assert isinstance(rs, ResultSet) and rs.current_rows == []
+    rs = session.execute_async("SELECT count(*) FROM %s" % table).result()
+    assert rs.one()[0] == 50
+
+
+def test_errors_raise_from_result_and_reach_errbacks(session):
+    f = session.execute_async("SELECT * FROM no_such_table_here")
+    with pytest.raises(InvalidRequest, match="no_such_table_here"):
+        f.result()
+    got = []
+    done = threading.Event()
+    f2 = session.execute_async("SELECT * FROM no_such_table_here")
+    f2.add_callbacks(lambda rows: got.append(("ok", rows)), lambda exc: (got.append(("err", exc)), done.set()))
+    assert done.wait(10)
+    assert got[0][0] == "err" and isinstance(got[0][1], InvalidRequest)
+
+
+def test_bad_values_raise_synchronously(session, table):
+    ins = session.prepare("INSERT INTO %s (k, a, b) VALUES (?, ?, ?)" % table)
+    with pytest.raises(TypeError, match='column "a"'):
+        session.execute_async(ins, ("k", 1, "b"))
+    with pytest.raises(ValueError, match="Too few"):
+        session.execute_async(ins, ("k",))
+
+
+def test_callbacks_run_on_the_dispatcher_with_args(session):
+    seen = []
+    done = threading.Event()
+
+    def cb(rows, tag, extra=None):
+        seen.append((rows[0].key, tag, extra, threading.current_thread().name))
+        done.set()
+
+    f = session.execute_async("SELECT key FROM system.local")
+    f.add_callbacks(cb, lambda e: None, callback_args=("T",), callback_kwargs={"extra": 7})
+    assert done.wait(10)
+    key, tag, extra, thread = seen[0]
+    assert (key, tag, extra) == ("local", "T", 7)
+    assert thread in ("turbocql-dispatcher", threading.current_thread().name)
+
+
+def test_callback_added_after_completion_runs_at_once(session):
+    f = session.execute_async("SELECT key FROM system.local")
+    f.result()
+    seen = []
+    f.add_callback(lambda rows, x: seen.append((rows[0].key, x, threading.current_thread().name)), 5)
+    assert seen == [("local", 5, threading.current_thread().name)]
+    bad = session.execute_async("SELECT * FROM nope_nope")
+    with pytest.raises(InvalidRequest):
+        bad.result()
+    errs = []
+    bad.add_errback(errs.append)
+    assert len(errs) == 1 and isinstance(errs[0], InvalidRequest)
+
+
+def test_write_callback_gets_none(session, table):
+    got = []
+    done = threading.Event()
+    session.execute_async("INSERT INTO %s (k) VALUES ('w')" % table).add_callback(lambda rows: (got.append(rows), done.set()))
+    assert done.wait(10)
+    assert got == [None]
+
+
+@pytest.mark.parametrize("chains", [120, 250, 500])
+def test_callback_chains(session, table, chains):
+    """Document 000's pattern: each callback submits the next request."""
+    total = 3000
+    ins = session.prepare("INSERT INTO %s (k, a, b) VALUES (?, ?, ?)" % table)
+    lock = threading.Lock()
+    state = {"started": 0, "finished": 0, "errors": 0}
+    done = threading.Event()
+
+    def next_request(result=None):
+        with lock:
+            if isinstance(result, BaseException):
+                state["errors"] += 1
+            if result is not _START:
+                state["finished"] += 1
+                if state["finished"] == total:
+                    done.set()
+            if state["started"] >= total:
+                return
+            i = state["started"]
+            state["started"] += 1
+        session.execute_async(ins, ("c%d" % i, "a", "b")).add_callbacks(next_request, next_request)
+
+    for _ in range(chains):
+        next_request(_START)
+    assert done.wait(120), state
+    assert state == {"started": total, "finished": total, "errors": 0}
+    assert session.execute("SELECT count(*) FROM %s" % table).one()[0] == total
+
+
+_START = object()
+
+
+def test_paging_with_futures(session, table):
+    ins = session.prepare("INSERT INTO %s (k, a, b) VALUES (?, ?, ?)" % table)
+    for i in range(25):
+        session.execute(ins, ("p%02d" % i, "a", "b"))
+    pages = []
+    done = threading.Event()
+    future = session.execute_async(SimpleStatement("SELECT k FROM %s" % table, fetch_size=10))
+
+    def on_page(rows):
+        pages.append([r.k for r in rows])
+        if future.has_more_pages:
+            future.start_fetching_next_page()
+        else:
+            done.set()
+
+    future.add_callbacks(on_page, lambda e: done.set())
+    assert done.wait(20)
+    assert [len(p) for p in pages] == [10, 10, 5]
+    assert sorted(sum(pages, [])) == ["p%02d" % i for i in range(25)]
+    with pytest.raises(QueryExhausted):
+        future.start_fetching_next_page()
+    # ResultSet from a future pages on by iteration too.
+    rs = session.execute_async(SimpleStatement("SELECT k FROM %s" % table, fetch_size=7)).result()
+    assert len(rs.current_rows) == 7 and len(list(rs)) == 25
+
+
+def test_timeouts(cassandra, session, table):
+    with paused(cassandra):
+        f = session.execute_async("SELECT key FROM system.local", timeout=0.5)
+        t0 = time.monotonic()
+        with pytest.raises(OperationTimedOut):
+            f.result(timeout=0.1)  # the wait's own bound
+        with pytest.raises(OperationTimedOut):
+            f.result()  # the request's timeout
+        assert time.monotonic() - t0 < 2
+        errs = []
+        ev = threading.Event()
+        session.execute_async("SELECT key FROM system.local", timeout=0.3).add_errback(lambda e: (errs.append(e), ev.set()))
+        assert ev.wait(5) and isinstance(errs[0], OperationTimedOut)
+
+
+def test_threads_mixing_sync_and_async(session, table):
+    ins = session.prepare("INSERT INTO %s (k, a, b) VALUES (?, ?, ?)" % table)
+    errors = []
+
+    def work(t):
+        try:
+            futures = []
+            for i in range(100):
+                if i % 2:
+                    session.execute(ins, ("m%d-%d" % (t, i), "s", None))
+                else:
+                    futures.append(session.execute_async(ins, ("m%d-%d" % (t, i), "a", None)))
+            for f in futures:
+                f.result()
+        except Exception as e:  # pragma: no cover
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(60)
+    assert not errors
+    assert session.execute("SELECT count(*) FROM %s" % table).one()[0] == 800
