@@ -1,0 +1,410 @@
+"""Request-pattern benchmark runner: seed documents 000 and 001, classic vs turbocql vs Rust.
+
+In one run, after warming the server up with the Rust client, it runs for each workload
+(``--workloads write,read``) and each request pattern (``--patterns``) the classic driver and
+turbocql (``clients/patterns.py --driver cassandra|turbocql``), each in its own subprocess,
+one after the other, plus once per workload the pure-Rust reference with 120 requests in
+flight (``rust_ref --pattern concurrent --concurrency 120``), the reference row of every
+in-flight pattern. It prints one Markdown table per seed document:
+
+* document 000 (the classic driver's "Performance Notes"): the write workload of batched,
+  queued and unthrottled futures, callback chains (120, 250, 500), ``execute_concurrent``
+  (a list, and a generator with ``results_generator=True``);
+* document 001 (the pipeline benchmark): the same patterns in read mode, plus
+  ``WritePipeline`` and ``ReadPipeline``, with document 001's write rows repeated beside the
+  write pipeline (same runs, not run twice);
+
+with turbocql's asyncio API as an extra row in both. Columns: ops/s, client CPU µs/op, server
+CPU µs/op, p50/p99 latency, peak RSS of the client process, ops/s relative to the classic
+driver on the same pattern, client CPU relative to the Rust reference. Patterns the classic
+driver does not have (pipelines, asyncio) are compared with its callback chains (marked †).
+A client that fails (or lacks the API) is shown as ``failed: <reason>``.
+
+Example::
+
+    python3 benchmarks/run_patterns.py --quick --clients classic,rust
+    python3 benchmarks/run_patterns.py --ops 20000 --pin-client 1 --out
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from run_sync import (  # noqa: E402  (shared helpers of the sync runner)
+    DEFAULT_RUST_BIN,
+    ROOT,
+    ensure_rust_bin,
+    find_server_pid,
+    fmt_num,
+    wait_for_port,
+)
+
+CLIENT_PY = HERE / "clients" / "patterns.py"
+DRIVERS = {"classic": "cassandra", "turbocql": "turbocql"}
+RUST_LABEL = "rust, 120 in flight"
+
+
+@dataclasses.dataclass(frozen=True)
+class Spec:
+    name: str                      # as given to --patterns, e.g. "callback_chain:250"
+    args: tuple[str, ...]          # patterns.py arguments
+    workloads: tuple[str, ...]     # workloads it applies to
+    turbocql_only: bool = False    # the classic driver has no such API
+    label: str = ""                # shown in the table
+
+    @property
+    def base(self) -> str:
+        return self.name.split(":")[0]
+
+
+def _spec(name, args, workloads=("write", "read"), turbocql_only=False, label=""):
+    return Spec(name, tuple(args), tuple(workloads), turbocql_only, label or name)
+
+
+SPECS = [
+    _spec("batched_futures", ["--pattern", "batched_futures"],
+          label="batched futures (120)"),
+    _spec("queued_futures", ["--pattern", "queued_futures"], label="queued futures (120)"),
+    _spec("unthrottled_futures", ["--pattern", "unthrottled_futures"],
+          label="unthrottled futures"),
+    _spec("callback_chain:120", ["--pattern", "callback_chain", "--chains", "120"],
+          label="callback chains ×120"),
+    _spec("callback_chain:250", ["--pattern", "callback_chain", "--chains", "250"],
+          workloads=("write",), label="callback chains ×250"),
+    _spec("callback_chain:500", ["--pattern", "callback_chain", "--chains", "500"],
+          workloads=("write",), label="callback chains ×500"),
+    _spec("execute_concurrent", ["--pattern", "execute_concurrent"],
+          label="execute_concurrent_with_args (list, 120)"),
+    _spec("execute_concurrent_gen", ["--pattern", "execute_concurrent_gen"],
+          label="execute_concurrent_with_args (generator, results_generator)"),
+    _spec("write_pipeline", ["--pattern", "write_pipeline"], workloads=("write",),
+          turbocql_only=True, label="WritePipeline (100 in flight, 40,000 unsent)"),
+    _spec("read_pipeline", ["--pattern", "read_pipeline"], workloads=("read",),
+          turbocql_only=True, label="ReadPipeline (100 in flight, 400 unconsumed)"),
+    _spec("asyncio", ["--pattern", "asyncio"], turbocql_only=True,
+          label="asyncio, 120 coroutines"),
+    _spec("asyncio_uvloop", ["--pattern", "asyncio", "--uvloop"], turbocql_only=True,
+          label="asyncio on uvloop, 120 coroutines"),
+]
+SPEC_BY_NAME = {s.name: s for s in SPECS}
+
+# Table rows per seed document: (workload, pattern names in the document's order).
+DOC_000 = [("write", ["batched_futures", "queued_futures", "unthrottled_futures",
+                      "callback_chain:120", "callback_chain:250", "callback_chain:500",
+                      "execute_concurrent", "execute_concurrent_gen",
+                      "asyncio", "asyncio_uvloop"])]
+DOC_001 = [
+    ("write", ["callback_chain:120", "write_pipeline", "batched_futures", "queued_futures",
+               "unthrottled_futures"]),
+    ("read", ["callback_chain:120", "read_pipeline", "batched_futures", "queued_futures",
+              "unthrottled_futures", "execute_concurrent", "execute_concurrent_gen",
+              "asyncio", "asyncio_uvloop"]),
+]
+
+
+def select_specs(text: str) -> list[Spec]:
+    """``--patterns``: comma-separated names; a name without ``:N`` takes every variant."""
+    if text == "all":
+        return list(SPECS)
+    out: list[Spec] = []
+    for want in (w.strip() for w in text.split(",") if w.strip()):
+        hits = [s for s in SPECS if s.name == want or s.base == want]
+        if not hits:
+            raise ValueError(f"unknown pattern {want!r} (known: "
+                             f"{', '.join(s.name for s in SPECS)})")
+        out += [s for s in hits if s not in out]
+    return out
+
+
+def run_client(cmd: list[str], pin: str | None, timeout: float) -> dict:
+    """Run one client; return its JSON result, or {"failed": reason}.
+
+    Unlike ``run_sync.run_client`` it reaps the child with ``os.wait4`` so that the child's own
+    peak RSS (``process_max_rss_mb``, whole process life) is known for every client, the Rust
+    reference included.
+    """
+    if pin is not None:
+        cmd = ["taskset", "-c", pin, *cmd]
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        try:
+            p = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=ROOT, text=True)
+        except OSError as e:
+            return {"failed": str(e)}
+        timed_out = threading.Event()
+
+        def kill():
+            timed_out.set()
+            p.kill()
+
+        timer = threading.Timer(timeout, kill)
+        timer.start()
+        try:
+            _, status, ru = os.wait4(p.pid, 0)
+        finally:
+            timer.cancel()
+        p.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if timed_out.is_set():
+        return {"failed": f"timed out after {timeout:.0f} s"}
+    lines = [ln for ln in stdout.splitlines() if ln.startswith("{")]
+    if p.returncode != 0 or not lines:
+        msg = (stderr.strip().splitlines() or [f"exit code {p.returncode}"])[-1]
+        return {"failed": msg[:240]}
+    try:
+        r = json.loads(lines[-1])
+    except json.JSONDecodeError as e:
+        return {"failed": f"bad JSON line: {e}"}
+    r["process_max_rss_mb"] = round(ru.ru_maxrss / 1024, 1)
+    return r
+
+
+def key(r: dict) -> tuple[str, str, str]:
+    return (r["label"], r["spec"], r["workload"])
+
+
+def markdown_table(rows: list[tuple[str, str]], results: list[dict]) -> str:
+    """``rows``: (workload, spec name) in order; each gets its client rows."""
+    by = {key(r): r for r in results}
+    rust = {r["workload"]: r for r in results if r["label"] == "rust"}
+    head = ("| workload | pattern | client | ops/s | client CPU µs/op | server CPU µs/op "
+            "| p50 µs | p99 µs | peak RSS MB | ops/s vs classic | CPU vs rust |")
+    lines = [head, "| " + " | ".join(["---"] * 11) + " |"]
+    dagger = False
+    shown_rust = set()
+    for wl, name in rows:
+        if wl in rust and wl not in shown_rust:
+            shown_rust.add(wl)
+            lines.append(row_line(wl, "reference: `scylla` crate, 120 in flight", rust[wl],
+                                  None, rust[wl], ""))
+        spec = SPEC_BY_NAME[name]
+        for label in ("classic", "turbocql"):
+            r = by.get((label, name, wl))
+            if r is None:
+                continue
+            classic = by.get(("classic", name, wl))
+            mark = ""
+            if spec.turbocql_only:
+                classic = by.get(("classic", "callback_chain:120", wl))
+                mark = "†"
+                dagger = dagger or (classic is not None and "failed" not in classic
+                                    and "failed" not in r)
+            lines.append(row_line(wl, spec.label, r, classic, rust.get(wl), mark))
+    if dagger:
+        lines.append("")
+        lines.append("† no such API in the classic driver: compared with its callback chains "
+                     "×120 on the same workload.")
+    return "\n".join(lines)
+
+
+def row_line(wl: str, pattern: str, r: dict, classic: dict | None, rust: dict | None,
+             mark: str) -> str:
+    name = r["label"] if r["label"] != "rust" else "rust"
+    if "failed" in r:
+        reason = r["failed"].replace("|", "/")
+        return f"| {wl} | {pattern} | {name} | failed: {reason} | | | | | | | |"
+    vs_classic = vs_rust = ""
+    if classic and "failed" not in classic and r is not classic:
+        vs_classic = f"{r['ops_per_s'] / classic['ops_per_s']:.2f}×{mark}"
+    if rust and "failed" not in rust and rust["cpu_us_per_op"]:
+        vs_rust = f"{r['cpu_us_per_op'] / rust['cpu_us_per_op']:.2f}×"
+    errs = f" ({r['errors']} errors)" if r.get("errors") else ""
+    rss = r.get("process_max_rss_mb", r.get("max_rss_mb"))
+    return (f"| {wl} | {pattern} | {name}{errs} | {fmt_num(r['ops_per_s'])} "
+            f"| {fmt_num(r['cpu_us_per_op'], 1)} | {fmt_num(r.get('server_cpu_us_per_op'), 1)} "
+            f"| {fmt_num(r.get('p50_us'))} | {fmt_num(r.get('p99_us'))} | {fmt_num(rss, 0)} "
+            f"| {vs_classic} | {vs_rust} |")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=9042)
+    ap.add_argument("--keyspace", default="turbocql_bench")
+    ap.add_argument("--ops", type=int, default=None,
+                    help="timed operations per client run (default 20000; --quick: 5000)")
+    ap.add_argument("--patterns", default="all",
+                    help="comma-separated: " + ", ".join(s.name for s in SPECS)
+                         + " (a name without :N takes every variant), or all")
+    ap.add_argument("--workloads", default="write,read", help="comma-separated: write,read")
+    ap.add_argument("--clients", default="classic,turbocql,rust",
+                    help="comma-separated subset of classic,turbocql,rust")
+    ap.add_argument("--quick", action="store_true",
+                    help="small runs: 5,000 ops, 1,000 warm-up, 50,000 server warm-up")
+    ap.add_argument("--warmup", type=int, default=None,
+                    help="client warm-up requests, same pattern (default 2000; --quick: 1000)")
+    ap.add_argument("--rows", type=int, default=10000, help="rows the reads go over")
+    ap.add_argument("--server-warmup-ops", type=int, default=None,
+                    help="writes and reads by the Rust client (120 in flight) before anything "
+                         "(default 100000; --quick: 50000)")
+    ap.add_argument("--read-consume", choices=["sliding", "end"], default="sliding",
+                    help="ReadPipeline: consume while executing, or after (document 001)")
+    ap.add_argument("--pin-client", metavar="CPU", default=None,
+                    help="run each client under taskset -c CPU")
+    ap.add_argument("--server-pid", type=int, default=None,
+                    help="server pid for server CPU µs/op (default: found from the port)")
+    ap.add_argument("--rust-bin", type=Path, default=DEFAULT_RUST_BIN)
+    ap.add_argument("--build", action="store_true", help="cargo build the Rust reference first")
+    ap.add_argument("--python", default=sys.executable, help="interpreter for the Python clients")
+    ap.add_argument("--wait", type=float, default=0, help="seconds to wait for the server port")
+    ap.add_argument("--timeout", type=float, default=None,
+                    help="per client run, seconds (default 900; --quick: 300)")
+    ap.add_argument("--out", nargs="?", const="", default=None, metavar="PATH",
+                    help="write raw JSON (default path benchmarks/results/patterns-<date>.json)")
+    ap.add_argument("--report", default=str(HERE / "results" / "patterns-latest.md"),
+                    metavar="PATH", help="Markdown report (default %(default)s)")
+    ap.add_argument("--no-report", action="store_true", help="do not write the report")
+    args = ap.parse_args(argv)
+
+    q = args.quick
+    ops = args.ops or (5000 if q else 20000)
+    warmup = args.warmup if args.warmup is not None else (1000 if q else 2000)
+    server_warmup = args.server_warmup_ops if args.server_warmup_ops is not None else (
+        50000 if q else 100000)
+    timeout = args.timeout or (300 if q else 900)
+    workloads = [w for w in args.workloads.split(",") if w]
+    clients = [c for c in args.clients.split(",") if c]
+    for c in clients:
+        if c not in ("classic", "turbocql", "rust"):
+            ap.error(f"unknown client {c!r}")
+    for w in workloads:
+        if w not in ("write", "read"):
+            ap.error(f"unknown workload {w!r}")
+    try:
+        specs = select_specs(args.patterns)
+    except ValueError as e:
+        ap.error(str(e))
+    if args.pin_client is not None and not shutil.which("taskset"):
+        ap.error("--pin-client needs taskset (util-linux)")
+
+    if not wait_for_port(args.host, args.port, args.wait):
+        print(f"no server at {args.host}:{args.port} "
+              "(start one with: turbocql localdb start)", file=sys.stderr)
+        return 2
+    server_pid = args.server_pid or find_server_pid(args.port)
+    rust_bin = ensure_rust_bin(args.rust_bin, args.build)
+
+    common = ["--host", args.host, "--port", str(args.port), "--keyspace", args.keyspace,
+              "--rows", str(args.rows)]
+    if server_pid:
+        common += ["--server-pid", str(server_pid)]
+
+    def rust_cmd(workload: str, n: int, extra: list[str]) -> list[str]:
+        return [str(rust_bin), *common, "--workload", workload, "--ops", str(n), *extra]
+
+    # Server warm-up: the JVM gets 2-3x cheaper per request once warm; also writes the read rows.
+    if rust_bin is None:
+        print("Rust reference unavailable: server warm-up skipped", file=sys.stderr)
+    elif server_warmup > 0:
+        print(f"warming the server up ({server_warmup} writes and reads, rust, "
+              "120 in flight)...", file=sys.stderr, flush=True)
+        for wl in ("populate", "write", "read"):
+            r = run_client(rust_cmd(wl, server_warmup,
+                                    ["--pattern", "concurrent", "--warmup", "0"]),
+                           args.pin_client, timeout)
+            if "failed" in r:
+                print(f"  warm-up {wl} failed: {r['failed']}", file=sys.stderr)
+
+    load_start = os.getloadavg()[0]
+    results: list[dict] = []
+
+    def record(label: str, spec_name: str, wl: str, cmd: list[str] | None,
+               missing: str = "") -> None:
+        print(f"{wl:5} {spec_name:>24} {label:>8} ...", end=" ", file=sys.stderr, flush=True)
+        r = {"failed": missing} if cmd is None else run_client(cmd, args.pin_client, timeout)
+        r.update(label=label, spec=spec_name, workload=wl)
+        print(r.get("failed") or f"{r['ops_per_s']:,.0f} ops/s, "
+              f"{r['cpu_us_per_op']:.1f} µs CPU/op", file=sys.stderr, flush=True)
+        results.append(r)
+
+    for wl in workloads:
+        if "rust" in clients:
+            record("rust", "rust_concurrent", wl,
+                   None if rust_bin is None else rust_cmd(
+                       wl, ops, ["--pattern", "concurrent", "--concurrency", "120",
+                                 "--warmup", str(warmup)]),
+                   "Rust reference not built")
+        for spec in specs:
+            if wl not in spec.workloads:
+                continue
+            for label in ("classic", "turbocql"):
+                if label not in clients or (label == "classic" and spec.turbocql_only):
+                    continue
+                cmd = [args.python, str(CLIENT_PY), "--driver", DRIVERS[label], *common,
+                       *spec.args, "--workload", wl, "--ops", str(ops),
+                       "--warmup", str(warmup)]
+                if spec.name == "read_pipeline":
+                    cmd += ["--read-consume", args.read_consume]
+                record(label, spec.name, wl, cmd)
+
+    chosen = {s.name for s in specs}
+
+    def doc_rows(doc) -> list[tuple[str, str]]:
+        return [(wl, n) for wl, names in doc if wl in workloads for n in names if n in chosen]
+
+    pin = f", client pinned to CPU {args.pin_client}" if args.pin_client else ""
+    heading = (f"{ops:,} ops per client run (+{warmup:,} warm-up), prepared statements, "
+               f"distinct keys for writes, one-row reads over {args.rows:,} keys; "
+               f"single node, {os.cpu_count()} CPUs{pin}; server warmed with "
+               f"{server_warmup:,} Rust writes and reads; server pid {server_pid or 'unknown'}; "
+               f"1-min load average {load_start:.1f} at the start, "
+               f"{os.getloadavg()[0]:.1f} at the end.")
+    sections = []
+    for title, doc in (
+        ("Document 000: request patterns of the classic driver's Performance Notes (writes)",
+         DOC_000),
+        ("Document 001: the same patterns with reads, and the pipeline objects", DOC_001),
+    ):
+        rows = doc_rows(doc)
+        if rows:
+            sections.append(f"## {title}\n\n{markdown_table(rows, results)}")
+    body = "\n\n".join(sections)
+    print(f"\n{heading}\n\n{body}")
+
+    if not args.no_report:
+        rpath = Path(args.report)
+        rpath.parent.mkdir(parents=True, exist_ok=True)
+        command = "python benchmarks/run_patterns.py " + " ".join(sys.argv[1:] if argv is None
+                                                                  else argv)
+        rpath.write_text(
+            "# Request patterns: classic driver vs turbocql vs Rust\n\n"
+            f"{dt.datetime.now():%Y-%m-%d %H:%M}, `{command.strip()}`\n\n{heading}\n\n"
+            "Columns: client CPU = user + system of the client process over the timed section "
+            "(getrusage); server CPU = the Cassandra process over the same section (/proc), an "
+            "upper bound; latency = submit → result (futures), submit → callback (chains), "
+            "around the await (asyncio), none for bulk calls; peak RSS = the client process's "
+            "whole life (wait4).\n\n"
+            f"{body}\n")
+        print(f"report: {rpath}", file=sys.stderr)
+
+    if args.out is not None:
+        path = Path(args.out) if args.out else (
+            HERE / "results" / f"patterns-{dt.datetime.now():%Y-%m-%d-%H%M%S}.json")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        meta = {"date": dt.datetime.now().isoformat(timespec="seconds"),
+                "loadavg_start": load_start, "loadavg_end": os.getloadavg()[0],
+                "host": platform.node(), "cpus": os.cpu_count(),
+                "argv": sys.argv[1:] if argv is None else argv, "ops": ops, "warmup": warmup,
+                "server_warmup_ops": server_warmup, "server_pid": server_pid,
+                "python": platform.python_version()}
+        path.write_text(json.dumps({"meta": meta, "results": results}, indent=1) + "\n")
+        print(f"raw results: {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
