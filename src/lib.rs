@@ -5,6 +5,7 @@
 //! - [`session`]: connecting, preparing, executing statements and batches;
 //! - [`values`]: Python values → CQL bytes, typed by prepared metadata;
 //! - [`rows`]: CQL bytes → Python rows, a page at a time;
+//! - [`concurrent`]: `execute_concurrent`, with the requests kept in flight in Rust;
 //! - [`completion`]: results of requests submitted without waiting, handed back in batches;
 //! - [`errors`]: scylla errors → the classic driver's exception classes;
 //! - [`types`]: CQL type names.
@@ -13,6 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 pub mod completion;
+pub mod concurrent;
 pub mod errors;
 pub mod rows;
 pub mod runtime;
@@ -35,6 +37,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<session::Session>()?;
     m.add_class::<session::Prepared>()?;
     m.add_class::<session::RequestHandle>()?;
+    m.add_class::<concurrent::ConcurrentRun>()?;
     m.add_function(wrap_pyfunction!(completion::run_dispatcher, m)?)?;
     m.add_function(wrap_pyfunction!(completion::stop_dispatcher, m)?)?;
     Ok(())

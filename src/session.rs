@@ -30,7 +30,7 @@ use crate::runtime;
 use crate::types::type_name;
 use crate::values::{bind_row, BoundValues};
 
-fn consistency(v: u16) -> PyResult<Consistency> {
+pub(crate) fn consistency(v: u16) -> PyResult<Consistency> {
     Ok(match v {
         0 => Consistency::Any,
         1 => Consistency::One,
@@ -66,17 +66,17 @@ fn duration(seconds: f64, what: &str) -> PyResult<Duration> {
 
 /// Per-request options, the same for every kind of statement.
 #[derive(Clone, Default)]
-struct Options {
-    consistency: Option<Consistency>,
+pub(crate) struct Options {
+    pub(crate) consistency: Option<Consistency>,
     serial: Option<SerialConsistency>,
-    timeout: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
     trace: bool,
     timestamp: Option<i64>,
     idempotent: bool,
 }
 
 impl Options {
-    fn new(consistency_level: Option<u16>, serial: Option<u16>, timeout: Option<f64>, trace: bool, timestamp: Option<i64>, idempotent: bool) -> PyResult<Self> {
+    pub(crate) fn new(consistency_level: Option<u16>, serial: Option<u16>, timeout: Option<f64>, trace: bool, timestamp: Option<i64>, idempotent: bool) -> PyResult<Self> {
         Ok(Options {
             consistency: consistency_level.map(consistency).transpose()?,
             serial: serial.map(serial_consistency).transpose()?,
@@ -162,14 +162,21 @@ pub struct Outcome {
     paging: Option<PagingStateResponse>,
 }
 
+impl Outcome {
+    /// True for a result with nothing to show (a write): no rows, no paging, no trace.
+    pub(crate) fn is_void(&self) -> bool {
+        !self.result.is_rows() && self.result.tracing_id().is_none() && self.result.warnings().next().is_none()
+    }
+}
+
 /// A request ready to run: statement with converted values, and whether it is paged.
-enum Request {
+pub(crate) enum Request {
     Prepared(PreparedStatement, BoundValues),
     Query(Statement),
 }
 
 /// Builds a request from Python arguments (GIL held): converts the values, applies options.
-fn build_request(
+pub(crate) fn build_request(
     py: Python<'_>,
     statement: &Bound<'_, PyAny>,
     values: Option<&Bound<'_, PyAny>>,
@@ -201,7 +208,7 @@ fn build_request(
 }
 
 /// Runs a request (one page, or unpaged).
-async fn run_request(session: Arc<ScyllaSession>, req: Request, paged: bool, state: Option<PagingState>) -> Result<Outcome, ExecutionError> {
+pub(crate) async fn run_request(session: Arc<ScyllaSession>, req: Request, paged: bool, state: Option<PagingState>) -> Result<Outcome, ExecutionError> {
     let state = state.unwrap_or_default();
     match (req, paged) {
         (Request::Prepared(stmt, values), true) => {
@@ -218,7 +225,7 @@ async fn run_request(session: Arc<ScyllaSession>, req: Request, paged: bool, sta
 }
 
 /// Bounds `fut` by the client-side timeout, if any.
-async fn timed<T>(timeout: Option<Duration>, fut: impl std::future::Future<Output = Result<T, ExecutionError>>) -> Result<T, ExecutionError> {
+pub(crate) async fn timed<T>(timeout: Option<Duration>, fut: impl std::future::Future<Output = Result<T, ExecutionError>>) -> Result<T, ExecutionError> {
     match timeout {
         Some(t) => tokio::time::timeout(t, fut).await.map_err(|_| ExecutionError::RequestTimeout(t))?,
         None => fut.await,
@@ -283,7 +290,11 @@ pub struct Session {
 }
 
 impl Session {
-    fn get(&self, py: Python<'_>) -> PyResult<Arc<ScyllaSession>> {
+    pub(crate) fn hosts_arc(&self) -> Arc<str> {
+        self.hosts_arc.clone()
+    }
+
+    pub(crate) fn get(&self, py: Python<'_>) -> PyResult<Arc<ScyllaSession>> {
         self.inner
             .read()
             .clone()
@@ -425,6 +436,31 @@ impl Session {
         let fut = async move { session.batch(&batch, &all_values).await };
         let result = self.wait(py, opts.timeout, fut)?;
         outcome_to_py(py, Outcome { result, paging: None })
+    }
+
+    /// Starts `execute_concurrent`: `statement` (a `Prepared` or str) with each item of
+    /// `parameters` as its values, or, with `statement=None`, items that are
+    /// `(statement, values[, consistency_level])` tuples. See `concurrent`.
+    #[pyo3(signature = (statement, parameters, concurrency, raise_on_first_error, make_result, result_cls, consistency_level=None, serial_consistency_level=None, fetch_size=None, timeout=None, idempotent=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn execute_concurrent(
+        &self,
+        py: Python<'_>,
+        statement: Option<Py<PyAny>>,
+        parameters: &Bound<'_, PyAny>,
+        concurrency: usize,
+        raise_on_first_error: bool,
+        make_result: Py<PyAny>,
+        result_cls: Py<PyAny>,
+        consistency_level: Option<u16>,
+        serial_consistency_level: Option<u16>,
+        fetch_size: Option<i32>,
+        timeout: Option<f64>,
+        idempotent: bool,
+    ) -> PyResult<crate::concurrent::ConcurrentRun> {
+        let opts = Options::new(consistency_level, serial_consistency_level, timeout, false, None, idempotent)?;
+        let session = self.get(py)?;
+        crate::concurrent::start(session, self.hosts_arc(), statement, parameters, opts, fetch_size, concurrency, raise_on_first_error, make_result, result_cls)
     }
 
     /// Switches every connection of the session to `keyspace` (case-sensitive).

@@ -1,0 +1,297 @@
+//! Concurrent: `execute_concurrent` inside the engine.
+//!
+//! A [`ConcurrentRun`] reads its input lazily from a Python iterator, converts the values
+//! of a chunk of requests under one GIL acquisition, then, with the GIL released, keeps
+//! `concurrency` requests in flight on the calling thread until it needs more input or
+//! has results to hand over. Results come back in input order as
+//! `ExecutionResult(success, result_or_exc)`; a whole list (`collect`) or one at a time
+//! (`__next__`, for `results_generator=True`, with memory bounded by the concurrency).
+
+use std::collections::{BTreeMap, VecDeque};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+use futures::stream::FuturesUnordered;
+use futures::{Future, StreamExt};
+use pyo3::exceptions::{PyRuntimeError, PyStopIteration, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyIterator, PyList, PyTuple};
+use scylla::client::session::Session as ScyllaSession;
+use scylla::errors::ExecutionError;
+
+use crate::errors;
+use crate::runtime;
+use crate::session::{build_request, consistency, outcome_to_py, run_request, timed, Options, Outcome, Request};
+
+type Pending = Pin<Box<dyn Future<Output = (usize, Result<Outcome, ExecutionError>)> + Send>>;
+
+/// Per-item outcome before it reaches Python.
+enum Done {
+    Ok(Outcome),
+    Failed(ExecutionError),
+    Invalid(PyErr),
+}
+
+struct State {
+    source: Option<Py<PyIterator>>,
+    next_index: usize,
+    ready: VecDeque<(usize, Request)>,
+    in_flight: FuturesUnordered<Pending>,
+    done: BTreeMap<usize, Done>,
+    next_out: usize,
+    failed: bool,
+    void_result: Option<Py<PyAny>>,
+}
+
+/// One `execute_concurrent` call in progress.
+#[pyclass(module = "turbocql._engine")]
+pub struct ConcurrentRun {
+    session: Arc<ScyllaSession>,
+    hosts: Arc<str>,
+    statement: Option<Py<PyAny>>,
+    opts: Options,
+    paged: Option<i32>,
+    concurrency: usize,
+    raise_on_first_error: bool,
+    make_result: Py<PyAny>,
+    result_cls: Py<PyAny>,
+    state: Mutex<State>,
+}
+
+impl ConcurrentRun {
+    /// Reads and converts up to `n` more items from the input (GIL held).
+    fn refill(&self, py: Python<'_>, st: &mut State, n: usize) -> PyResult<()> {
+        let Some(source) = st.source.as_ref().map(|s| s.clone_ref(py)) else { return Ok(()) };
+        let mut source = source.into_bound(py);
+        for _ in 0..n {
+            let Some(item) = source.next() else {
+                st.source = None;
+                break;
+            };
+            let item = item?;
+            let idx = st.next_index;
+            st.next_index += 1;
+            match self.convert(py, &item) {
+                Ok(req) => st.ready.push_back((idx, req)),
+                Err(e) => {
+                    st.done.insert(idx, Done::Invalid(e));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn convert(&self, py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Request> {
+        match &self.statement {
+            Some(stmt) => build_request(py, stmt.bind(py), Some(item), &self.opts, self.paged),
+            None => {
+                // (statement, values[, consistency_level]) from the Python wrapper.
+                let t = item.cast::<PyTuple>().map_err(|_| PyValueError::new_err("execute_concurrent items must be (statement, parameters) pairs"))?;
+                let stmt = t.get_item(0)?;
+                let values = t.get_item(1)?;
+                let mut opts = self.opts.clone();
+                if t.len() > 2 {
+                    let cl = t.get_item(2)?;
+                    if !cl.is_none() {
+                        opts.set_consistency(consistency(cl.extract()?)?);
+                    }
+                }
+                build_request(py, &stmt, Some(&values), &opts, self.paged)
+            }
+        }
+    }
+
+    /// Runs requests with the GIL released until one of the stop conditions holds.
+    ///
+    /// The loop runs as a task on the runtime's worker, next to the connections, so the
+    /// calling thread sleeps until the whole batch is over: one wake-up per batch, not
+    /// one per response.
+    fn drive(&self, py: Python<'_>, st: &mut State, want_next: bool) {
+        let session = self.session.clone();
+        let timeout = self.opts.timeout;
+        let paged = self.paged.is_some();
+        let concurrency = self.concurrency;
+        let stop_on_error = self.raise_on_first_error;
+        let input_open = st.source.is_some();
+        let next_out = st.next_out;
+        let mut ready = std::mem::take(&mut st.ready);
+        let mut in_flight = std::mem::take(&mut st.in_flight);
+        let mut done = std::mem::take(&mut st.done);
+        let task = async move {
+            let mut completed = 0usize;
+            loop {
+                while in_flight.len() < concurrency {
+                    let Some((idx, req)) = ready.pop_front() else { break };
+                    let s = session.clone();
+                    in_flight.push(Box::pin(async move { (idx, timed(timeout, run_request(s, req, paged, None)).await) }) as Pending);
+                }
+                let Some((idx, res)) = in_flight.next().await else { break };
+                let failed = res.is_err();
+                done.insert(idx, match res {
+                    Ok(o) => Done::Ok(o),
+                    Err(e) => Done::Failed(e),
+                });
+                completed += 1;
+                if failed && stop_on_error {
+                    break;
+                }
+                let starving = input_open && ready.is_empty() && in_flight.len() < concurrency;
+                if want_next {
+                    // Stream: stop once the next result is in and a batch has gathered
+                    // (or the window is running dry).
+                    if done.contains_key(&next_out) && (completed >= 64 || starving || in_flight.is_empty()) {
+                        break;
+                    }
+                } else if starving || completed >= 1024 {
+                    break;
+                }
+            }
+            (ready, in_flight, done)
+        };
+        let handle = runtime::get().spawn(task);
+        let (ready, in_flight, done) = py.detach(|| runtime::block_on(handle)).expect("turbocql: concurrent task panicked");
+        st.ready = ready;
+        st.in_flight = in_flight;
+        st.done = done;
+    }
+
+    /// The Python `ExecutionResult` for a finished item (GIL held).
+    fn to_result(&self, py: Python<'_>, st: &mut State, done: Done) -> PyResult<Py<PyAny>> {
+        let (ok, obj): (bool, Py<PyAny>) = match done {
+            Done::Ok(out) => {
+                if out.is_void() {
+                    if st.void_result.is_none() {
+                        let page = outcome_to_py(py, out)?;
+                        st.void_result = Some(self.make_result.bind(py).call1((page,))?.unbind());
+                    }
+                    (true, st.void_result.as_ref().unwrap().clone_ref(py))
+                } else {
+                    let page = outcome_to_py(py, out)?;
+                    (true, self.make_result.bind(py).call1((page,))?.unbind())
+                }
+            }
+            Done::Failed(e) => (false, errors::execution_error(py, &e, &self.hosts).into_value(py).into_any()),
+            Done::Invalid(e) => (false, e.into_value(py).into_any()),
+        };
+        if !ok {
+            st.failed = true;
+            if self.raise_on_first_error {
+                return Err(PyErr::from_value(obj.into_bound(py)));
+            }
+        }
+        Ok(self.result_cls.bind(py).call1((ok, obj))?.unbind())
+    }
+
+    fn window(&self) -> usize {
+        self.concurrency.max(64) * 2
+    }
+}
+
+#[pymethods]
+impl ConcurrentRun {
+    /// Runs everything and returns the list of results in input order.
+    fn collect<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let mut guard = self.state.lock().map_err(|_| PyRuntimeError::new_err("concurrent run poisoned"))?;
+        let st = &mut *guard;
+        let out = PyList::empty(py);
+        loop {
+            let room = self.window().saturating_sub(st.ready.len() + st.in_flight.len());
+            if room > 0 {
+                self.refill(py, st, room)?;
+            }
+            // Deliver what is finished, in order.
+            while let Some(done) = st.done.remove(&st.next_out) {
+                st.next_out += 1;
+                out.append(self.to_result(py, st, done)?)?;
+            }
+            if st.ready.is_empty() && st.in_flight.is_empty() && st.source.is_none() {
+                break;
+            }
+            if st.ready.is_empty() && st.in_flight.is_empty() {
+                continue; // only input left to read
+            }
+            self.drive(py, st, false);
+        }
+        debug_assert!(st.done.is_empty());
+        Ok(out)
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    /// The next result in input order (`results_generator=True`).
+    fn __next__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let mut guard = self.state.lock().map_err(|_| PyRuntimeError::new_err("concurrent run poisoned"))?;
+        let st = &mut *guard;
+        if st.failed && self.raise_on_first_error {
+            return Err(PyStopIteration::new_err(()));
+        }
+        loop {
+            if let Some(done) = st.done.remove(&st.next_out) {
+                st.next_out += 1;
+                return self.to_result(py, st, done);
+            }
+            // Keep the window (in flight + buffered) bounded.
+            let buffered = st.ready.len() + st.in_flight.len() + st.done.len();
+            let room = self.window().saturating_sub(buffered);
+            if room > 0 {
+                self.refill(py, st, room)?;
+            }
+            if st.ready.is_empty() && st.in_flight.is_empty() && !st.done.contains_key(&st.next_out) {
+                if st.source.is_none() {
+                    return Err(PyStopIteration::new_err(()));
+                }
+                continue;
+            }
+            self.drive(py, st, true);
+        }
+    }
+}
+
+impl Options {
+    pub(crate) fn set_consistency(&mut self, c: scylla::statement::Consistency) {
+        self.consistency = Some(c);
+    }
+}
+
+/// Starts an `execute_concurrent` run (nothing is sent before `collect` / `__next__`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn start(
+    session: Arc<ScyllaSession>,
+    hosts: Arc<str>,
+    statement: Option<Py<PyAny>>,
+    source: &Bound<'_, PyAny>,
+    opts: Options,
+    fetch_size: Option<i32>,
+    concurrency: usize,
+    raise_on_first_error: bool,
+    make_result: Py<PyAny>,
+    result_cls: Py<PyAny>,
+) -> PyResult<ConcurrentRun> {
+    if concurrency == 0 {
+        return Err(PyValueError::new_err("concurrency must be greater than 0"));
+    }
+    let iter = PyIterator::from_object(source)?.unbind();
+    Ok(ConcurrentRun {
+        session,
+        hosts,
+        statement,
+        opts,
+        paged: fetch_size.filter(|n| *n > 0),
+        concurrency,
+        raise_on_first_error,
+        make_result,
+        result_cls,
+        state: Mutex::new(State {
+            source: Some(iter),
+            next_index: 0,
+            ready: VecDeque::new(),
+            in_flight: FuturesUnordered::new(),
+            done: BTreeMap::new(),
+            next_out: 0,
+            failed: false,
+            void_result: None,
+        }),
+    })
+}
