@@ -409,33 +409,39 @@ impl Session {
     ) -> PyResult<Bound<'py, PyTuple>> {
         let opts = Options::new(consistency_level, serial_consistency_level, timeout, trace, timestamp, idempotent)?;
         let session = self.get(py)?;
-        let kind = match batch_type {
-            0 => BatchType::Logged,
-            1 => BatchType::Unlogged,
-            2 => BatchType::Counter,
-            other => return Err(PyValueError::new_err(format!("unknown batch type {other}"))),
-        };
-        let mut batch = Batch::new(kind);
-        let mut all_values = Vec::with_capacity(items.len());
-        // Every value is converted before anything is sent: one bad value sends nothing.
-        for (i, (stmt, vals)) in items.iter().enumerate() {
-            if let Ok(p) = stmt.cast::<Prepared>() {
-                let p = p.get();
-                let bound = bind_row(py, vals.as_ref(), p.stmt.get_variable_col_specs().as_slice())
-                    .map_err(|e| annotate(py, e, &format!("batch statement {i}")))?;
-                batch.append_statement(BatchStatement::PreparedStatement(p.stmt.clone()));
-                all_values.push(bound);
-            } else if let Ok(q) = stmt.cast::<PyString>() {
-                batch.append_statement(BatchStatement::Query(Statement::new(q.to_cow()?.into_owned())));
-                all_values.push(BoundValues::default());
-            } else {
-                return Err(PyTypeError::new_err(format!("batch statement {i} must be a str or a prepared statement")));
-            }
-        }
-        apply_options!(batch, opts);
-        let fut = async move { session.batch(&batch, &all_values).await };
+        let (batch, values) = build_batch(py, batch_type, &items, &opts)?;
+        let fut = async move { session.batch(&batch, &values).await };
         let result = self.wait(py, opts.timeout, fut)?;
         outcome_to_py(py, Outcome { result, paging: None })
+    }
+
+    /// Like `execute_batch`, without waiting (see `submit`).
+    #[pyo3(signature = (target, batch_type, items, consistency_level=None, serial_consistency_level=None, timeout=None, trace=false, timestamp=None, idempotent=false, cancellable=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn submit_batch<'py>(
+        &self,
+        py: Python<'py>,
+        target: Py<PyAny>,
+        batch_type: u8,
+        items: Vec<(Bound<'py, PyAny>, Option<Bound<'py, PyAny>>)>,
+        consistency_level: Option<u16>,
+        serial_consistency_level: Option<u16>,
+        timeout: Option<f64>,
+        trace: bool,
+        timestamp: Option<i64>,
+        idempotent: bool,
+        cancellable: bool,
+    ) -> PyResult<Option<RequestHandle>> {
+        let opts = Options::new(consistency_level, serial_consistency_level, timeout, trace, timestamp, idempotent)?;
+        let session = self.get(py)?;
+        let (batch, values) = build_batch(py, batch_type, &items, &opts)?;
+        let hosts = self.hosts_arc.clone();
+        let task = async move {
+            let outcome = timed(opts.timeout, async { session.batch(&batch, &values).await.map(|result| Outcome { result, paging: None }) }).await;
+            completion::push(completion::Completion { target, outcome, hosts });
+        };
+        let handle = runtime::get().spawn(task);
+        Ok(cancellable.then(|| RequestHandle { abort: handle.abort_handle() }))
     }
 
     /// Starts `execute_concurrent`: `statement` (a `Prepared` or str) with each item of
@@ -497,6 +503,35 @@ impl Session {
             py.detach(|| runtime::block_on(async move { drop(s) }));
         }
     }
+}
+
+/// Builds a batch; every value is converted before anything is sent, so one bad value
+/// sends nothing.
+fn build_batch(py: Python<'_>, batch_type: u8, items: &[(Bound<'_, PyAny>, Option<Bound<'_, PyAny>>)], opts: &Options) -> PyResult<(Batch, Vec<BoundValues>)> {
+    let kind = match batch_type {
+        0 => BatchType::Logged,
+        1 => BatchType::Unlogged,
+        2 => BatchType::Counter,
+        other => return Err(PyValueError::new_err(format!("unknown batch type {other}"))),
+    };
+    let mut batch = Batch::new(kind);
+    let mut all_values = Vec::with_capacity(items.len());
+    for (i, (stmt, vals)) in items.iter().enumerate() {
+        if let Ok(p) = stmt.cast::<Prepared>() {
+            let p = p.get();
+            let bound = bind_row(py, vals.as_ref(), p.stmt.get_variable_col_specs().as_slice())
+                .map_err(|e| annotate(py, e, &format!("batch statement {i}")))?;
+            batch.append_statement(BatchStatement::PreparedStatement(p.stmt.clone()));
+            all_values.push(bound);
+        } else if let Ok(q) = stmt.cast::<PyString>() {
+            batch.append_statement(BatchStatement::Query(Statement::new(q.to_cow()?.into_owned())));
+            all_values.push(BoundValues::default());
+        } else {
+            return Err(PyTypeError::new_err(format!("batch statement {i} must be a str or a prepared statement")));
+        }
+    }
+    apply_options!(batch, opts);
+    Ok((batch, all_values))
 }
 
 fn paging_state_from(b: &[u8]) -> PagingState {

@@ -383,20 +383,8 @@ class _BatchRequest:
         return self._engine.execute_batch(*self._args)
 
     def submit(self, target, paging_state, cancellable=False):
-        # Values are converted here (bad input raises before anything is sent); the round
-        # trip runs on a worker thread, since batches have no engine-side submit yet.
-        import threading
-
         _ensure_dispatcher()
-
-        def work():
-            try:
-                page, exc = self.run(None), None
-            except Exception as e:  # delivered to the future, like any other failure
-                page, exc = None, e
-            target(page, exc)
-
-        threading.Thread(target=work, name="turbocql-batch", daemon=True).start()
+        return self._engine.submit_batch(target, *self._args, cancellable)
 
 
 _dispatcher_lock = __import__("threading").Lock()

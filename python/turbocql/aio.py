@@ -1,0 +1,166 @@
+"""Native asyncio API.
+
+::
+
+    from turbocql.aio import Cluster
+
+    async with Cluster(["127.0.0.1"]) as cluster:
+        session = await cluster.connect("ks")
+        prepared = await session.prepare("SELECT * FROM t WHERE k = ?")
+        result = await session.execute(prepared, ("key",))
+        async for row in result:          # further pages are awaited, not blocked on
+            ...
+
+Requests run in the Rust engine; no thread per request. Finished requests are handed to
+the event loop in batches: the engine's dispatcher wakes each loop once per batch with
+``call_soon_threadsafe``, whatever the number of requests in it. Works on the running
+loop of the application, including uvloop. Cancelling the awaiting task cancels the
+request and frees what it holds.
+"""
+
+import asyncio
+
+from turbocql import cluster as _cluster
+from turbocql.cluster import _NOT_SET, ResultSet
+from turbocql.concurrent import ExecutionResult, execute_concurrent, execute_concurrent_with_args
+
+__all__ = ["Cluster", "Session", "AsyncResultSet"]
+
+
+class Cluster:
+    """Asyncio twin of :class:`turbocql.cluster.Cluster`; takes the same arguments."""
+
+    def __init__(self, *args, **kwargs):
+        self._cluster = _cluster.Cluster(*args, **kwargs)
+
+    @property
+    def sync_cluster(self):
+        return self._cluster
+
+    async def connect(self, keyspace=None):
+        """Opens a :class:`Session` (the handshake runs off the event loop)."""
+        loop = asyncio.get_running_loop()
+        session = await loop.run_in_executor(None, self._cluster.connect, keyspace)
+        return Session(session)
+
+    def register_user_type(self, keyspace, user_type, klass):
+        self._cluster.register_user_type(keyspace, user_type, klass)
+
+    async def shutdown(self):
+        await asyncio.get_running_loop().run_in_executor(None, self._cluster.shutdown)
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc):
+        await self.shutdown()
+
+
+class Session:
+    """Asyncio twin of :class:`turbocql.cluster.Session`: ``await session.execute(...)``.
+
+    ``row_factory``, ``default_timeout``, ``default_consistency_level`` and
+    ``default_fetch_size`` are those of the underlying session.
+    """
+
+    def __init__(self, session):
+        self._session = session
+
+    @property
+    def sync_session(self):
+        return self._session
+
+    def __getattr__(self, name):
+        if name in ("row_factory", "default_timeout", "default_consistency_level",
+                    "default_serial_consistency_level", "default_fetch_size", "keyspace", "encoder",
+                    "cluster", "is_shutdown", "hosts"):
+            return getattr(self._session, name)
+        raise AttributeError(name)
+
+    def __setattr__(self, name, value):
+        if name in ("row_factory", "default_timeout", "default_consistency_level",
+                    "default_serial_consistency_level", "default_fetch_size"):
+            setattr(self._session, name, value)
+        else:
+            object.__setattr__(self, name, value)
+
+    async def execute(self, query, parameters=None, timeout=_NOT_SET, trace=False, paging_state=None):
+        """Runs ``query`` and returns an :class:`AsyncResultSet`. Bad values raise here,
+        before anything is sent."""
+        s = self._session
+        if timeout is _NOT_SET:
+            timeout = s.default_timeout
+        request = s._request(query, parameters, timeout, trace)
+        page = await _submit(request, paging_state)
+        return AsyncResultSet(s, request, page, s.row_factory, query)
+
+    async def prepare(self, query, custom_payload=None, keyspace=None):
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, self._session.prepare, query, custom_payload, keyspace)
+
+    async def set_keyspace(self, keyspace):
+        await asyncio.get_running_loop().run_in_executor(None, self._session.set_keyspace, keyspace)
+
+    async def execute_concurrent(self, statements_and_parameters, concurrency=100, raise_on_first_error=True):
+        """:func:`turbocql.concurrent.execute_concurrent`, awaited: the engine keeps the
+        requests in flight on its own thread; the loop is free meanwhile."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            None, lambda: execute_concurrent(self._session, statements_and_parameters, concurrency, raise_on_first_error))
+
+    async def execute_concurrent_with_args(self, statement, parameters, concurrency=100, raise_on_first_error=True):
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            None, lambda: execute_concurrent_with_args(self._session, statement, parameters,
+                                                       concurrency=concurrency, raise_on_first_error=raise_on_first_error))
+
+    async def shutdown(self):
+        self._session.shutdown()
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc):
+        await self.shutdown()
+
+
+async def _submit(request, paging_state):
+    loop = asyncio.get_running_loop()
+    fut = loop.create_future()
+    handle = request.submit((loop, fut), paging_state, True)
+    try:
+        return await fut
+    except asyncio.CancelledError:
+        handle.cancel()
+        raise
+
+
+class AsyncResultSet(ResultSet):
+    """A :class:`~turbocql.cluster.ResultSet` whose further pages are awaited:
+    ``async for row in result`` and ``await result.all_pages()``. ``current_rows``,
+    ``one()``, ``column_names``, ``paging_state`` and ``was_applied`` work as in the
+    classic ResultSet."""
+
+    async def fetch_next_page_async(self):
+        if self.paging_state is not None:
+            self._set_page(await _submit(self._request, self.paging_state))
+        else:
+            self._current_rows = []
+
+    def __aiter__(self):
+        return self._arows()
+
+    async def _arows(self):
+        while True:
+            for row in self._current_rows:
+                yield row
+            if self.paging_state is None:
+                return
+            await self.fetch_next_page_async()
+
+    async def all_pages(self):
+        """Every row of every remaining page, as a list."""
+        return [row async for row in self]
+
+
+_ = ExecutionResult
