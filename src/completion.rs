@@ -7,6 +7,12 @@
 //! - a plain target is a Python callable, called as `target(page, exc)`;
 //! - an asyncio target is a tuple `(loop, future)`: completions for one loop are grouped
 //!   and the loop is woken once per batch with `loop.call_soon_threadsafe(resolver, items)`.
+//!
+//! asyncio requests normally skip the dispatcher: their target is `(LoopQueue, future)`.
+//! A [`LoopQueue`] belongs to one event loop, which watches its eventfd with
+//! `loop.add_reader`; the runtime pushes the completion and writes the eventfd only when
+//! the queue was empty, and the loop drains the whole batch on its own thread. One
+//! wake-up of the loop per batch, and no thread in between.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -18,6 +24,38 @@ use scylla::errors::ExecutionError;
 
 use crate::errors;
 use crate::session::{outcome_to_py, Outcome};
+
+/// Where a finished request goes.
+pub enum Target {
+    /// A callable or `(loop, future)` tuple, delivered by the dispatcher thread.
+    Dispatcher(Py<PyAny>),
+    /// An asyncio future, delivered by its loop through its [`LoopQueue`].
+    Loop(Py<LoopQueue>, Py<PyAny>),
+}
+
+impl Target {
+    /// Reads a `submit` target (GIL held).
+    pub fn from_py(target: Py<PyAny>, py: Python<'_>) -> Target {
+        if let Ok(t) = target.bind(py).cast::<PyTuple>() {
+            if t.len() == 2 {
+                if let (Ok(q), Ok(f)) = (t.get_item(0), t.get_item(1)) {
+                    if let Ok(q) = q.cast::<LoopQueue>() {
+                        return Target::Loop(q.clone().unbind(), f.unbind());
+                    }
+                }
+            }
+        }
+        Target::Dispatcher(target)
+    }
+}
+
+/// Hands a finished request to its target (any thread, no GIL).
+pub fn complete(target: Target, outcome: Result<Outcome, ExecutionError>, hosts: Arc<str>) {
+    match target {
+        Target::Dispatcher(t) => push(Completion { target: t, outcome, hosts }),
+        Target::Loop(q, fut) => q.get().push(Completion { target: fut, outcome, hosts }),
+    }
+}
 
 /// One finished request.
 pub struct Completion {
@@ -111,4 +149,78 @@ pub fn stop_dispatcher() {
     q.stopping.store(true, Ordering::Release);
     let _guard = q.items.lock();
     q.ready.notify_all();
+}
+
+/// The completion queue of one asyncio event loop, signalled through an eventfd.
+#[pyclass(frozen, module = "turbocql._engine")]
+pub struct LoopQueue {
+    items: Mutex<Vec<Completion>>,
+    efd: libc::c_int,
+}
+
+impl LoopQueue {
+    fn push(&self, c: Completion) {
+        let was_empty = {
+            let mut items = self.items.lock();
+            items.push(c);
+            items.len() == 1
+        };
+        if was_empty {
+            let one: u64 = 1;
+            // SAFETY: writing 8 bytes from a valid u64 to our own eventfd.
+            unsafe { libc::write(self.efd, &one as *const u64 as *const libc::c_void, 8) };
+        }
+    }
+}
+
+#[pymethods]
+impl LoopQueue {
+    #[new]
+    fn new() -> PyResult<Self> {
+        // SAFETY: plain eventfd creation; the fd is owned by this object and closed in Drop.
+        let efd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if efd < 0 {
+            return Err(std::io::Error::last_os_error().into());
+        }
+        Ok(LoopQueue { items: Mutex::new(Vec::new()), efd })
+    }
+
+    /// The eventfd the loop watches (`loop.add_reader(q.fileno(), q.drain)`).
+    fn fileno(&self) -> i32 {
+        self.efd
+    }
+
+    /// Resolves every queued future (on the loop's thread). Futures already done
+    /// (cancelled) are skipped. Returns how many were delivered.
+    fn drain(&self, py: Python<'_>) -> PyResult<usize> {
+        let mut counter: u64 = 0;
+        // SAFETY: reading 8 bytes into a valid u64 from our own non-blocking eventfd.
+        unsafe { libc::read(self.efd, &mut counter as *mut u64 as *mut libc::c_void, 8) };
+        let batch = std::mem::take(&mut *self.items.lock());
+        let n = batch.len();
+        for c in batch {
+            let fut = c.target.bind(py);
+            if fut.call_method0("done").and_then(|d| d.is_truthy()).unwrap_or(true) {
+                continue;
+            }
+            let res = match c.outcome {
+                Ok(out) => match outcome_to_py(py, out) {
+                    Ok(page) => fut.call_method1("set_result", (page,)),
+                    Err(e) => fut.call_method1("set_exception", (e.into_value(py),)),
+                },
+                Err(e) => fut.call_method1("set_exception", (errors::execution_error(py, &e, &c.hosts).into_value(py),)),
+            };
+            if let Err(e) = res {
+                e.write_unraisable(py, None);
+            }
+        }
+        Ok(n)
+    }
+}
+
+impl Drop for LoopQueue {
+    fn drop(&mut self) {
+        // SAFETY: closing the fd this object created and still owns.
+        unsafe { libc::close(self.efd) };
+    }
 }

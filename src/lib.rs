@@ -38,6 +38,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<session::Prepared>()?;
     m.add_class::<session::RequestHandle>()?;
     m.add_class::<concurrent::ConcurrentRun>()?;
+    m.add_class::<completion::LoopQueue>()?;
     m.add_function(wrap_pyfunction!(completion::run_dispatcher, m)?)?;
     m.add_function(wrap_pyfunction!(completion::stop_dispatcher, m)?)?;
     Ok(())

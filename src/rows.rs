@@ -8,7 +8,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDateTime, PyDict, PyList, PyString, PyTuple};
 use scylla::deserialize::row::ColumnIterator;
-use scylla::frame::response::result::{CollectionType, ColumnType, NativeType};
+use scylla::frame::response::result::{CollectionType, ColumnSpec, ColumnType, NativeType};
 use scylla::response::query_result::QueryRowsResult;
 
 use crate::errors;
@@ -295,14 +295,29 @@ pub fn page_rows<'py>(py: Python<'py>, rows: &QueryRowsResult) -> PyResult<Bound
     Ok(out)
 }
 
-/// The column names of a page, as a tuple of str.
-pub fn column_names<'py>(py: Python<'py>, rows: &QueryRowsResult) -> PyResult<Bound<'py, PyTuple>> {
-    PyTuple::new(py, rows.column_specs().as_slice().iter().map(|s| s.name()))
-}
-
-/// The CQL type names of a page's columns, as a tuple of str.
-pub fn column_types<'py>(py: Python<'py>, rows: &QueryRowsResult) -> PyResult<Bound<'py, PyTuple>> {
-    PyTuple::new(py, rows.column_specs().as_slice().iter().map(|s| type_name(s.typ())))
+/// `(column names, CQL type names)` of a page, as tuples of str.
+///
+/// Results of one statement share their metadata, so the tuples are cached by metadata
+/// (a few entries, most recent first) instead of being rebuilt for every response.
+pub fn column_meta<'py>(py: Python<'py>, rows: &QueryRowsResult) -> PyResult<(Bound<'py, PyTuple>, Bound<'py, PyTuple>)> {
+    type Entry = (Vec<ColumnSpec<'static>>, Py<PyTuple>, Py<PyTuple>);
+    static CACHE: parking_lot::Mutex<Vec<Entry>> = parking_lot::Mutex::new(Vec::new());
+    let specs = rows.column_specs();
+    let specs = specs.as_slice();
+    let mut cache = CACHE.lock();
+    if let Some(i) = cache.iter().position(|(k, _, _)| k.as_slice() == specs) {
+        if i != 0 {
+            let e = cache.remove(i);
+            cache.insert(0, e);
+        }
+        let (_, names, types) = &cache[0];
+        return Ok((names.bind(py).clone(), types.bind(py).clone()));
+    }
+    let names = PyTuple::new(py, specs.iter().map(|s| s.name()))?;
+    let types = PyTuple::new(py, specs.iter().map(|s| type_name(s.typ())))?;
+    cache.insert(0, (specs.iter().map(|s| s.clone().into_owned()).collect(), names.clone().unbind(), types.clone().unbind()));
+    cache.truncate(64);
+    Ok((names, types))
 }
 
 #[cfg(test)]

@@ -253,11 +253,10 @@ pub fn outcome_to_py<'py>(py: Python<'py>, out: Outcome) -> PyResult<Bound<'py, 
     };
     let none = || py.None().into_bound(py);
     let (rows, names, types) = match out.result.into_rows_result() {
-        Ok(r) => (
-            rows::page_rows(py, &r)?.into_any(),
-            rows::column_names(py, &r)?.into_any(),
-            rows::column_types(py, &r)?.into_any(),
-        ),
+        Ok(r) => {
+            let (names, types) = rows::column_meta(py, &r)?;
+            (rows::page_rows(py, &r)?.into_any(), names.into_any(), types.into_any())
+        }
         Err(_) => (none(), none(), none()),
     };
     PyTuple::new(py, [rows, names, types, paging_state, tracing_id, warnings])
@@ -383,9 +382,10 @@ impl Session {
         let state = paging_state.map(paging_state_from);
         let req = build_request(py, statement, values.as_ref(), &opts, paged)?;
         let hosts = self.hosts_arc.clone();
+        let target = completion::Target::from_py(target, py);
         let task = async move {
             let outcome = timed(opts.timeout, run_request(session, req, paged.is_some(), state)).await;
-            completion::push(completion::Completion { target, outcome, hosts });
+            completion::complete(target, outcome, hosts);
         };
         let handle = runtime::get().spawn(task);
         Ok(cancellable.then(|| RequestHandle { abort: handle.abort_handle() }))
@@ -436,9 +436,10 @@ impl Session {
         let session = self.get(py)?;
         let (batch, values) = build_batch(py, batch_type, &items, &opts)?;
         let hosts = self.hosts_arc.clone();
+        let target = completion::Target::from_py(target, py);
         let task = async move {
             let outcome = timed(opts.timeout, async { session.batch(&batch, &values).await.map(|result| Outcome { result, paging: None }) }).await;
-            completion::push(completion::Completion { target, outcome, hosts });
+            completion::complete(target, outcome, hosts);
         };
         let handle = runtime::get().spawn(task);
         Ok(cancellable.then(|| RequestHandle { abort: handle.abort_handle() }))

@@ -19,7 +19,9 @@ request and frees what it holds.
 """
 
 import asyncio
+import weakref
 
+from turbocql import _engine
 from turbocql import cluster as _cluster
 from turbocql.cluster import _NOT_SET, ResultSet
 from turbocql.concurrent import ExecutionResult, execute_concurrent, execute_concurrent_with_args
@@ -124,10 +126,25 @@ class Session:
         await self.shutdown()
 
 
+_queues = {}
+
+
+def _loop_queue(loop):
+    """The engine's completion queue for ``loop``, watched with ``add_reader``."""
+    entry = _queues.get(id(loop))
+    if entry is not None and entry[0]() is loop:
+        return entry[1]
+    q = _engine.LoopQueue()
+    loop.add_reader(q.fileno(), q.drain)
+    ref = weakref.ref(loop, lambda _r, key=id(loop): _queues.pop(key, None))
+    _queues[id(loop)] = (ref, q)
+    return q
+
+
 async def _submit(request, paging_state):
     loop = asyncio.get_running_loop()
     fut = loop.create_future()
-    handle = request.submit((loop, fut), paging_state, True)
+    handle = request.submit((_loop_queue(loop), fut), paging_state, True)
     try:
         return await fut
     except asyncio.CancelledError:

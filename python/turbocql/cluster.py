@@ -392,17 +392,29 @@ _dispatcher_thread = None
 
 
 def _ensure_dispatcher():
-    """Starts the dispatcher thread on first use (and again after a fork)."""
+    """Starts the dispatcher thread on first use (and again in a forked child)."""
+    if _dispatcher_thread is None:
+        _start_dispatcher()
+
+
+def _start_dispatcher():
     global _dispatcher_thread
-    t = _dispatcher_thread
-    if t is not None and t.is_alive():
-        return
     import threading
 
     with _dispatcher_lock:
-        if _dispatcher_thread is None or not _dispatcher_thread.is_alive():
-            _dispatcher_thread = threading.Thread(target=_engine.run_dispatcher, name="turbocql-dispatcher", daemon=True)
-            _dispatcher_thread.start()
+        if _dispatcher_thread is None:
+            t = threading.Thread(target=_engine.run_dispatcher, name="turbocql-dispatcher", daemon=True)
+            t.start()
+            _dispatcher_thread = t
+
+
+def _forget_dispatcher():
+    global _dispatcher_thread, _dispatcher_lock
+    _dispatcher_thread = None
+    _dispatcher_lock = __import__("threading").Lock()
+
+
+__import__("os").register_at_fork(after_in_child=_forget_dispatcher)
 
 
 def bind_params_if(query, parameters, encoder):

@@ -1,0 +1,137 @@
+"""turbocql.aio: the native asyncio API on the application's loop (and uvloop if present)."""
+
+import asyncio
+import threading
+
+import pytest
+
+from turbocql import InvalidRequest, OperationTimedOut
+from turbocql.aio import AsyncResultSet, Cluster
+from turbocql.query import SimpleStatement
+from tests.conftest import HOST, PORT
+from tests.integration.conftest import paused
+
+
+def run(coro):
+    return asyncio.run(asyncio.wait_for(coro, 60))
+
+
+def test_connect_execute_prepare_and_paging(cassandra, keyspace):
+    async def main():
+        async with Cluster([HOST], port=PORT) as cluster:
+            async with await cluster.connect(keyspace) as session:
+                await session.execute("CREATE TABLE IF NOT EXISTS aio_t (k int PRIMARY KEY, v text)")
+                await session.execute("TRUNCATE aio_t")
+                ins = await session.prepare("INSERT INTO aio_t (k, v) VALUES (?, ?)")
+                await asyncio.gather(*(session.execute(ins, (i, str(i))) for i in range(50)))
+                rs = await session.execute(SimpleStatement("SELECT k, v FROM aio_t", fetch_size=7))
+                assert isinstance(rs, AsyncResultSet) and len(rs.current_rows) == 7 and rs.has_more_pages
+                rows = [r async for r in rs]
+                assert sorted(r.k for r in rows) == list(range(50))
+                one = await session.execute("SELECT v FROM aio_t WHERE k = %s", (3,))
+                assert one.one().v == "3"
+                return True
+    assert run(main())
+
+
+def test_errors_are_raised_by_await(cassandra, keyspace):
+    async def main():
+        async with Cluster([HOST], port=PORT) as cluster:
+            session = await cluster.connect(keyspace)
+            with pytest.raises(InvalidRequest, match="nope_aio"):
+                await session.execute("SELECT * FROM nope_aio")
+            ins = await session.prepare("SELECT * FROM system.local WHERE key = ?")
+            with pytest.raises(TypeError, match='column "key"'):
+                await session.execute(ins, (5,))
+            assert (await session.execute("SELECT key FROM system.local")).one().key == "local"
+    run(main())
+
+
+def test_completions_reach_the_loop_in_batches_without_threads(cassandra, keyspace):
+    """1,000 concurrent requests: no thread is started per request, and the loop is
+    woken far fewer times than there are requests."""
+    async def main():
+        async with Cluster([HOST], port=PORT) as cluster:
+            session = await cluster.connect(keyspace)
+            await session.execute("SELECT key FROM system.local")  # warm up
+            loop = asyncio.get_running_loop()
+            from turbocql import aio
+            queue = aio._loop_queue(loop)
+            drains = 0
+            original = queue.drain
+            loop.remove_reader(queue.fileno())
+
+            def counting_drain():
+                nonlocal drains
+                drains += 1
+                return original()
+
+            loop.add_reader(queue.fileno(), counting_drain)
+            threads_before = threading.active_count()
+            sel = await session.prepare("SELECT key FROM system.local")
+            results = await asyncio.gather(*(session.execute(sel) for _ in range(1000)))
+            assert all(r.one().key == "local" for r in results)
+            assert threading.active_count() <= threads_before
+            assert drains < 1000
+            return drains
+    drains = run(main())
+    assert drains >= 1
+
+
+def test_cancel_frees_the_request(cassandra, keyspace):
+    async def main():
+        async with Cluster([HOST], port=PORT) as cluster:
+            session = await cluster.connect(keyspace)
+            with paused(cassandra):
+                task = asyncio.ensure_future(session.execute("SELECT key FROM system.local", timeout=30))
+                await asyncio.sleep(0.2)
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+            # The session keeps working after the cancellation.
+            assert (await session.execute("SELECT key FROM system.local")).one().key == "local"
+    run(main())
+
+
+def test_timeout(cassandra, keyspace):
+    async def main():
+        async with Cluster([HOST], port=PORT) as cluster:
+            session = await cluster.connect(keyspace)
+            with paused(cassandra):
+                with pytest.raises(OperationTimedOut):
+                    await session.execute("SELECT key FROM system.local", timeout=0.3)
+    run(main())
+
+
+def test_execute_concurrent_equivalent(cassandra, keyspace):
+    async def main():
+        async with Cluster([HOST], port=PORT) as cluster:
+            session = await cluster.connect(keyspace)
+            await session.execute("CREATE TABLE IF NOT EXISTS aio_c (k int PRIMARY KEY)")
+            ins = await session.prepare("INSERT INTO aio_c (k) VALUES (?)")
+            ticks = 0
+
+            async def ticker():
+                nonlocal ticks
+                while True:
+                    ticks += 1
+                    await asyncio.sleep(0.001)
+
+            t = asyncio.ensure_future(ticker())
+            results = await session.execute_concurrent_with_args(ins, [(i,) for i in range(5000)], concurrency=100)
+            t.cancel()
+            assert len(results) == 5000 and all(ok for ok, _ in results)
+            assert ticks > 0, "the loop kept running while the engine worked"
+    run(main())
+
+
+def test_uvloop(cassandra, keyspace):
+    uvloop = pytest.importorskip("uvloop")
+
+    async def main():
+        async with Cluster([HOST], port=PORT) as cluster:
+            session = await cluster.connect(keyspace)
+            rs = await asyncio.gather(*(session.execute("SELECT key FROM system.local") for _ in range(200)))
+            return {r.one().key for r in rs}
+
+    assert uvloop.run(main()) == {"local"}
