@@ -6,6 +6,7 @@
 //! - [`values`]: Python values → CQL bytes, typed by prepared metadata;
 //! - [`rows`]: CQL bytes → Python rows, a page at a time;
 //! - [`concurrent`]: `execute_concurrent`, with the requests kept in flight in Rust;
+//! - [`pipeline`]: document 001's write and read pipelines;
 //! - [`completion`]: results of requests submitted without waiting, handed back in batches;
 //! - [`errors`]: scylla errors → the classic driver's exception classes;
 //! - [`types`]: CQL type names.
@@ -16,6 +17,7 @@ use pyo3::types::PyDict;
 pub mod completion;
 pub mod concurrent;
 pub mod errors;
+pub mod pipeline;
 pub mod rows;
 pub mod runtime;
 pub mod session;
@@ -39,6 +41,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<session::RequestHandle>()?;
     m.add_class::<concurrent::ConcurrentRun>()?;
     m.add_class::<completion::LoopQueue>()?;
+    m.add_class::<pipeline::PipelineCore>()?;
     m.add_function(wrap_pyfunction!(completion::run_dispatcher, m)?)?;
     m.add_function(wrap_pyfunction!(completion::stop_dispatcher, m)?)?;
     Ok(())

@@ -470,6 +470,22 @@ impl Session {
         crate::concurrent::start(session, self.hosts_arc(), statement, parameters, opts, fetch_size, concurrency, raise_on_first_error, make_result, result_cls)
     }
 
+    /// Starts a pipeline (see `pipeline`): a write pipeline when `max_unconsumed` is None.
+    #[pyo3(signature = (max_in_flight, max_unsent, max_unconsumed=None, consistency_level=None, serial_consistency_level=None, timeout=None))]
+    fn pipeline(
+        &self,
+        py: Python<'_>,
+        max_in_flight: usize,
+        max_unsent: usize,
+        max_unconsumed: Option<usize>,
+        consistency_level: Option<u16>,
+        serial_consistency_level: Option<u16>,
+        timeout: Option<f64>,
+    ) -> PyResult<crate::pipeline::PipelineCore> {
+        let opts = Options::new(consistency_level, serial_consistency_level, timeout, false, None, false)?;
+        crate::pipeline::start(self.get(py)?, self.hosts_arc(), opts, max_in_flight, max_unsent, max_unconsumed)
+    }
+
     /// Switches every connection of the session to `keyspace` (case-sensitive).
     #[pyo3(signature = (keyspace, timeout=None))]
     fn set_keyspace(&self, py: Python<'_>, keyspace: String, timeout: Option<f64>) -> PyResult<()> {

@@ -110,5 +110,124 @@ def execute_concurrent_with_args(session, statement, parameters, *args, **kwargs
                 opts["results_generator"], cl, fetch_size)
 
 
-__all__ = ["ExecutionResult", "execute_concurrent", "execute_concurrent_with_args"]
-_ = _NOT_SET
+def _resolve(session, statement, parameters):
+    """(engine statement, values) for one pipeline request."""
+    if isinstance(statement, PreparedStatement):
+        return statement._prepared, parameters if parameters is not None else ()
+    if isinstance(statement, BoundStatement):
+        if parameters is not None:
+            raise ValueError("parameters cannot be passed with a BoundStatement")
+        return statement.prepared_statement._prepared, statement.values
+    if isinstance(statement, (str, SimpleStatement)):
+        from turbocql.encoder import bind_params
+
+        query = statement if isinstance(statement, str) else statement.query_string
+        return (bind_params(query, parameters, session.encoder) if parameters else query), None
+    raise TypeError("unsupported statement type %s" % type(statement).__name__)
+
+
+class _Pipeline:
+    def __init__(self, session, max_in_flight, max_unsent, max_unconsumed, error_handler, timeout):
+        if timeout is _NOT_SET:
+            timeout = session.default_timeout
+        self.session = session
+        self.error_handler = error_handler
+        self._core = session._session.pipeline(
+            max_in_flight, max_unsent, max_unconsumed, session.default_consistency_level,
+            session.default_serial_consistency_level, timeout)
+
+    def execute(self, statement, parameters=None):
+        """Queues one request. Bad values raise here, before anything is sent."""
+        stmt, values = _resolve(self.session, statement, parameters)
+        self._core.execute(stmt, values)
+
+    @property
+    def pending(self):
+        """Requests queued or in flight, not yet finished."""
+        return self._core.pending
+
+    def _handle(self, failures):
+        if not failures:
+            return
+        if self.error_handler is None:
+            raise failures[0]
+        for exc in failures:
+            self.error_handler(exc)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            if exc_type is None:
+                self.confirm()
+            else:
+                self._core.confirm()  # let the requests end; the block's exception wins
+        finally:
+            self._core.close()
+
+
+class WritePipeline(_Pipeline):
+    """Document 001's write pipeline, driven in the engine.
+
+    ``execute(statement, parameters)`` queues a write and returns at once (it waits, GIL
+    released, only while ``max_unsent_write_requests`` are queued); the engine keeps
+    ``max_in_flight_requests`` running. ``confirm()`` waits for every write queued so far
+    and raises the first failure, or passes each failure to ``error_handler``. As a
+    context manager, leaving the block confirms.
+    """
+
+    def __init__(self, session, max_in_flight_requests=100, max_unsent_write_requests=40000,
+                 error_handler=None, timeout=_NOT_SET):
+        _Pipeline.__init__(self, session, max_in_flight_requests, max_unsent_write_requests, None,
+                           error_handler, timeout)
+
+    def confirm(self):
+        """Waits for every queued write; raises the first failure (or hands each to
+        ``error_handler``)."""
+        self._handle(self._core.confirm())
+
+
+class ReadPipeline(_Pipeline):
+    """Document 001's read pipeline, driven in the engine.
+
+    ``execute(statement, parameters)`` queues a read; the engine keeps
+    ``max_in_flight_requests`` running but never more than
+    ``max_unconsumed_read_responses`` results ahead of the consumer. ``results()`` yields
+    a :class:`~turbocql.cluster.ResultSet` per request, in submission order; a failed
+    request raises there (or goes to ``error_handler``, and the results go on).
+    """
+
+    def __init__(self, session, max_in_flight_requests=100, max_unconsumed_read_responses=400,
+                 error_handler=None, timeout=_NOT_SET):
+        _Pipeline.__init__(self, session, max_in_flight_requests, 2**31 - 1, max_unconsumed_read_responses,
+                           error_handler, timeout)
+
+    def results(self):
+        """Yields the results of the requests queued so far, in submission order."""
+        session = self.session
+        row_factory = session.row_factory
+
+        def make_result(page):
+            return ResultSet(session, None, page, row_factory, None)
+
+        next_result = self._core.next_result
+        while True:
+            try:
+                rs = next_result(make_result)
+            except StopIteration:
+                return
+            except Exception as exc:
+                if self.error_handler is None:
+                    raise
+                self.error_handler(exc)
+                continue
+            yield rs
+
+    def confirm(self):
+        """Consumes (and discards) every remaining result; raises the first failure."""
+        for _ in self.results():
+            pass
+
+
+__all__ = ["ExecutionResult", "execute_concurrent", "execute_concurrent_with_args", "WritePipeline", "ReadPipeline"]

@@ -1,0 +1,220 @@
+//! Pipelines: document 001's `WritePipeline` and `ReadPipeline`, driven in the engine.
+//!
+//! `execute()` converts the values under the GIL and queues the request; a driver task
+//! on the runtime keeps up to `max_in_flight` requests running. A write pipeline bounds
+//! its unsent queue (`execute()` waits, GIL released, when it is full) and `confirm()`
+//! waits for everything sent so far; a read pipeline sends no more than
+//! `max_unconsumed` results ahead of the consumer and hands results back in submission
+//! order. Every request ends in a result or an error: failures are never lost, and no
+//! wait can outlive the requests' own timeouts.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+use futures::stream::FuturesUnordered;
+use futures::StreamExt;
+use parking_lot::{Condvar, Mutex};
+use pyo3::exceptions::{PyRuntimeError, PyStopIteration};
+use pyo3::prelude::*;
+use scylla::client::session::Session as ScyllaSession;
+use scylla::errors::ExecutionError;
+use tokio::sync::{mpsc, Notify};
+
+use crate::errors;
+use crate::runtime;
+use crate::session::{build_request, outcome_to_py, run_request, timed, Options, Outcome, Request};
+
+/// Counters and results shared by the Python side and the driver task.
+#[derive(Default)]
+struct Progress {
+    submitted: u64,
+    finished: u64,
+    consumed: u64,
+    failures: VecDeque<(u64, ExecutionError)>,
+    results: BTreeMap<u64, Result<Outcome, ExecutionError>>,
+    closed: bool,
+}
+
+struct Shared {
+    progress: Mutex<Progress>,
+    changed: Condvar,
+    consumer_moved: Notify,
+}
+
+impl Shared {
+    fn new() -> Arc<Shared> {
+        Arc::new(Shared { progress: Mutex::new(Progress::default()), changed: Condvar::new(), consumer_moved: Notify::new() })
+    }
+}
+
+/// The engine half of a pipeline; `turbocql.concurrent.WritePipeline` / `ReadPipeline`
+/// wrap it.
+#[pyclass(module = "turbocql._engine")]
+pub struct PipelineCore {
+    hosts: Arc<str>,
+    opts: Options,
+    tx: Mutex<Option<mpsc::Sender<(u64, Request)>>>,
+    shared: Arc<Shared>,
+    keep_results: bool,
+}
+
+async fn drive(
+    session: Arc<ScyllaSession>,
+    mut rx: mpsc::Receiver<(u64, Request)>,
+    shared: Arc<Shared>,
+    max_in_flight: usize,
+    max_unconsumed: Option<u64>,
+    timeout: Option<std::time::Duration>,
+) {
+    let mut in_flight = FuturesUnordered::new();
+    let mut open = true;
+    loop {
+        let room_ahead = match max_unconsumed {
+            // Sent and not yet consumed: in flight, or finished and waiting for the consumer.
+            Some(limit) => (in_flight.len() as u64 + shared.progress.lock().results.len() as u64) < limit,
+            None => true,
+        };
+        let can_send = open && in_flight.len() < max_in_flight && room_ahead;
+        tokio::select! {
+            biased;
+            Some((idx, res)) = in_flight.next(), if !in_flight.is_empty() => {
+                let mut p = shared.progress.lock();
+                p.finished += 1;
+                match (res, max_unconsumed.is_some()) {
+                    (r, true) => { p.results.insert(idx, r); }
+                    (Err(e), false) => p.failures.push_back((idx, e)),
+                    (Ok(_), false) => {}
+                }
+                drop(p);
+                shared.changed.notify_all();
+            }
+            msg = rx.recv(), if can_send => match msg {
+                Some((idx, req)) => {
+                    let s = session.clone();
+                    in_flight.push(async move { (idx, timed(timeout, run_request(s, req, false, None)).await) });
+                }
+                None => open = false,
+            },
+            _ = shared.consumer_moved.notified(), if open && !room_ahead => {}
+            else => {
+                if !open && in_flight.is_empty() {
+                    break;
+                }
+            }
+        }
+        if !open && in_flight.is_empty() {
+            break;
+        }
+    }
+    shared.progress.lock().closed = true;
+    shared.changed.notify_all();
+}
+
+impl PipelineCore {
+    fn take_result(&self, py: Python<'_>, make_result: &Bound<'_, PyAny>, res: Result<Outcome, ExecutionError>) -> PyResult<Result<Py<PyAny>, PyErr>> {
+        Ok(match res {
+            Ok(out) => Ok(make_result.call1((outcome_to_py(py, out)?,))?.unbind()),
+            Err(e) => Err(errors::execution_error(py, &e, &self.hosts)),
+        })
+    }
+}
+
+#[pymethods]
+impl PipelineCore {
+    /// Queues `statement` with `values` (converted now: bad values raise here).
+    #[pyo3(signature = (statement, values=None))]
+    fn execute(&self, py: Python<'_>, statement: &Bound<'_, PyAny>, values: Option<Bound<'_, PyAny>>) -> PyResult<()> {
+        let req = build_request(py, statement, values.as_ref(), &self.opts, None)?;
+        let tx = self.tx.lock().clone().ok_or_else(|| PyRuntimeError::new_err("the pipeline is closed"))?;
+        let idx = {
+            let mut p = self.shared.progress.lock();
+            p.submitted += 1;
+            p.submitted - 1
+        };
+        match tx.try_send((idx, req)) {
+            Ok(()) => Ok(()),
+            Err(mpsc::error::TrySendError::Full(item)) => {
+                // The unsent queue is full: wait for room with the GIL released.
+                py.detach(|| tx.blocking_send(item)).map_err(|_| PyRuntimeError::new_err("the pipeline is closed"))
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => Err(PyRuntimeError::new_err("the pipeline is closed")),
+        }
+    }
+
+    /// Waits (GIL released) until every request queued so far has finished, then returns
+    /// their failures as a list of exceptions, oldest first.
+    fn confirm(&self, py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
+        let failures = py.detach(|| {
+            let mut p = self.shared.progress.lock();
+            while p.finished < p.submitted && !p.closed {
+                self.shared.changed.wait(&mut p);
+            }
+            std::mem::take(&mut p.failures)
+        });
+        Ok(failures.into_iter().map(|(_, e)| errors::execution_error(py, &e, &self.hosts).into_value(py).into_any()).collect())
+    }
+
+    /// The next result in submission order, as `make_result(page)`; raises the request's
+    /// exception for a failed one, and StopIteration once every queued request has been
+    /// consumed.
+    fn next_result(&self, py: Python<'_>, make_result: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        if !self.keep_results {
+            return Err(PyRuntimeError::new_err("results() is for read pipelines"));
+        }
+        let res = py.detach(|| {
+            let mut p = self.shared.progress.lock();
+            loop {
+                if p.consumed >= p.submitted {
+                    return None;
+                }
+                let idx = p.consumed;
+                if let Some(r) = p.results.remove(&idx) {
+                    p.consumed += 1;
+                    drop(p);
+                    self.shared.consumer_moved.notify_one();
+                    return Some(r);
+                }
+                if p.closed {
+                    return None;
+                }
+                self.shared.changed.wait(&mut p);
+            }
+        });
+        match res {
+            None => Err(PyStopIteration::new_err(())),
+            Some(r) => self.take_result(py, make_result, r)?.map_err(|e| e),
+        }
+    }
+
+    /// Number of requests queued and not yet finished.
+    #[getter]
+    fn pending(&self) -> u64 {
+        let p = self.shared.progress.lock();
+        p.submitted - p.finished
+    }
+
+    /// Stops accepting requests; those queued still run.
+    fn close(&self) {
+        self.tx.lock().take();
+    }
+}
+
+/// Starts a pipeline on `session` (`max_unconsumed` None for a write pipeline).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn start(
+    session: Arc<ScyllaSession>,
+    hosts: Arc<str>,
+    opts: Options,
+    max_in_flight: usize,
+    max_unsent: usize,
+    max_unconsumed: Option<usize>,
+) -> PyResult<PipelineCore> {
+    if max_in_flight == 0 || max_unsent == 0 || max_unconsumed == Some(0) {
+        return Err(pyo3::exceptions::PyValueError::new_err("pipeline sizes must be greater than 0"));
+    }
+    let (tx, rx) = mpsc::channel(max_unsent);
+    let shared = Shared::new();
+    let timeout = opts.timeout;
+    runtime::get().spawn(drive(session, rx, shared.clone(), max_in_flight, max_unconsumed.map(|n| n as u64), timeout));
+    Ok(PipelineCore { hosts, opts, tx: Mutex::new(Some(tx)), shared, keep_results: max_unconsumed.is_some() })
+}
