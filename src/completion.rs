@@ -14,8 +14,8 @@
 //! the queue was empty, and the loop drains the whole batch on its own thread. One
 //! wake-up of the loop per batch, and no thread in between.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 use pyo3::prelude::*;
@@ -70,9 +70,29 @@ struct Queue {
     stopping: AtomicBool,
 }
 
+static QUEUE: AtomicPtr<Queue> = AtomicPtr::new(std::ptr::null_mut());
+
 fn queue() -> &'static Queue {
-    static QUEUE: OnceLock<Queue> = OnceLock::new();
-    QUEUE.get_or_init(|| Queue { items: Mutex::new(Vec::with_capacity(256)), ready: Condvar::new(), stopping: AtomicBool::new(false) })
+    let p = QUEUE.load(Ordering::Acquire);
+    if !p.is_null() {
+        // SAFETY: the pointer comes from Box::leak and is never freed.
+        return unsafe { &*p };
+    }
+    let fresh = Box::into_raw(Box::new(Queue { items: Mutex::new(Vec::with_capacity(256)), ready: Condvar::new(), stopping: AtomicBool::new(false) }));
+    match QUEUE.compare_exchange(std::ptr::null_mut(), fresh, Ordering::AcqRel, Ordering::Acquire) {
+        Ok(_) => unsafe { &*fresh },
+        Err(existing) => {
+            // SAFETY: `fresh` was never shared; `existing` is a leaked, live queue.
+            drop(unsafe { Box::from_raw(fresh) });
+            unsafe { &*existing }
+        }
+    }
+}
+
+/// In a forked child: a new, empty queue (the parent's may be locked by a thread that
+/// does not exist here; its completions belong to the parent).
+pub fn after_fork() {
+    QUEUE.store(std::ptr::null_mut(), Ordering::Release);
 }
 
 /// Called from the runtime when a request finishes.

@@ -31,10 +31,18 @@ fn _bootstrap(py: Python<'_>, objects: &Bound<'_, PyDict>) -> PyResult<()> {
     errors::register(py, objects)
 }
 
+/// Called in a forked child (`os.register_at_fork`): new runtime and completion queue.
+#[pyfunction]
+fn _after_fork() {
+    runtime::after_fork();
+    completion::after_fork();
+}
+
 #[pymodule]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(_bootstrap, m)?)?;
+    m.add_function(wrap_pyfunction!(_after_fork, m)?)?;
     m.add_function(wrap_pyfunction!(session::connect, m)?)?;
     m.add_class::<session::Session>()?;
     m.add_class::<session::Prepared>()?;

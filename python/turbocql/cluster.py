@@ -409,7 +409,11 @@ def _start_dispatcher():
 
 
 def _forget_dispatcher():
+    """In a forked child: the engine starts a new runtime and queue, and the dispatcher
+    thread is started again on first use. Sessions of the parent are not usable in the
+    child (as with the classic driver): connect again there."""
     global _dispatcher_thread, _dispatcher_lock
+    _engine._after_fork()
     _dispatcher_thread = None
     _dispatcher_lock = __import__("threading").Lock()
 
