@@ -1,4 +1,4 @@
-"""The README's quick start runs as written against the local Cassandra."""
+"""The README's code blocks run as written against the local Cassandra."""
 
 import re
 import subprocess
@@ -10,12 +10,35 @@ from tests.conftest import PORT
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
-def test_quick_start_runs(cassandra):
+def _blocks():
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
-    assert blocks, "README has a python quick start"
-    code = blocks[0].replace("port=9042", "port=%d" % PORT)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    return [b.replace("port=9042", "port=%d" % PORT).replace('Cluster(["127.0.0.1"])', 'Cluster(["127.0.0.1"], port=%d)' % PORT)
+            for b in blocks]
+
+
+def _run(code):
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr
-    lines = out.stdout.splitlines()
+    return out.stdout.splitlines()
+
+
+def test_quick_start_runs(cassandra):
+    quick = _blocks()[0]
+    lines = _run(quick)
     assert "1 Ada L." in lines and "3 Linus" in lines and "4 Barbara" in lines
     assert lines[-1] == "Ada L."
+
+
+def test_many_requests_block_runs(cassandra):
+    quick, many = _blocks()[0], _blocks()[1]
+    assert quick.rstrip().endswith("cluster.shutdown()")
+    code = quick.rstrip()[: -len("cluster.shutdown()")] + many + "\nprint(len(names))\ncluster.shutdown()\n"
+    lines = _run(code)
+    assert "done" in lines and lines[-1] == "100"
+
+
+def test_asyncio_block_runs(cassandra):
+    quick, aio = _blocks()[0], _blocks()[2]
+    _run(quick)  # creates demo.users
+    lines = _run(aio)
+    assert lines and lines[-1].startswith("[")
