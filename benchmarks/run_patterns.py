@@ -35,21 +35,19 @@ import json
 import os
 import platform
 import shutil
-import subprocess
 import sys
-import tempfile
-import threading
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from run_sync import (  # noqa: E402  (shared helpers of the sync runner)
     DEFAULT_RUST_BIN,
-    ROOT,
     ensure_rust_bin,
     find_server_pid,
     fmt_num,
+    run_client,
     wait_for_port,
+    warm_up_server,
 )
 
 CLIENT_PY = HERE / "clients" / "patterns.py"
@@ -127,50 +125,6 @@ def select_specs(text: str) -> list[Spec]:
                              f"{', '.join(s.name for s in SPECS)})")
         out += [s for s in hits if s not in out]
     return out
-
-
-def run_client(cmd: list[str], pin: str | None, timeout: float) -> dict:
-    """Run one client; return its JSON result, or {"failed": reason}.
-
-    Unlike ``run_sync.run_client`` it reaps the child with ``os.wait4`` so that the child's own
-    peak RSS (``process_max_rss_mb``, whole process life) is known for every client, the Rust
-    reference included.
-    """
-    if pin is not None:
-        cmd = ["taskset", "-c", pin, *cmd]
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        try:
-            p = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=ROOT, text=True)
-        except OSError as e:
-            return {"failed": str(e)}
-        timed_out = threading.Event()
-
-        def kill():
-            timed_out.set()
-            p.kill()
-
-        timer = threading.Timer(timeout, kill)
-        timer.start()
-        try:
-            _, status, ru = os.wait4(p.pid, 0)
-        finally:
-            timer.cancel()
-        p.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
-        out.seek(0)
-        err.seek(0)
-        stdout, stderr = out.read(), err.read()
-    if timed_out.is_set():
-        return {"failed": f"timed out after {timeout:.0f} s"}
-    lines = [ln for ln in stdout.splitlines() if ln.startswith("{")]
-    if p.returncode != 0 or not lines:
-        msg = (stderr.strip().splitlines() or [f"exit code {p.returncode}"])[-1]
-        return {"failed": msg[:240]}
-    try:
-        r = json.loads(lines[-1])
-    except json.JSONDecodeError as e:
-        return {"failed": f"bad JSON line: {e}"}
-    r["process_max_rss_mb"] = round(ru.ru_maxrss / 1024, 1)
-    return r
 
 
 def key(r: dict) -> tuple[str, str, str]:
@@ -306,18 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     def rust_cmd(workload: str, n: int, extra: list[str]) -> list[str]:
         return [str(rust_bin), *common, "--workload", workload, "--ops", str(n), *extra]
 
-    # Server warm-up: the JVM gets 2-3x cheaper per request once warm; also writes the read rows.
-    if rust_bin is None:
-        print("Rust reference unavailable: server warm-up skipped", file=sys.stderr)
-    elif server_warmup > 0:
-        print(f"warming the server up ({server_warmup} writes and reads, rust, "
-              "120 in flight)...", file=sys.stderr, flush=True)
-        for wl in ("populate", "write", "read"):
-            r = run_client(rust_cmd(wl, server_warmup,
-                                    ["--pattern", "concurrent", "--warmup", "0"]),
-                           args.pin_client, timeout)
-            if "failed" in r:
-                print(f"  warm-up {wl} failed: {r['failed']}", file=sys.stderr)
+    warm_up_server(rust_bin, common, server_warmup, args.pin_client, timeout)
 
     load_start = os.getloadavg()[0]
     results: list[dict] = []
@@ -359,8 +302,10 @@ def main(argv: list[str] | None = None) -> int:
     pin = f", client pinned to CPU {args.pin_client}" if args.pin_client else ""
     heading = (f"{ops:,} ops per client run (+{warmup:,} warm-up), prepared statements, "
                f"distinct keys for writes, one-row reads over {args.rows:,} keys; "
-               f"single node, {os.cpu_count()} CPUs{pin}; server warmed with "
-               f"{server_warmup:,} Rust writes and reads; server pid {server_pid or 'unknown'}; "
+               f"single node, {os.cpu_count()} CPUs{pin}; "
+               + (f"server warmed with {server_warmup:,} Rust writes and reads; "
+                  if server_warmup > 0 else "no server warm-up by this runner; ")
+               + f"server pid {server_pid or 'unknown'}; "
                f"1-min load average {load_start:.1f} at the start, "
                f"{os.getloadavg()[0]:.1f} at the end.")
     sections = []
@@ -387,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
             "(getrusage); server CPU = the Cassandra process over the same section (/proc), an "
             "upper bound; latency = submit → result (futures), submit → callback (chains), "
             "around the await (asyncio), none for bulk calls; peak RSS = the client process's "
-            "whole life (wait4).\n\n"
+            "whole life (VmHWM).\n\n"
             f"{body}\n")
         print(f"report: {rpath}", file=sys.stderr)
 
@@ -400,7 +345,8 @@ def main(argv: list[str] | None = None) -> int:
                 "host": platform.node(), "cpus": os.cpu_count(),
                 "argv": sys.argv[1:] if argv is None else argv, "ops": ops, "warmup": warmup,
                 "server_warmup_ops": server_warmup, "server_pid": server_pid,
-                "python": platform.python_version()}
+                "python": platform.python_version(),
+                "heading": heading}
         path.write_text(json.dumps({"meta": meta, "results": results}, indent=1) + "\n")
         print(f"raw results: {path}", file=sys.stderr)
     return 0

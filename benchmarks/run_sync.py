@@ -29,6 +29,8 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -90,23 +92,97 @@ def ensure_rust_bin(path: Path, build: bool) -> Path | None:
 
 
 def run_client(cmd: list[str], pin: str | None, timeout: float) -> dict:
-    """Run one client; return its JSON result, or {"failed": reason}."""
+    """Run one client; return its JSON result, or {"failed": reason}.
+
+    ``process_max_rss_mb`` is the client's peak RSS: the ``VmHWM`` of its own image, polled
+    from ``/proc/PID/status`` while it runs (every client, the Rust reference included), or the
+    client's own report of it at exit (``max_rss_mb``) if higher. Not ``ru_maxrss`` from
+    ``wait4``: Linux carries the parent's RSS at fork time over ``execve`` into it, so every
+    small client would show the runner's own size.
+    """
     if pin is not None:
         cmd = ["taskset", "-c", pin, *cmd]
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
-    except subprocess.TimeoutExpired:
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        try:
+            p = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=ROOT, text=True)
+        except OSError as e:
+            return {"failed": str(e)}
+        timed_out = threading.Event()
+
+        def kill():
+            timed_out.set()
+            p.kill()
+
+        timer = threading.Timer(timeout, kill)
+        timer.start()
+        peak_kb = [0]
+        done = threading.Event()
+
+        def poll_rss():  # Popen returned after the exec, so this is the client's own image
+            path = f"/proc/{p.pid}/status"
+            while not done.is_set():
+                kb = vm_hwm_kb(path)
+                if kb:
+                    peak_kb[0] = max(peak_kb[0], kb)
+                done.wait(0.05)
+
+        poller = threading.Thread(target=poll_rss, daemon=True)
+        poller.start()
+        try:
+            _, status, _ = os.wait4(p.pid, 0)
+        finally:
+            timer.cancel()
+            done.set()
+            poller.join()
+        p.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if timed_out.is_set():
         return {"failed": f"timed out after {timeout:.0f} s"}
-    except OSError as e:
-        return {"failed": str(e)}
-    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
-    if r.returncode != 0 or not lines:
-        err = (r.stderr.strip().splitlines() or [f"exit code {r.returncode}"])[-1]
-        return {"failed": err[:200]}
+    lines = [ln for ln in stdout.splitlines() if ln.startswith("{")]
+    if p.returncode != 0 or not lines:
+        msg = (stderr.strip().splitlines() or [f"exit code {p.returncode}"])[-1]
+        return {"failed": msg[:240]}
     try:
-        return json.loads(lines[-1])
+        r = json.loads(lines[-1])
     except json.JSONDecodeError as e:
         return {"failed": f"bad JSON line: {e}"}
+    r["process_max_rss_mb"] = round(max(peak_kb[0] / 1024, r.get("max_rss_mb") or 0), 1)
+    return r
+
+
+def vm_hwm_kb(status_path: str) -> int | None:
+    """Peak resident set (``VmHWM``, kB) from a ``/proc/PID/status`` file, or None."""
+    try:
+        with open(status_path) as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def warm_up_server(rust_bin: Path | None, common: list[str], ops: int, pin: str | None,
+                   timeout: float) -> None:
+    """Warm the server up with the Rust client, 120 in flight: ``ops`` writes and reads.
+
+    The JVM gets 2-3x cheaper per request once warm; this also writes the read rows.
+    Does nothing if ``ops`` is 0 or the Rust reference is not built.
+    """
+    if rust_bin is None:
+        print("Rust reference unavailable: server warm-up skipped", file=sys.stderr)
+        return
+    if ops <= 0:
+        return
+    print(f"warming the server up ({ops} writes and reads, rust, 120 in flight)...",
+          file=sys.stderr, flush=True)
+    for wl in ("populate", "write", "read"):
+        r = run_client([str(rust_bin), *common, "--workload", wl, "--ops", str(ops),
+                        "--pattern", "concurrent", "--warmup", "0"], pin, timeout)
+        if "failed" in r:
+            print(f"  warm-up {wl} failed: {r['failed']}", file=sys.stderr)
 
 
 def fmt_num(x: float | None, digits: int = 0) -> str:
@@ -193,18 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     def rust_cmd(workload: str, ops: int, extra: list[str]) -> list[str]:
         return [str(rust_bin), *common, "--workload", workload, "--ops", str(ops), *extra]
 
-    # Server warm-up: the JVM gets 2-3x cheaper per request once warm; also writes the read rows.
-    if rust_bin is None:
-        print("Rust reference unavailable: server warm-up skipped", file=sys.stderr)
-    else:
-        print(f"warming the server up ({args.server_warmup_ops} writes and reads, rust, "
-              "120 in flight)...", file=sys.stderr, flush=True)
-        for wl in ("populate", "write", "read"):
-            r = run_client(rust_cmd(wl, args.server_warmup_ops,
-                                    ["--pattern", "concurrent", "--warmup", "0"]),
-                           args.pin_client, args.timeout)
-            if "failed" in r:
-                print(f"  warm-up {wl} failed: {r['failed']}", file=sys.stderr)
+    warm_up_server(rust_bin, common, args.server_warmup_ops, args.pin_client, args.timeout)
 
     results: list[dict] = []
     for wl in workloads:
@@ -257,7 +322,8 @@ def main(argv: list[str] | None = None) -> int:
         path.parent.mkdir(parents=True, exist_ok=True)
         meta = {"date": dt.datetime.now().isoformat(timespec="seconds"),
                 "host": platform.node(), "cpus": os.cpu_count(), "argv": sys.argv[1:],
-                "server_pid": server_pid, "python": platform.python_version()}
+                "server_pid": server_pid, "python": platform.python_version(),
+                "heading": heading}
         path.write_text(json.dumps({"meta": meta, "results": results}, indent=1) + "\n")
         print(f"\nraw results: {path}", file=sys.stderr)
     return 0

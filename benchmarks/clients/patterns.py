@@ -54,7 +54,6 @@ import importlib
 import itertools
 import json
 import os
-import resource
 import sys
 import threading
 import time
@@ -62,6 +61,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sync_threads import (  # noqa: E402  (shared helpers of the sync client)
     CLIENT_NAMES,
+    peak_rss_mb,
     percentile_us,
     proc_cpu_us,
     read_key,
@@ -674,7 +674,7 @@ def main(argv: list[str] | None = None) -> int:
         p50_us=round(percentile_us(lat, 50), 1) if has_lat else None,
         p95_us=round(percentile_us(lat, 95), 1) if has_lat else None,
         p99_us=round(percentile_us(lat, 99), 1) if has_lat else None,
-        max_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        max_rss_mb=peak_rss_mb(),
         errors=errors,
     )
     if args.driver == "cassandra":

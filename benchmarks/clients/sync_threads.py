@@ -46,6 +46,19 @@ def self_cpu_us() -> float:
     return (ru.ru_utime + ru.ru_stime) * 1e6
 
 
+def peak_rss_mb() -> float:
+    """This process's peak RSS in MB: ``VmHWM`` of its own image (``ru_maxrss`` would include
+    the parent's RSS at fork time, which Linux carries over ``execve``)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
 def read_key(i: int) -> str:
     return f"row{i}"
 

@@ -19,6 +19,7 @@ import sys
 # subcommand name -> module that defines add_parser(subparsers)
 SUBCOMMANDS: dict[str, str] = {
     "localdb": "turbocql.localdb",
+    "bench": "turbocql.bench",
 }
 
 

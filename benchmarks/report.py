@@ -1,0 +1,432 @@
+"""The suite's report: one Markdown table per seed document, and PNG plots, from a run's JSON.
+
+``turbocql bench`` writes ``<name>.json`` (machine description, versions and every result)
+and calls :func:`write_report`, which writes ``<name>.md`` and ``<name>-*.png`` beside it.
+The same can be done again from a saved JSON::
+
+    python3 benchmarks/report.py benchmarks/results/bench-2026-01-01-120000.json
+
+Tables (every figure comes from the JSON; ratios are computed within the run):
+
+* document 000: sync execute with 1, 2, 4, 8, 16 threads, then the request patterns (writes);
+* document 001: sync with 1 thread, the patterns and the pipelines, writes then reads, and the
+  ``pipeline_tuning`` result;
+* document 004: vector ingestion, best / average / worst rows/s.
+
+turbocql and the Rust reference are rows beside the classic driver; the table functions are
+the runners' own (``run_patterns.markdown_table``, ``run_patterns.row_line``,
+``run_vectors.markdown_table``, ``run_tuning.markdown_tables``).
+
+Plots (matplotlib, Agg backend; skipped with a message if matplotlib is missing):
+``-patterns-write.png`` / ``-patterns-read.png`` (ops/s and client CPU µs/op per pattern and
+client, grouped bars), ``-sync-threads.png`` (ops/s and CPU µs/op against the number of
+threads), ``-vectors.png`` and ``-tuning.png`` (ops/s over the grid).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import run_patterns  # noqa: E402
+import run_tuning  # noqa: E402
+import run_vectors  # noqa: E402
+
+CLIENT_COLORS = {"classic": "#9e9e9e", "turbocql": "#1f77b4", "rust": "#d62728"}
+CLIENT_NAMES = {"classic": "classic driver", "turbocql": "turbocql", "rust": "Rust reference"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Markdown
+
+
+def _split_table(md: str) -> tuple[list[str], list[str], list[str]]:
+    """(header lines, row lines, footnote lines) of a runner's Markdown table."""
+    lines = md.splitlines()
+    rows = [ln for ln in lines[2:] if ln.startswith("|")]
+    notes = [ln for ln in lines[2:] if ln.strip() and not ln.startswith("|")]
+    return lines[:2], rows, notes
+
+
+def _sync_lines(sync: list[dict], workload: str, threads: list[int]) -> list[str]:
+    """Rows of the sync runs for one workload, in the patterns table's columns."""
+    by = {(r["label"], r["workload"], r["threads"]): r for r in sync}
+    out = []
+    for th in threads:
+        classic = by.get(("classic", workload, th))
+        rust = by.get(("rust", workload, th))
+        if rust is not None and "failed" in rust:
+            rust = None
+        pattern = f"sync, {th} thread{'s' if th != 1 else ''}"
+        for label in ("classic", "turbocql", "rust"):
+            r = by.get((label, workload, th))
+            if r is not None:
+                out.append(run_patterns.row_line(workload, pattern, r, classic, rust, ""))
+    return out
+
+
+def document_table(scen: dict, doc: list[tuple[str, list[str]]],
+                   sync_threads: dict[str, list[int]]) -> str:
+    """One table: per workload of ``doc``, its sync rows, then its pattern rows."""
+    patterns = scen.get("patterns", {}).get("results", [])
+    sync = scen.get("sync", {}).get("results", [])
+    header = ("| workload | pattern | client | ops/s | client CPU µs/op | server CPU µs/op "
+              "| p50 µs | p99 µs | peak RSS MB | ops/s vs classic | CPU vs rust |")
+    lines = [header, "| " + " | ".join(["---"] * 11) + " |"]
+    notes: list[str] = []
+    chosen = {r["spec"] for r in patterns}
+    for wl, names in doc:
+        lines += _sync_lines(sync, wl, sync_threads.get(wl, []))
+        rows = [(wl, n) for n in names if n in chosen]
+        if rows:
+            _, body, foot = _split_table(run_patterns.markdown_table(rows, patterns))
+            lines += body
+            notes += [n for n in foot if n not in notes]
+    if len(lines) == 2:
+        return ""
+    if sync:
+        notes.append("Sync rows: ops/s vs classic at the same thread count, CPU vs the Rust "
+                     "reference at the same count (its threads are tokio tasks on one worker "
+                     "thread). Pattern rows: CPU vs the Rust reference with 120 in flight.")
+    return "\n".join(lines) + ("\n\n" + "\n\n".join(notes) if notes else "")
+
+
+def _fmt_machine(data: dict) -> str:
+    m, s, meta = data.get("machine", {}), data.get("server", {}), data.get("meta", {})
+    opts = meta.get("options", {})
+    rows = [
+        ("date", meta.get("date")),
+        ("command", f"`{meta.get('command')}`" if meta.get("command") else None),
+        ("CPU", f"{m.get('cpu_model')}, {m.get('cpus')} logical CPUs "
+                f"({m.get('cpus_usable')} usable)"),
+        ("memory", f"{m.get('memory_gb')} GB" if m.get("memory_gb") else None),
+        ("OS / kernel", f"{m.get('os')} / Linux {m.get('kernel')} ({m.get('arch')})"),
+        ("load average (1 min) at start / end",
+         f"{meta.get('loadavg_start')} / {meta.get('loadavg_end')}"),
+        ("server warm-up", f"{opts.get('server_warmup_ops'):,} Rust writes and reads (120 in "
+                           "flight), once, before every scenario"
+         if opts.get("server_warmup_ops") else "none"),
+        ("client pinning", f"taskset -c {meta['pin_client']}" if meta.get("pin_client")
+         else "none"),
+        ("server pinning", f"taskset -a -p -c {meta['pin_server']}" if meta.get("pin_server")
+         else "none"),
+        ("Python (clients)", m.get("client_python")),
+        ("turbocql", m.get("turbocql")),
+        ("classic driver (cassandra-driver)", m.get("cassandra_driver")),
+        ("numpy / uvloop / matplotlib",
+         f"{m.get('numpy')} / {m.get('uvloop')} / {m.get('matplotlib')}"),
+        ("Rust", m.get("rustc")),
+        ("Java (server)", s.get("java") or m.get("java")),
+        ("Cassandra", f"{s.get('release_version')} (CQL {s.get('cql_version')}, protocol "
+                      f"v{s.get('native_protocol_version')}), cluster "
+                      f"{s.get('cluster_name')!r}, {s.get('host')}:{s.get('port')}, pid "
+                      f"{s.get('pid')}"),
+        ("server settings", ", ".join(f"{k} {v}" for k, v in (
+            ("heap", s.get("heap")), ("commitlog_sync", s.get("commitlog_sync")))
+            if v) or None),
+        ("source", f"{m.get('git_commit')}{' (modified)' if m.get('git_dirty') else ''}"
+         if m.get("git_commit") else None),
+    ]
+    out = ["| | |", "| --- | --- |"]
+    out += [f"| {k} | {v} |" for k, v in rows if v not in (None, "", "None")]
+    return "\n".join(out)
+
+
+def build_markdown(data: dict, plots: list[Path] | None = None) -> str:
+    scen = data.get("scenarios", {})
+    opts = data.get("meta", {}).get("options", {})
+    parts = ["# turbocql benchmark report: the seed documents' tables, side by side", "",
+             "Every client runs in its own process, one after the other, in this one run, against "
+             "a server warmed up first; compare ratios within the run, not absolute figures "
+             "across runs. Method and every deviation from the original benchmarks: "
+             "`benchmarks/README.md`.", "", "## Machine and versions", "", _fmt_machine(data)]
+    for name, s in scen.items():
+        if s.get("failed"):
+            parts += ["", f"**Scenario {name} failed:** {s['failed']}"]
+
+    sync_threads = sorted({r["threads"] for r in scen.get("sync", {}).get("results", [])
+                           if r.get("label") != "rust, 120 in flight"})
+    # Document 000: writes, sync 1..16 threads, then the patterns.
+    t000 = document_table(scen, run_patterns.DOC_000, {"write": sync_threads})
+    if t000:
+        parts += ["", "## Document 000: the classic driver's Performance Notes (writes)", "",
+                  _scenario_heading(scen, ("sync", "patterns")), "", t000]
+    # Document 001: sync with one thread (its "Synchronous Requests"), patterns, pipelines.
+    one = [t for t in sync_threads if t == 1]
+    t001 = document_table(scen, run_patterns.DOC_001, {"write": one, "read": one})
+    tuning = scen.get("tuning", {}).get("results", [])
+    if t001 or tuning:
+        parts += ["", "## Document 001: writes and reads, the pipeline objects, pipeline_tuning"]
+        if t001:
+            parts += ["", _scenario_heading(scen, ("sync", "patterns")), "", t001]
+        if tuning:
+            parts += ["", "### pipeline_tuning (turbocql; the classic driver has no pipelines)",
+                      "", _scenario_heading(scen, ("tuning",)), "",
+                      run_tuning.markdown_tables(tuning)]
+    vectors = scen.get("vectors", {}).get("results", [])
+    if vectors:
+        parts += ["", "## Document 004: vector ingestion", "",
+                  _scenario_heading(scen, ("vectors",)), "", run_vectors.markdown_table(vectors)]
+    if plots:
+        parts += ["", "## Plots", ""]
+        parts += [f"![{p.stem}]({p.name})" for p in plots]
+    parts += ["", "Columns: ops/s = requests / wall seconds of the timed section; client CPU = "
+              "user + system of the client process over the timed section (getrusage); server "
+              "CPU = the Cassandra process over the same section (/proc), an upper bound since "
+              "it includes anything else the server did; p50/p99 = per-request latency where the "
+              "pattern exposes one; peak RSS = VmHWM of the client process over its whole life. "
+              f"Options: `{json.dumps(opts)}`.", ""]
+    return "\n".join(parts)
+
+
+def _scenario_heading(scen: dict, names: tuple[str, ...]) -> str:
+    return " ".join(scen[n]["heading"] for n in names if scen.get(n, {}).get("heading"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Plots
+
+
+def _plt():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def _plain_log(axis) -> None:
+    """Plain numbers (50, 100, 200) instead of powers of ten on a log-scale axis."""
+    from matplotlib.ticker import FuncFormatter, LogLocator
+
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    axis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+
+
+def plot_patterns(scen: dict, workload: str, path: Path) -> bool:
+    """Grouped horizontal bars: ops/s and client CPU µs/op per pattern and client."""
+    results = [r for r in scen.get("patterns", {}).get("results", [])
+               if r["workload"] == workload and "failed" not in r]
+    if not results:
+        return False
+    order = []
+    for wl, names in run_patterns.DOC_000 + run_patterns.DOC_001:
+        order += [n for n in names if wl == workload and n not in order]
+    cats: list[tuple[str, dict]] = []  # (label, {client: result})
+    rust = next((r for r in results if r["label"] == "rust"), None)
+    if rust:
+        cats.append((run_patterns.RUST_LABEL + " (reference)", {"rust": rust}))
+    for name in order:
+        got = {r["label"]: r for r in results if r["spec"] == name}
+        if got:
+            cats.append((run_patterns.SPEC_BY_NAME[name].label, got))
+    plt = _plt()
+    clients = [c for c in ("classic", "turbocql", "rust") if any(c in g for _, g in cats)]
+    fig, axes = plt.subplots(1, 2, figsize=(14, 0.55 * len(cats) + 1.8), sharey=True)
+    height = 0.8 / len(clients)
+    for ax, metric, title, log in (
+        (axes[0], "ops_per_s", "ops/s (higher is better)", False),
+        (axes[1], "cpu_us_per_op", "client CPU µs per request (lower is better, log scale)",
+         True),
+    ):
+        for ci, client in enumerate(clients):
+            ys, xs = [], []
+            for i, (_, got) in enumerate(cats):
+                if client in got:
+                    ys.append(i + (ci - (len(clients) - 1) / 2) * height)
+                    xs.append(got[client][metric])
+            bars = ax.barh(ys, xs, height=height, color=CLIENT_COLORS[client],
+                           label=CLIENT_NAMES[client])
+            ax.bar_label(bars, labels=[f"{x:,.0f}" if x >= 100 else f"{x:,.1f}" for x in xs],
+                         padding=2, fontsize=7)
+        ax.set_title(title, fontsize=10)
+        if log:
+            ax.set_xscale("log")
+            _plain_log(ax.xaxis)
+        ax.grid(axis="x", alpha=0.3)
+        ax.margins(x=0.15)
+    axes[0].set_yticks(range(len(cats)), [c for c, _ in cats], fontsize=8)
+    axes[0].invert_yaxis()
+    axes[0].legend(loc="lower right", fontsize=8)
+    fig.suptitle(f"Request patterns, {workload} workload (seed documents 000 and 001)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def plot_sync(scen: dict, path: Path) -> bool:
+    """ops/s and client CPU µs/op against the number of threads, per client and workload."""
+    results = [r for r in scen.get("sync", {}).get("results", []) if "failed" not in r]
+    workloads = [w for w in ("write", "read") if any(r["workload"] == w for r in results)]
+    if not workloads:
+        return False
+    plt = _plt()
+    fig, axes = plt.subplots(len(workloads), 2, figsize=(12, 4.2 * len(workloads)),
+                             squeeze=False)
+    for row, wl in enumerate(workloads):
+        for col, (metric, title) in enumerate((("ops_per_s", "ops/s"),
+                                               ("cpu_us_per_op", "client CPU µs per request"))):
+            ax = axes[row][col]
+            for client in ("classic", "turbocql", "rust"):
+                pts = sorted((r["threads"], r[metric]) for r in results
+                             if r["label"] == client and r["workload"] == wl)
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
+                            color=CLIENT_COLORS[client], label=CLIENT_NAMES[client]
+                            + (" (tokio tasks)" if client == "rust" else ""))
+            ref = next((r for r in results if r["label"] == "rust, 120 in flight"
+                        and r["workload"] == wl), None)
+            if ref and metric == "ops_per_s":
+                ax.axhline(ref[metric], color=CLIENT_COLORS["rust"], linestyle="--",
+                           linewidth=1, label="Rust reference, 120 in flight")
+            ax.set_xscale("log", base=2)
+            threads = sorted({r["threads"] for r in results if r["label"] != "rust, 120 in flight"})
+            ax.set_xticks(threads, [str(t) for t in threads])
+            if metric == "cpu_us_per_op":
+                ax.set_yscale("log")
+                _plain_log(ax.yaxis)
+            ax.set_xlabel("threads")
+            ax.set_title(f"sync execute, {wl}: {title}", fontsize=10)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+    fig.suptitle("Sync execute against the number of threads (seed document 000)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def plot_vectors(scen: dict, path: Path) -> bool:
+    results = [r for r in scen.get("vectors", {}).get("results", []) if "failed" not in r]
+    if not results:
+        return False
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    short = {"list": "lists", "numpy": "numpy", "vec": "Vec<f32>"}
+    labels = [f"{CLIENT_NAMES[r['label']]}\n{short.get(r['input'], r['input'])}"
+              for r in results]
+    colors = [CLIENT_COLORS[r["label"]] for r in results]
+    avg = [r["avg_ops_per_s"] for r in results]
+    err = [[a - r["worst_ops_per_s"] for a, r in zip(avg, results)],
+           [r["best_ops_per_s"] - a for a, r in zip(avg, results)]]
+    bars = axes[0].bar(range(len(results)), avg, yerr=err, capsize=4, color=colors)
+    axes[0].bar_label(bars, labels=[f"{a:,.0f}" for a in avg], label_type="center",
+                      color="white", fontsize=8)
+    axes[0].set_title("rows/s: average of the runs, bars from worst to best", fontsize=10)
+    cpu = [r["cpu_us_per_op"] for r in results]
+    bars = axes[1].bar(range(len(results)), cpu, color=colors)
+    axes[1].bar_label(bars, labels=[f"{c:,.0f}" for c in cpu], padding=2, fontsize=8)
+    axes[1].set_title("client CPU µs per row (log scale)", fontsize=10)
+    axes[1].set_yscale("log")
+    _plain_log(axes[1].yaxis)
+    for ax in axes:
+        ax.set_xticks(range(len(results)), labels, fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+        ax.margins(y=0.15)
+    r0 = results[0]
+    fig.suptitle(f"Vector ingestion (seed document 004): {r0['rows']:,} rows of "
+                 f"vector<float, {r0['dim']}> in one execute_concurrent_with_args call")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def plot_tuning(scen: dict, path: Path) -> bool:
+    results = [r for r in scen.get("tuning", {}).get("results", [])
+               if "failed" not in r and r.get("points")]
+    if not results:
+        return False
+    plt = _plt()
+    fig, axes = plt.subplots(1, len(results), figsize=(6.5 * len(results), 5), squeeze=False)
+    for ax, r in zip(axes[0], results):
+        fs, bs = r["in_flight_grid"], r["buffer_grid"]
+        grid = [[float("nan")] * len(bs) for _ in fs]
+        for p in r["points"]:
+            grid[fs.index(p["in_flight"])][bs.index(p["buffer"])] = (
+                p["ops_per_s"] if not p.get("errors") else float("nan"))
+        im = ax.imshow(grid, aspect="auto", origin="lower", cmap="viridis")
+        fig.colorbar(im, ax=ax, label="ops/s")
+        ax.set_xticks(range(len(bs)), [f"{b:,}" for b in bs], rotation=45, fontsize=7)
+        ax.set_yticks(range(len(fs)), [f"{f:,}" for f in fs], fontsize=7)
+        ax.set_xlabel(run_tuning.BUFFER_NAMES[r["pipeline"]])
+        ax.set_ylabel("max_in_flight_requests")
+        if len(fs) * len(bs) <= 64:
+            lo, hi = im.get_clim()
+            for i in range(len(fs)):
+                for j in range(len(bs)):
+                    v = grid[i][j]
+                    if v == v:  # not NaN
+                        bright = hi > lo and (v - lo) / (hi - lo) > 0.6
+                        ax.text(j, i, f"{v / 1000:.1f}k", ha="center", va="center",
+                                fontsize=7, color="black" if bright else "white")
+        s = r.get("summary") or run_tuning.summarize(r)
+        title = f"{run_tuning.NAMES[r['pipeline']]} (turbocql)"
+        if s:
+            title += (f"\nbest (average of the {s['top']} fastest): in-flight "
+                      f"{s['best_in_flight']:,}, buffer {s['best_buffer']:,}")
+        ax.set_title(title, fontsize=10)
+    fig.suptitle("pipeline_tuning (seed document 001): ops/s over the grid")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def make_plots(data: dict, out_dir: Path, name: str) -> list[Path]:
+    """Write every plot the data allows; returns their paths (none without matplotlib)."""
+    try:
+        _plt()
+    except ImportError:
+        print("matplotlib is not installed: no plots (pip install matplotlib)", file=sys.stderr)
+        return []
+    scen = data.get("scenarios", {})
+    made = []
+    for suffix, fn in (
+        ("patterns-write", lambda p: plot_patterns(scen, "write", p)),
+        ("patterns-read", lambda p: plot_patterns(scen, "read", p)),
+        ("sync-threads", lambda p: plot_sync(scen, p)),
+        ("tuning", lambda p: plot_tuning(scen, p)),
+        ("vectors", lambda p: plot_vectors(scen, p)),
+    ):
+        path = out_dir / f"{name}-{suffix}.png"
+        try:
+            if fn(path):
+                made.append(path)
+        except Exception as e:  # a broken plot must not lose the run's report
+            print(f"plot {path.name} failed: {type(e).__name__}: {e}", file=sys.stderr)
+    return made
+
+
+def write_report(data: dict, out_dir: Path, name: str, plots: bool = True) -> dict[str, object]:
+    """``<name>.md`` and the plots in ``out_dir``; returns their paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    pngs = make_plots(data, out_dir, name) if plots else []
+    md = out_dir / f"{name}.md"
+    md.write_text(build_markdown(data, pngs))
+    return {"markdown": md, "plots": pngs}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Rebuild the Markdown report and plots of a "
+                                             "`turbocql bench` run from its JSON.")
+    ap.add_argument("json", type=Path)
+    ap.add_argument("--out-dir", type=Path, default=None, help="default: beside the JSON")
+    ap.add_argument("--no-plots", action="store_true")
+    args = ap.parse_args(argv)
+    data = json.loads(args.json.read_text())
+    paths = write_report(data, args.out_dir or args.json.parent, args.json.stem,
+                         not args.no_plots)
+    print(paths["markdown"])
+    for p in paths["plots"]:
+        print(p)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
