@@ -84,7 +84,7 @@ def find_benchmarks_dir(explicit: str | os.PathLike | None = None) -> Path:
             return c.resolve()
     raise BenchError(
         "cannot find turbocql's benchmarks/ directory: it is in the source checkout, not in "
-        "the installed package. Run from the checkout (git clone ...; cd turbocql) or pass "
+        "the installed package. Run it from a source checkout of turbocql, or pass "
         "--benchmarks-dir PATH (or set TURBOCQL_BENCHMARKS_DIR).")
 
 
