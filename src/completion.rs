@@ -30,7 +30,7 @@ pub enum Target {
     /// A callable or `(loop, future)` tuple, delivered by the dispatcher thread.
     Dispatcher(Py<PyAny>),
     /// An asyncio future, delivered by its loop through its [`LoopQueue`].
-    Loop(Py<LoopQueue>, Py<PyAny>),
+    Loop(Arc<LoopInner>, Py<PyAny>),
 }
 
 impl Target {
@@ -40,7 +40,7 @@ impl Target {
             if t.len() == 2 {
                 if let (Ok(q), Ok(f)) = (t.get_item(0), t.get_item(1)) {
                     if let Ok(q) = q.cast::<LoopQueue>() {
-                        return Target::Loop(q.clone().unbind(), f.unbind());
+                        return Target::Loop(q.get().inner.clone(), f.unbind());
                     }
                 }
             }
@@ -53,7 +53,7 @@ impl Target {
 pub fn complete(target: Target, outcome: Result<Outcome, ExecutionError>, hosts: Arc<str>) {
     match target {
         Target::Dispatcher(t) => push(Completion { target: t, outcome, hosts }),
-        Target::Loop(q, fut) => q.get().push(Completion { target: fut, outcome, hosts }),
+        Target::Loop(q, fut) => LoopInner::push(q, Completion { target: fut, outcome, hosts }),
     }
 }
 
@@ -95,13 +95,30 @@ pub fn after_fork() {
     QUEUE.store(std::ptr::null_mut(), Ordering::Release);
 }
 
-/// Called from the runtime when a request finishes.
+/// Called from the runtime when a request finishes. As with [`LoopInner::push`], the
+/// first completion of a batch wakes the dispatcher only after the other tasks ready on
+/// the runtime have run, so that their completions join the batch.
 pub fn push(c: Completion) {
     let q = queue();
-    let mut items = q.items.lock();
-    items.push(c);
-    if items.len() == 1 {
-        q.ready.notify_one();
+    let was_empty = {
+        let mut items = q.items.lock();
+        items.push(c);
+        items.len() == 1
+    };
+    if was_empty {
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                handle.spawn(async move {
+                    tokio::task::yield_now().await;
+                    let _guard = q.items.lock();
+                    q.ready.notify_one();
+                });
+            }
+            Err(_) => {
+                let _guard = q.items.lock();
+                q.ready.notify_one();
+            }
+        }
     }
 }
 
@@ -174,22 +191,42 @@ pub fn stop_dispatcher() {
 /// The completion queue of one asyncio event loop, signalled through an eventfd.
 #[pyclass(frozen, module = "turbocql._engine")]
 pub struct LoopQueue {
+    inner: Arc<LoopInner>,
+}
+
+/// The shared part of a [`LoopQueue`], reachable from the runtime without the GIL.
+pub struct LoopInner {
     items: Mutex<Vec<Completion>>,
     efd: libc::c_int,
 }
 
-impl LoopQueue {
-    fn push(&self, c: Completion) {
+impl LoopInner {
+    /// Queues a completion. The first one of a batch wakes the loop, but only after the
+    /// runtime has run the other tasks that are ready now (responses read in the same
+    /// pass), so that they join the same batch: fewer wake-ups of the loop.
+    fn push(this: Arc<LoopInner>, c: Completion) {
         let was_empty = {
-            let mut items = self.items.lock();
+            let mut items = this.items.lock();
             items.push(c);
             items.len() == 1
         };
         if was_empty {
-            let one: u64 = 1;
-            // SAFETY: writing 8 bytes from a valid u64 to our own eventfd.
-            unsafe { libc::write(self.efd, &one as *const u64 as *const libc::c_void, 8) };
+            match tokio::runtime::Handle::try_current() {
+                Ok(handle) => {
+                    handle.spawn(async move {
+                        tokio::task::yield_now().await;
+                        this.signal();
+                    });
+                }
+                Err(_) => this.signal(),
+            }
         }
+    }
+
+    fn signal(&self) {
+        let one: u64 = 1;
+        // SAFETY: writing 8 bytes from a valid u64 to our own eventfd.
+        unsafe { libc::write(self.efd, &one as *const u64 as *const libc::c_void, 8) };
     }
 }
 
@@ -197,17 +234,17 @@ impl LoopQueue {
 impl LoopQueue {
     #[new]
     fn new() -> PyResult<Self> {
-        // SAFETY: plain eventfd creation; the fd is owned by this object and closed in Drop.
+        // SAFETY: plain eventfd creation; the fd is owned by LoopInner and closed in Drop.
         let efd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
         if efd < 0 {
             return Err(std::io::Error::last_os_error().into());
         }
-        Ok(LoopQueue { items: Mutex::new(Vec::new()), efd })
+        Ok(LoopQueue { inner: Arc::new(LoopInner { items: Mutex::new(Vec::new()), efd }) })
     }
 
     /// The eventfd the loop watches (`loop.add_reader(q.fileno(), q.drain)`).
     fn fileno(&self) -> i32 {
-        self.efd
+        self.inner.efd
     }
 
     /// Resolves every queued future (on the loop's thread). Futures already done
@@ -215,20 +252,20 @@ impl LoopQueue {
     fn drain(&self, py: Python<'_>) -> PyResult<usize> {
         let mut counter: u64 = 0;
         // SAFETY: reading 8 bytes into a valid u64 from our own non-blocking eventfd.
-        unsafe { libc::read(self.efd, &mut counter as *mut u64 as *mut libc::c_void, 8) };
-        let batch = std::mem::take(&mut *self.items.lock());
+        unsafe { libc::read(self.inner.efd, &mut counter as *mut u64 as *mut libc::c_void, 8) };
+        let batch = std::mem::take(&mut *self.inner.items.lock());
         let n = batch.len();
         for c in batch {
             let fut = c.target.bind(py);
-            if fut.call_method0("done").and_then(|d| d.is_truthy()).unwrap_or(true) {
+            if fut.call_method0(pyo3::intern!(py, "done")).and_then(|d| d.is_truthy()).unwrap_or(true) {
                 continue;
             }
             let res = match c.outcome {
                 Ok(out) => match outcome_to_py(py, out) {
-                    Ok(page) => fut.call_method1("set_result", (page,)),
-                    Err(e) => fut.call_method1("set_exception", (e.into_value(py),)),
+                    Ok(page) => fut.call_method1(pyo3::intern!(py, "set_result"), (page,)),
+                    Err(e) => fut.call_method1(pyo3::intern!(py, "set_exception"), (e.into_value(py),)),
                 },
-                Err(e) => fut.call_method1("set_exception", (errors::execution_error(py, &e, &c.hosts).into_value(py),)),
+                Err(e) => fut.call_method1(pyo3::intern!(py, "set_exception"), (errors::execution_error(py, &e, &c.hosts).into_value(py),)),
             };
             if let Err(e) = res {
                 e.write_unraisable(py, None);
@@ -238,7 +275,7 @@ impl LoopQueue {
     }
 }
 
-impl Drop for LoopQueue {
+impl Drop for LoopInner {
     fn drop(&mut self) {
         // SAFETY: closing the fd this object created and still owns.
         unsafe { libc::close(self.efd) };

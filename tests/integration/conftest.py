@@ -72,6 +72,24 @@ def table(session):
     session.execute("DROP TABLE IF EXISTS %s" % name)
 
 
+def _wait_all_threads_stopped(pid, timeout=5.0):
+    """SIGSTOP reaches a multi-threaded process's threads asynchronously: wait until every
+    thread is stopped, so that no request can be answered after this returns."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        states = []
+        for tid in os.listdir("/proc/%d/task" % pid):
+            try:
+                with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                    states.append(f.read().rsplit(")", 1)[1].split()[0])
+            except OSError:
+                continue
+        if states and all(st in ("T", "t", "Z", "X") for st in states):
+            return
+        time.sleep(0.005)
+    raise AssertionError("Cassandra (pid %d) did not stop within %.1f s" % (pid, timeout))
+
+
 @contextlib.contextmanager
 def paused(node):
     """Freezes the Cassandra process (SIGSTOP) for the duration of the block."""
@@ -80,6 +98,7 @@ def paused(node):
         pytest.skip("the Cassandra process id is unknown (node not started by turbocql localdb)")
     os.kill(pid, signal.SIGSTOP)
     try:
+        _wait_all_threads_stopped(pid)
         yield
     finally:
         os.kill(pid, signal.SIGCONT)
