@@ -93,7 +93,14 @@ class Session:
         if timeout is _NOT_SET:
             timeout = s.default_timeout
         request = s._request(query, parameters, timeout, trace)
-        page = await _submit(request, paging_state)
+        loop = _get_running_loop()
+        fut = loop.create_future()
+        handle = request.submit((_loop_queue(loop), fut), paging_state, True)
+        try:
+            page = await fut
+        except asyncio.CancelledError:
+            handle.cancel()
+            raise
         return AsyncResultSet(s, request, page, s.row_factory, query)
 
     async def prepare(self, query, custom_payload=None, keyspace=None):
@@ -141,8 +148,11 @@ def _loop_queue(loop):
     return q
 
 
+_get_running_loop = asyncio.get_running_loop
+
+
 async def _submit(request, paging_state):
-    loop = asyncio.get_running_loop()
+    loop = _get_running_loop()
     fut = loop.create_future()
     handle = request.submit((_loop_queue(loop), fut), paging_state, True)
     try:
