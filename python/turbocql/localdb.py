@@ -194,6 +194,7 @@ class Node:
     heap: str = DEFAULT_HEAP
     auth: bool = False
     version: str = DEFAULT_VERSION
+    commitlog: str = "periodic"
     seeds: tuple[str, ...] = ()
     pid: int | None = None
     already_running: bool = False
@@ -250,6 +251,7 @@ class Node:
             "heap": self.heap,
             "auth": self.auth,
             "version": self.version,
+            "commitlog": self.commitlog,
         }
 
 
@@ -262,8 +264,11 @@ def make_node(
     address: str = DEFAULT_ADDRESS,
     storage_port: int | None = None,
     version: str = DEFAULT_VERSION,
+    commitlog: str = "periodic",
 ) -> Node:
     """Validate options and build a :class:`Node` (nothing is started)."""
+    if commitlog not in ("periodic", "batch"):
+        raise LocalDBError(f"invalid commitlog mode {commitlog!r}; use periodic or batch", EXIT_USAGE)
     if not isinstance(port, int) or not 1 <= port <= 65535:
         raise LocalDBError(f"invalid port {port!r}", EXIT_USAGE)
     if not _HEAP_RE.match(str(heap)):
@@ -288,6 +293,7 @@ def make_node(
         storage_port=storage_port,
         heap=str(heap).upper(),
         auth=bool(auth),
+        commitlog=commitlog,
         version=version,
     )
 
@@ -351,9 +357,11 @@ def render_yaml(node: Node) -> str:
         f"saved_caches_directory: {_q(d / 'saved_caches')}",
         f"cdc_raw_directory: {_q(d / 'cdc_raw')}",
         "cdc_enabled: false",
-        # batch: a write is acknowledged only after the commit log is fsynced,
-        # so acknowledged writes survive kill -9.
-        "commitlog_sync: batch",
+        # periodic (Cassandra's default): the commit log is fsynced every 10 s.
+        # batch: a write is acknowledged only after the commit log is fsynced, so
+        # acknowledged writes survive kill -9 (slower writes).
+        *(["commitlog_sync: batch"] if node.commitlog == "batch"
+          else ["commitlog_sync: periodic", "commitlog_sync_period: 10000ms"]),
         "seed_provider:",
         "  - class_name: org.apache.cassandra.locator.SimpleSeedProvider",
         "    parameters:",
@@ -852,6 +860,7 @@ def start(
     address: str = DEFAULT_ADDRESS,
     storage_port: int | None = None,
     version: str = DEFAULT_VERSION,
+    commitlog: str = "periodic",
     out=None,
 ) -> Node:
     """Start a node (or find it already running) and wait until CQL answers.
@@ -862,7 +871,7 @@ def start(
     """
     say = out or (lambda *a, **k: None)
     node = make_node(dir, port, heap, auth, address=address, storage_port=storage_port,
-                     version=version)
+                     version=version, commitlog=commitlog)
     node.dir.mkdir(parents=True, exist_ok=True)
     with _locked(node.dir / ".lock"):
         pid = running_pid(node)
@@ -1024,6 +1033,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                          help="inter-node port (default 7000 + (port - 9042))")
     p_start.add_argument("--heap", type=_heap_arg, default=DEFAULT_HEAP,
                          help=f"JVM heap, -Xms/-Xmx (default {DEFAULT_HEAP})")
+    p_start.add_argument("--commitlog", choices=("periodic", "batch"), default="periodic",
+                         help="commit log sync: periodic (Cassandra's default, every 10 s) or batch "
+                              "(fsync before each acknowledgement: acknowledged writes survive kill -9)")
     p_start.add_argument("--auth", action="store_true",
                          help="PasswordAuthenticator + CassandraAuthorizer "
                               "(superuser cassandra/cassandra)")
@@ -1056,7 +1068,7 @@ def _cmd_start(args: argparse.Namespace) -> int:
     try:
         node = start(args.dir, port, args.heap, args.auth, args.timeout, address=args.address,
                      storage_port=args.storage_port, version=args.version,
-                     out=lambda msg: print(msg, flush=True))
+                     commitlog=args.commitlog, out=lambda msg: print(msg, flush=True))
     except LocalDBError as e:
         _print_err(str(e))
         return e.exit_code

@@ -163,7 +163,8 @@ def test_render_yaml_defaults(tmp_path):
     assert "storage_port: 7000" in lines
     assert "listen_address: 127.0.0.1" in lines
     assert "rpc_address: 127.0.0.1" in lines
-    assert "commitlog_sync: batch" in lines
+    assert "commitlog_sync: periodic" in lines  # Cassandra's own default
+    assert "commitlog_sync_period: 10000ms" in lines
     assert "partitioner: org.apache.cassandra.dht.Murmur3Partitioner" in lines
     assert "endpoint_snitch: SimpleSnitch" in lines
     assert "auto_snapshot: false" in lines
@@ -562,3 +563,11 @@ def test_timeout_kills_the_daemon(fake_java, node_dir, monkeypatch, capsys):
     assert "did not answer CQL" in err and "within 2 s" in err
     assert not (node_dir / "cassandra.pid").exists()
     assert localdb._scan_for_daemon(localdb.Node(node_dir)) is None
+
+
+def test_commitlog_batch_mode_and_bad_mode(tmp_path):
+    lines = localdb.render_yaml(localdb.make_node(tmp_path / "nb", commitlog="batch")).splitlines()
+    assert "commitlog_sync: batch" in lines
+    assert not any(line.startswith("commitlog_sync_period") for line in lines)
+    with pytest.raises(localdb.LocalDBError, match="commitlog"):
+        localdb.make_node(tmp_path / "nx", commitlog="sometimes")
