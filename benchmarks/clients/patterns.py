@@ -454,7 +454,7 @@ def run_thread_api(args, prefix: str):
         ResponseFuture = need(cluster_mod, "ResponseFuture", "callbacks")
         need(ResponseFuture, "add_callbacks", "callbacks")
 
-    cluster = cluster_mod.Cluster([args.host], port=args.port)
+    cluster = cluster_mod.Cluster([args.host], port=args.port, compression=False)
     session = cluster.connect()
     try:
         ks = args.keyspace
@@ -540,7 +540,7 @@ def run_asyncio(args, prefix: str):
         return lat, errors[0]
 
     async def amain():
-        async with AioCluster([args.host], port=args.port) as cluster:
+        async with AioCluster([args.host], port=args.port, compression=False) as cluster:
             try:
                 session = await cluster.connect(ks)
             except Exception:

@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_NO_API
     body = run_write_pipeline if args.pipeline == "write" else run_read_pipeline
 
-    cluster = cluster_mod.Cluster([args.host], port=args.port)
+    cluster = cluster_mod.Cluster([args.host], port=args.port, compression=False)
     session = cluster.connect()
     results = []
     try:

@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     cluster_mod = importlib.import_module(f"{args.driver}.cluster")
     importlib.import_module(f"{args.driver}.query")  # same module set as an application
 
-    cluster = cluster_mod.Cluster([args.host], port=args.port)
+    cluster = cluster_mod.Cluster([args.host], port=args.port, compression=False)
     session = cluster.connect()
     try:
         ks = args.keyspace

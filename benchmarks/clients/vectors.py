@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     warm = make_rows(args.rows, args.warmup_rows, args.dim, args.input, SEED + 1)
     rss_loaded = current_rss_mb()
 
-    cluster = cluster_mod.Cluster([args.host], port=args.port)
+    cluster = cluster_mod.Cluster([args.host], port=args.port, compression=False)
     session = cluster.connect()
     runs = []
     try:
