@@ -95,13 +95,12 @@ pub fn after_fork() {
     QUEUE.store(std::ptr::null_mut(), Ordering::Release);
 }
 
-/// Called from the runtime when a request finishes. As with [`LoopInner::push`], the
-/// first completion of a batch wakes the dispatcher only after the other tasks ready on
-/// the runtime have run, so that their completions join the batch.
-pub fn push(c: Completion) {
-    let q = queue();
+/// Appends `c` to `items`. When it is the first of a batch, `signal` runs once the
+/// runtime has run the other tasks that are ready now (responses read in the same pass),
+/// so that their completions join the batch: fewer wake-ups of whoever consumes it.
+fn push_batched(items: &Mutex<Vec<Completion>>, c: Completion, signal: impl FnOnce() + Send + 'static) {
     let was_empty = {
-        let mut items = q.items.lock();
+        let mut items = items.lock();
         items.push(c);
         items.len() == 1
     };
@@ -110,26 +109,39 @@ pub fn push(c: Completion) {
             Ok(handle) => {
                 handle.spawn(async move {
                     tokio::task::yield_now().await;
-                    let _guard = q.items.lock();
-                    q.ready.notify_one();
+                    signal();
                 });
             }
-            Err(_) => {
-                let _guard = q.items.lock();
-                q.ready.notify_one();
-            }
+            Err(_) => signal(),
         }
+    }
+}
+
+/// Called from the runtime when a request for the dispatcher finishes.
+pub fn push(c: Completion) {
+    let q = queue();
+    push_batched(&q.items, c, move || {
+        let _guard = q.items.lock();
+        q.ready.notify_one();
+    });
+}
+
+/// A finished request as Python objects: `Ok(page)` or `Err(exception instance)`.
+fn to_python<'py>(py: Python<'py>, outcome: Result<Outcome, ExecutionError>, hosts: &str) -> Result<Bound<'py, PyAny>, Bound<'py, PyAny>> {
+    match outcome {
+        Ok(out) => match outcome_to_py(py, out) {
+            Ok(page) => Ok(page.into_any()),
+            Err(e) => Err(e.into_value(py).into_bound(py).into_any()),
+        },
+        Err(e) => Err(errors::execution_error(py, &e, hosts).into_value(py).into_bound(py).into_any()),
     }
 }
 
 /// Converts one completion and delivers it (GIL held).
 fn deliver<'py>(py: Python<'py>, c: Completion, aio: &mut Vec<(Bound<'py, PyAny>, Bound<'py, PyList>)>) -> PyResult<()> {
-    let (page, exc) = match c.outcome {
-        Ok(out) => match outcome_to_py(py, out) {
-            Ok(page) => (page.into_any(), py.None().into_bound(py)),
-            Err(e) => (py.None().into_bound(py), e.into_value(py).into_bound(py).into_any()),
-        },
-        Err(e) => (py.None().into_bound(py), errors::execution_error(py, &e, &c.hosts).into_value(py).into_bound(py).into_any()),
+    let (page, exc) = match to_python(py, c.outcome, &c.hosts) {
+        Ok(page) => (page, py.None().into_bound(py)),
+        Err(exc) => (py.None().into_bound(py), exc),
     };
     let target = c.target.into_bound(py);
     if let Ok(t) = target.cast::<PyTuple>() {
@@ -201,26 +213,10 @@ pub struct LoopInner {
 }
 
 impl LoopInner {
-    /// Queues a completion. The first one of a batch wakes the loop, but only after the
-    /// runtime has run the other tasks that are ready now (responses read in the same
-    /// pass), so that they join the same batch: fewer wake-ups of the loop.
+    /// Queues a completion; the first of a batch wakes the loop (see [`push_batched`]).
     fn push(this: Arc<LoopInner>, c: Completion) {
-        let was_empty = {
-            let mut items = this.items.lock();
-            items.push(c);
-            items.len() == 1
-        };
-        if was_empty {
-            match tokio::runtime::Handle::try_current() {
-                Ok(handle) => {
-                    handle.spawn(async move {
-                        tokio::task::yield_now().await;
-                        this.signal();
-                    });
-                }
-                Err(_) => this.signal(),
-            }
-        }
+        let inner = this.clone();
+        push_batched(&this.items, c, move || inner.signal());
     }
 
     fn signal(&self) {
@@ -260,12 +256,9 @@ impl LoopQueue {
             if fut.call_method0(pyo3::intern!(py, "done")).and_then(|d| d.is_truthy()).unwrap_or(true) {
                 continue;
             }
-            let res = match c.outcome {
-                Ok(out) => match outcome_to_py(py, out) {
-                    Ok(page) => fut.call_method1(pyo3::intern!(py, "set_result"), (page,)),
-                    Err(e) => fut.call_method1(pyo3::intern!(py, "set_exception"), (e.into_value(py),)),
-                },
-                Err(e) => fut.call_method1(pyo3::intern!(py, "set_exception"), (errors::execution_error(py, &e, &c.hosts).into_value(py),)),
+            let res = match to_python(py, c.outcome, &c.hosts) {
+                Ok(page) => fut.call_method1(pyo3::intern!(py, "set_result"), (page,)),
+                Err(exc) => fut.call_method1(pyo3::intern!(py, "set_exception"), (exc,)),
             };
             if let Err(e) = res {
                 e.write_unraisable(py, None);

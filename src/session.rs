@@ -300,6 +300,23 @@ impl Session {
             .ok_or_else(|| errors::make(py, "DriverException", ("This session has been shut down",), None))
     }
 
+    /// The request for `statement` with `values`, ready to run (values converted now).
+    fn call(
+        &self,
+        py: Python<'_>,
+        statement: &Bound<'_, PyAny>,
+        values: Option<&Bound<'_, PyAny>>,
+        opts: &Options,
+        fetch_size: Option<i32>,
+        paging_state: Option<&[u8]>,
+    ) -> PyResult<impl std::future::Future<Output = Result<Outcome, ExecutionError>> + Send + 'static> {
+        let session = self.get(py)?;
+        let paged = fetch_size.filter(|n| *n > 0);
+        let state = paging_state.map(paging_state_from);
+        let req = build_request(py, statement, values, opts, paged)?;
+        Ok(run_request(session, req, paged.is_some(), state))
+    }
+
     /// Runs `fut` with the GIL released, under the client-side timeout if any.
     fn wait<T: Send>(&self, py: Python<'_>, timeout: Option<Duration>, fut: impl std::future::Future<Output = Result<T, ExecutionError>> + Send) -> PyResult<T> {
         let res = py.detach(|| runtime::block_on(timed(timeout, fut)));
@@ -346,11 +363,8 @@ impl Session {
         idempotent: bool,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let opts = Options::new(consistency_level, serial_consistency_level, timeout, trace, timestamp, idempotent)?;
-        let session = self.get(py)?;
-        let paged = fetch_size.filter(|n| *n > 0);
-        let state = paging_state.map(paging_state_from);
-        let req = build_request(py, statement, values.as_ref(), &opts, paged)?;
-        let out = self.wait(py, opts.timeout, run_request(session, req, paged.is_some(), state))?;
+        let call = self.call(py, statement, values.as_ref(), &opts, fetch_size, paging_state)?;
+        let out = self.wait(py, opts.timeout, call)?;
         outcome_to_py(py, out)
     }
 
@@ -377,14 +391,11 @@ impl Session {
         cancellable: bool,
     ) -> PyResult<Option<RequestHandle>> {
         let opts = Options::new(consistency_level, serial_consistency_level, timeout, trace, timestamp, idempotent)?;
-        let session = self.get(py)?;
-        let paged = fetch_size.filter(|n| *n > 0);
-        let state = paging_state.map(paging_state_from);
-        let req = build_request(py, statement, values.as_ref(), &opts, paged)?;
+        let call = self.call(py, statement, values.as_ref(), &opts, fetch_size, paging_state)?;
         let hosts = self.hosts_arc.clone();
         let target = completion::Target::from_py(target, py);
         let task = async move {
-            let outcome = timed(opts.timeout, run_request(session, req, paged.is_some(), state)).await;
+            let outcome = timed(opts.timeout, call).await;
             completion::complete(target, outcome, hosts);
         };
         let handle = runtime::get().spawn(task);
