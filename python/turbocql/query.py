@@ -11,7 +11,6 @@
 
 import re
 from collections import OrderedDict, namedtuple
-from functools import lru_cache
 
 from turbocql.encoder import Encoder, ValueSequence, bind_params  # noqa: F401 - classic re-exports
 
@@ -56,12 +55,21 @@ def _clean_column_name(name):
     return _LEADING_DIGIT.sub(r"f\1", _NON_ALNUM.sub("_", name).strip("_")) or "f"
 
 
-@lru_cache(maxsize=1024)
+_ROW_CLASSES = {}
+
+
 def _row_class(colnames):
-    try:
-        return namedtuple("Row", colnames)
-    except ValueError:
-        return namedtuple("Row", [_clean_column_name(c) for c in colnames], rename=True)
+    """The named-tuple class for a column list (cached; at most 1024 lists are kept)."""
+    cls = _ROW_CLASSES.get(colnames)
+    if cls is None:
+        try:
+            cls = namedtuple("Row", colnames)
+        except ValueError:
+            cls = namedtuple("Row", [_clean_column_name(c) for c in colnames], rename=True)
+        if len(_ROW_CLASSES) >= 1024:
+            _ROW_CLASSES.clear()
+        _ROW_CLASSES[colnames] = cls
+    return cls
 
 
 def tuple_factory(colnames, rows):
@@ -71,8 +79,8 @@ def tuple_factory(colnames, rows):
 
 def named_tuple_factory(colnames, rows):
     """Rows as named tuples (the default). The class is built once per column list."""
-    make = _row_class(tuple(colnames))._make
-    return [make(r) for r in rows]
+    make = _row_class(colnames if type(colnames) is tuple else tuple(colnames))._make
+    return list(map(make, rows))
 
 
 def dict_factory(colnames, rows):
