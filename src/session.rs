@@ -207,6 +207,22 @@ pub(crate) fn build_request(
     }
 }
 
+/// A request with everything it needs, not started yet. It is small: the driver's future
+/// for it (over 13 KB) is only created, in a box, by [`Call::run`], so that handing a
+/// request to the runtime moves a few hundred bytes rather than the whole future.
+pub(crate) struct Call {
+    session: Arc<ScyllaSession>,
+    req: Request,
+    paged: bool,
+    state: Option<PagingState>,
+}
+
+impl Call {
+    pub(crate) fn run(self) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Outcome, ExecutionError>> + Send>> {
+        Box::pin(run_request(self.session, self.req, self.paged, self.state))
+    }
+}
+
 /// Runs a request (one page, or unpaged).
 pub(crate) async fn run_request(session: Arc<ScyllaSession>, req: Request, paged: bool, state: Option<PagingState>) -> Result<Outcome, ExecutionError> {
     let state = state.unwrap_or_default();
@@ -309,12 +325,12 @@ impl Session {
         opts: &Options,
         fetch_size: Option<i32>,
         paging_state: Option<&[u8]>,
-    ) -> PyResult<impl std::future::Future<Output = Result<Outcome, ExecutionError>> + Send + 'static> {
+    ) -> PyResult<Call> {
         let session = self.get(py)?;
         let paged = fetch_size.filter(|n| *n > 0);
         let state = paging_state.map(paging_state_from);
         let req = build_request(py, statement, values, opts, paged)?;
-        Ok(run_request(session, req, paged.is_some(), state))
+        Ok(Call { session, req, paged: paged.is_some(), state })
     }
 
     /// Runs `fut` with the GIL released, under the client-side timeout if any.
@@ -364,7 +380,7 @@ impl Session {
     ) -> PyResult<Bound<'py, PyTuple>> {
         let opts = Options::new(consistency_level, serial_consistency_level, timeout, trace, timestamp, idempotent)?;
         let call = self.call(py, statement, values.as_ref(), &opts, fetch_size, paging_state)?;
-        let out = self.wait(py, opts.timeout, call)?;
+        let out = self.wait(py, opts.timeout, call.run())?;
         outcome_to_py(py, out)
     }
 
@@ -395,7 +411,7 @@ impl Session {
         let hosts = self.hosts_arc.clone();
         let target = completion::Target::from_py(target, py);
         let task = async move {
-            let outcome = timed(opts.timeout, call).await;
+            let outcome = timed(opts.timeout, call.run()).await;
             completion::complete(target, outcome, hosts);
         };
         let handle = runtime::get().spawn(task);
