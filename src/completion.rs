@@ -34,6 +34,16 @@ pub enum Target {
 }
 
 impl Target {
+    /// The `LoopQueue` and future of an asyncio target `(LoopQueue, future)`.
+    pub fn loop_queue<'py>(target: &Py<PyAny>, py: Python<'py>) -> Option<(Bound<'py, LoopQueue>, Bound<'py, PyAny>)> {
+        let t = target.bind(py).cast::<PyTuple>().ok()?;
+        if t.len() != 2 {
+            return None;
+        }
+        let q = t.get_item(0).ok()?.cast_into::<LoopQueue>().ok()?;
+        Some((q, t.get_item(1).ok()?))
+    }
+
     /// Reads a `submit` target (GIL held).
     pub fn from_py(target: Py<PyAny>, py: Python<'_>) -> Target {
         if let Ok(t) = target.bind(py).cast::<PyTuple>() {
@@ -204,6 +214,29 @@ pub fn stop_dispatcher() {
 #[pyclass(frozen, module = "turbocql._engine")]
 pub struct LoopQueue {
     inner: Arc<LoopInner>,
+    /// Requests submitted during the current loop iteration, not yet on the runtime.
+    pending: Mutex<Vec<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>>>,
+}
+
+impl LoopQueue {
+    /// Queues `task` for the runtime. The first request of a loop iteration schedules
+    /// `flush` with `call_soon`, so the runtime is woken once per iteration rather than
+    /// once per request (Python code between two submissions is slow enough for the
+    /// runtime's worker to fall asleep in between).
+    /// `future` is the request's asyncio future (its loop gets the `flush`).
+    pub fn defer(slf: &Bound<'_, LoopQueue>, py: Python<'_>, future: &Bound<'_, PyAny>, task: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>) -> PyResult<()> {
+        let q = slf.get();
+        let first = {
+            let mut pending = q.pending.lock();
+            pending.push(task);
+            pending.len() == 1
+        };
+        if first {
+            let event_loop = future.call_method0(pyo3::intern!(py, "get_loop"))?;
+            event_loop.call_method1(pyo3::intern!(py, "call_soon"), (slf.getattr(pyo3::intern!(py, "flush"))?,))?;
+        }
+        Ok(())
+    }
 }
 
 /// The shared part of a [`LoopQueue`], reachable from the runtime without the GIL.
@@ -235,7 +268,19 @@ impl LoopQueue {
         if efd < 0 {
             return Err(std::io::Error::last_os_error().into());
         }
-        Ok(LoopQueue { inner: Arc::new(LoopInner { items: Mutex::new(Vec::new()), efd }) })
+        Ok(LoopQueue { inner: Arc::new(LoopInner { items: Mutex::new(Vec::new()), efd }), pending: Mutex::new(Vec::new()) })
+    }
+
+    /// Hands the requests of this loop iteration to the runtime, with one wake-up.
+    fn flush(&self) {
+        let tasks = std::mem::take(&mut *self.pending.lock());
+        if !tasks.is_empty() {
+            crate::runtime::get().spawn(async move {
+                for t in tasks {
+                    tokio::spawn(t);
+                }
+            });
+        }
     }
 
     /// The eventfd the loop watches (`loop.add_reader(q.fileno(), q.drain)`).

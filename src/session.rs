@@ -282,7 +282,7 @@ pub fn outcome_to_py<'py>(py: Python<'py>, out: Outcome) -> PyResult<Bound<'py, 
 /// resources freed; no completion is delivered.
 #[pyclass(frozen, module = "turbocql._engine")]
 pub struct RequestHandle {
-    abort: tokio::task::AbortHandle,
+    abort: futures::future::AbortHandle,
 }
 
 #[pymethods]
@@ -291,9 +291,31 @@ impl RequestHandle {
         self.abort.abort();
     }
     #[getter]
-    fn done(&self) -> bool {
-        self.abort.is_finished()
+    fn cancelled(&self) -> bool {
+        self.abort.is_aborted()
     }
+}
+
+/// Starts `task` on the runtime. Requests for an asyncio loop are handed over once per
+/// loop iteration (see `completion::LoopQueue::defer`); the others at once. Returns a
+/// handle that cancels the request when asked.
+fn start_task(
+    py: Python<'_>,
+    loop_queue: Option<(Bound<'_, completion::LoopQueue>, Bound<'_, PyAny>)>,
+    task: impl std::future::Future<Output = ()> + Send + 'static,
+    cancellable: bool,
+) -> PyResult<Option<RequestHandle>> {
+    let (abort, registration) = futures::future::AbortHandle::new_pair();
+    let task = async move {
+        let _ = futures::future::Abortable::new(task, registration).await;
+    };
+    match loop_queue {
+        Some((q, future)) => completion::LoopQueue::defer(&q, py, &future, Box::pin(task))?,
+        None => {
+            runtime::get().spawn(task);
+        }
+    }
+    Ok(cancellable.then(|| RequestHandle { abort }))
 }
 
 /// A connected session.
@@ -409,13 +431,13 @@ impl Session {
         let opts = Options::new(consistency_level, serial_consistency_level, timeout, trace, timestamp, idempotent)?;
         let call = self.call(py, statement, values.as_ref(), &opts, fetch_size, paging_state)?;
         let hosts = self.hosts_arc.clone();
+        let loop_queue = completion::Target::loop_queue(&target, py);
         let target = completion::Target::from_py(target, py);
         let task = async move {
             let outcome = timed(opts.timeout, call.run()).await;
             completion::complete(target, outcome, hosts);
         };
-        let handle = runtime::get().spawn(task);
-        Ok(cancellable.then(|| RequestHandle { abort: handle.abort_handle() }))
+        start_task(py, loop_queue, task, cancellable)
     }
 
     /// Executes a batch of `(statement, values)` pairs; statements are str (values inlined)
@@ -463,13 +485,13 @@ impl Session {
         let session = self.get(py)?;
         let (batch, values) = build_batch(py, batch_type, &items, &opts)?;
         let hosts = self.hosts_arc.clone();
+        let loop_queue = completion::Target::loop_queue(&target, py);
         let target = completion::Target::from_py(target, py);
         let task = async move {
             let outcome = timed(opts.timeout, async { session.batch(&batch, &values).await.map(|result| Outcome { result, paging: None }) }).await;
             completion::complete(target, outcome, hosts);
         };
-        let handle = runtime::get().spawn(task);
-        Ok(cancellable.then(|| RequestHandle { abort: handle.abort_handle() }))
+        start_task(py, loop_queue, task, cancellable)
     }
 
     /// Starts `execute_concurrent`: `statement` (a `Prepared` or str) with each item of
