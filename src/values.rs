@@ -337,7 +337,7 @@ fn write_varint(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>) -> Result<(), Mismatch>
 
 fn write_decimal(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>) -> Result<(), Mismatch> {
     let py = v.py();
-    let tuple = if v.is_instance_of::<PyFloat>() || v.extract::<i64>().is_ok() && !v.is_instance_of::<PyBool>() {
+    let tuple = if v.is_instance_of::<PyFloat>() || (v.is_instance_of::<pyo3::types::PyInt>() && !v.is_instance_of::<PyBool>()) {
         let dec = errors::object(py, "Decimal").map_err(|e| value_err(format!("{e}")))?.bind(py);
         dec.call1((v.str().map_err(|e| value_err(format!("{e}")))?,)).and_then(|d| d.call_method0("as_tuple"))
     } else {
@@ -502,7 +502,13 @@ fn write_value(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>, typ: &ColumnType<'_>) ->
                 buf[count_at..count_at + 4].copy_from_slice(&n.to_be_bytes());
             }
             CollectionType::Map(kt, vt) => {
-                let items = v.call_method0("items").map_err(|_| expected("a dict", v))?;
+                // A mapping, or a sequence of (key, value) pairs (how an unhashable key,
+                // e.g. a frozen map, reads back inside an OrderedMap).
+                let items = match v.call_method0("items") {
+                    Ok(items) => items,
+                    Err(_) if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() => v.clone(),
+                    Err(_) => return Err(expected("a dict", v)),
+                };
                 let count_at = buf.len();
                 buf.extend_from_slice(&[0u8; 4]);
                 let mut n: i32 = 0;
@@ -533,15 +539,40 @@ fn write_value(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>, typ: &ColumnType<'_>) ->
             }
         }
         ColumnType::UserDefinedType { definition, .. } => {
-            let as_dict = v.cast::<PyDict>().ok();
-            for (name, ft) in definition.field_types.iter() {
-                let field = match &as_dict {
-                    Some(d) => d.get_item(name.as_ref()).map_err(|e| value_err(format!("{e}")))?,
-                    None => match v.getattr(name.as_ref()) {
-                        Ok(x) => Some(x),
-                        Err(_) => None,
-                    },
-                };
+            // A dict (by field name; unknown names are an error), a tuple or list (by
+            // position, as the classic driver reads them), or an object with the fields
+            // as attributes (a registered class, a named tuple read back).
+            let fields = &definition.field_types;
+            let udt = format!("{}.{}", definition.keyspace, definition.name);
+            let values: Vec<Option<Bound<'_, PyAny>>> = if let Ok(d) = v.cast::<PyDict>() {
+                for key in d.keys() {
+                    let known = key.extract::<String>().map(|k| fields.iter().any(|(n, _)| n.as_ref() == k)).unwrap_or(false);
+                    if !known {
+                        return Err(value_err(format!("{udt} has no field {}", key.repr().map(|r| r.to_string()).unwrap_or_default())));
+                    }
+                }
+                fields.iter().map(|(n, _)| d.get_item(n.as_ref()).ok().flatten()).collect()
+            } else if v.is_instance_of::<PyTuple>() && v.hasattr("_fields").unwrap_or(false)
+                || !(v.is_instance_of::<PyTuple>() || v.is_instance_of::<PyList>())
+            {
+                if v.is_instance_of::<PyString>() || v.is_instance_of::<PyBytes>() || v.is_instance_of::<PyFloat>()
+                    || v.is_instance_of::<pyo3::types::PyInt>() || v.is_instance_of::<PyBool>()
+                {
+                    return Err(expected(&format!("a dict, tuple or object with the fields of {udt}"), v));
+                }
+                let found: Vec<Option<Bound<'_, PyAny>>> = fields.iter().map(|(n, _)| v.getattr(n.as_ref()).ok()).collect();
+                if found.iter().all(|f| f.is_none()) {
+                    return Err(expected(&format!("a dict, tuple or object with the fields of {udt}"), v));
+                }
+                found
+            } else {
+                let n = v.len().unwrap_or(0);
+                if n > fields.len() {
+                    return Err(value_err(format!("{n} values for {udt}, which has {} fields", fields.len())));
+                }
+                (0..fields.len()).map(|i| if i < n { v.get_item(i).ok() } else { None }).collect()
+            };
+            for ((name, ft), field) in fields.iter().zip(values) {
                 match field {
                     Some(f) => write_cell(buf, &f, ft).map_err(|m| Mismatch { type_error: m.type_error, msg: format!("in field {name:?}: {}", m.msg) })?,
                     None => buf.extend_from_slice(&NULL.to_be_bytes()),

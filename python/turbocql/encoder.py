@@ -224,6 +224,9 @@ class Encoder:
         """A duration (``months``, ``days``, ``nanoseconds``) -> e.g.
         ``1mo2d3ns`` (``-1mo2d3ns`` when negative)."""
         months, days, nanos = int(val.months), int(val.days), int(val.nanoseconds)
+        if min(months, days, nanos) < 0 < max(months, days, nanos):
+            raise ValueError("a duration's months, days and nanoseconds must all have the same sign, got %r"
+                             % ((months, days, nanos),))
         sign = "-" if min(months, days, nanos) < 0 else ""
         return "%s%dmo%dd%dns" % (sign, abs(months), abs(days), abs(nanos))
 
