@@ -3,12 +3,10 @@
 //!
 //! A finished request pushes a [`Completion`] onto one process-wide queue. The
 //! dispatcher (a Python daemon thread running [`run_dispatcher`]) waits for the queue with
-//! the GIL released, then takes every ready completion under one GIL acquisition:
-//! - a plain target is a Python callable, called as `target(page, exc)`;
-//! - an asyncio target is a tuple `(loop, future)`: completions for one loop are grouped
-//!   and the loop is woken once per batch with `loop.call_soon_threadsafe(resolver, items)`.
+//! the GIL released, then takes every ready completion under one GIL acquisition and
+//! calls each target as `target(page, exc)`.
 //!
-//! asyncio requests normally skip the dispatcher: their target is `(LoopQueue, future)`.
+//! asyncio requests skip the dispatcher: their target is `(LoopQueue, future)`.
 //! A [`LoopQueue`] belongs to one event loop, which watches its eventfd with
 //! `loop.add_reader`; the runtime pushes the completion and writes the eventfd only when
 //! the queue was empty, and the loop drains the whole batch on its own thread. One
@@ -19,7 +17,7 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::PyTuple;
 use scylla::errors::ExecutionError;
 
 use crate::errors;
@@ -27,7 +25,7 @@ use crate::session::{outcome_to_py, Outcome};
 
 /// Where a finished request goes.
 pub enum Target {
-    /// A callable or `(loop, future)` tuple, delivered by the dispatcher thread.
+    /// A callable, called by the dispatcher thread.
     Dispatcher(Py<PyAny>),
     /// An asyncio future, delivered by its loop through its [`LoopQueue`].
     Loop(Arc<LoopInner>, Py<PyAny>),
@@ -147,26 +145,13 @@ fn to_python<'py>(py: Python<'py>, outcome: Result<Outcome, ExecutionError>, hos
     }
 }
 
-/// Converts one completion and delivers it (GIL held).
-fn deliver<'py>(py: Python<'py>, c: Completion, aio: &mut Vec<(Bound<'py, PyAny>, Bound<'py, PyList>)>) -> PyResult<()> {
+/// Converts one completion and calls its target (GIL held).
+fn deliver(py: Python<'_>, c: Completion) -> PyResult<()> {
     let (page, exc) = match to_python(py, c.outcome, &c.hosts) {
         Ok(page) => (page, py.None().into_bound(py)),
         Err(exc) => (py.None().into_bound(py), exc),
     };
-    let target = c.target.into_bound(py);
-    if let Ok(t) = target.cast::<PyTuple>() {
-        // asyncio: (loop, future)
-        let lp = t.get_item(0)?;
-        let fut = t.get_item(1)?;
-        let item = PyTuple::new(py, [fut, page, exc])?;
-        match aio.iter().position(|(l, _)| l.is(&lp)) {
-            Some(i) => aio[i].1.append(item)?,
-            None => aio.push((lp, PyList::new(py, [item])?)),
-        }
-        Ok(())
-    } else {
-        target.call1((page, exc)).map(|_| ())
-    }
+    c.target.bind(py).call1((page, exc)).map(|_| ())
 }
 
 /// The dispatcher loop: runs until [`stop_dispatcher`]. Exceptions escaping a target are
@@ -174,7 +159,6 @@ fn deliver<'py>(py: Python<'py>, c: Completion, aio: &mut Vec<(Bound<'py, PyAny>
 #[pyfunction]
 pub fn run_dispatcher(py: Python<'_>) -> PyResult<()> {
     let q = queue();
-    let resolver = errors::object(py, "aio_resolve")?.clone_ref(py);
     loop {
         let batch = py.detach(|| {
             let mut items = q.items.lock();
@@ -186,15 +170,8 @@ pub fn run_dispatcher(py: Python<'_>) -> PyResult<()> {
         if batch.is_empty() && q.stopping.load(Ordering::Acquire) {
             return Ok(());
         }
-        let mut aio = Vec::new();
         for c in batch {
-            if let Err(e) = deliver(py, c, &mut aio) {
-                e.write_unraisable(py, None);
-            }
-        }
-        for (lp, items) in aio {
-            if let Err(e) = lp.call_method1("call_soon_threadsafe", (resolver.bind(py), items)) {
-                // A closed loop: its futures can no longer be resolved; report it once.
+            if let Err(e) = deliver(py, c) {
                 e.write_unraisable(py, None);
             }
         }

@@ -5,8 +5,11 @@
 in the Rust engine with the GIL released, so one Session serves many threads.
 """
 
-import uuid
 import decimal
+import logging
+import os
+import threading
+import uuid
 from collections import namedtuple
 
 from turbocql import (  # noqa: F401 - classic names re-exported from turbocql.cluster
@@ -81,17 +84,6 @@ def _make_udt(keyspace, name, field_names, values):
     return cls(*values)
 
 
-def _aio_resolve(items):
-    """Resolves a batch of asyncio futures on their loop (one wake-up per batch)."""
-    for fut, page, exc in items:
-        if fut.done():
-            continue
-        if exc is not None:
-            fut.set_exception(exc)
-        else:
-            fut.set_result(page)
-
-
 def _bootstrap_engine():
     import turbocql
     objects = {
@@ -109,7 +101,7 @@ def _bootstrap_engine():
         NoHostAvailable=NoHostAvailable, ConnectionException=ConnectionException,
         UNSET_VALUE=UNSET_VALUE, UUID=uuid.UUID, Decimal=decimal.Decimal,
         Date=util.Date, Time=util.Time, Duration=util.Duration, SortedSet=util.SortedSet,
-        OrderedMap=util.OrderedMap, make_udt=_make_udt, aio_resolve=_aio_resolve,
+        OrderedMap=util.OrderedMap, make_udt=_make_udt,
     )
     _engine._bootstrap(objects)
 
@@ -387,7 +379,7 @@ class _BatchRequest:
         return self._engine.submit_batch(target, *self._args, cancellable)
 
 
-_dispatcher_lock = __import__("threading").Lock()
+_dispatcher_lock = threading.Lock()
 _dispatcher_thread = None
 
 
@@ -399,8 +391,6 @@ def _ensure_dispatcher():
 
 def _start_dispatcher():
     global _dispatcher_thread
-    import threading
-
     with _dispatcher_lock:
         if _dispatcher_thread is None:
             t = threading.Thread(target=_engine.run_dispatcher, name="turbocql-dispatcher", daemon=True)
@@ -415,10 +405,10 @@ def _forget_dispatcher():
     global _dispatcher_thread, _dispatcher_lock
     _engine._after_fork()
     _dispatcher_thread = None
-    _dispatcher_lock = __import__("threading").Lock()
+    _dispatcher_lock = threading.Lock()
 
 
-__import__("os").register_at_fork(after_in_child=_forget_dispatcher)
+os.register_at_fork(after_in_child=_forget_dispatcher)
 
 
 def bind_params_if(query, parameters, encoder):
@@ -560,7 +550,7 @@ class ResultSet:
 
 
 _PENDING = _NotSet()
-log = __import__("logging").getLogger("turbocql.cluster")
+log = logging.getLogger("turbocql.cluster")
 
 
 class QueryExhausted(Exception):
@@ -582,7 +572,7 @@ class ResponseFuture:
         self.row_factory = row_factory
         self.timeout = timeout
         self._request = request
-        self._lock = _Lock()
+        self._lock = threading.Lock()
         self._event = None
         self._callbacks = []
         self._errbacks = []
@@ -627,7 +617,7 @@ class ResponseFuture:
         if not self.done:
             with self._lock:
                 if not self.done and self._event is None:
-                    self._event = _Event()
+                    self._event = threading.Event()
                 event = self._event
             if event is not None and not event.wait(timeout):
                 raise OperationTimedOut(errors="ResponseFuture.result(timeout=%s) elapsed" % timeout,
@@ -698,8 +688,3 @@ def _run_callback(fn, value, args, kwargs):
     except Exception:
         log.exception("Failed executing callback %r", fn)
 
-
-import threading as _threading  # noqa: E402
-
-_Lock = _threading.Lock
-_Event = _threading.Event

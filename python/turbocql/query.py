@@ -9,7 +9,9 @@
   :func:`tuple_factory`, :func:`ordered_dict_factory`.
 """
 
+import datetime
 import re
+import time
 from collections import OrderedDict, namedtuple
 
 from turbocql.encoder import Encoder, ValueSequence, bind_params  # noqa: F401 - classic re-exports
@@ -356,8 +358,6 @@ class QueryTrace:
         self.events = []
 
     def populate(self, max_wait=2.0, wait_for_complete=True, query_cl=None):
-        import time
-
         deadline = time.monotonic() + (max_wait if max_wait is not None else 1e9)
         while True:
             rows = self._session.execute(
@@ -371,7 +371,7 @@ class QueryTrace:
         s = rows[0]
         self.request_type, self.coordinator, self.parameters = s.request, s.coordinator, s.parameters
         self.started_at, self.client = s.started_at, s.client
-        self.duration = None if s.duration is None else __import__("datetime").timedelta(microseconds=s.duration)
+        self.duration = None if s.duration is None else datetime.timedelta(microseconds=s.duration)
         self.events = self._session.execute(
             "SELECT event_id, activity, source, source_elapsed, thread FROM system_traces.events "
             "WHERE session_id = %s", (self.trace_id,)).all()
