@@ -6,20 +6,18 @@
 //! the GIL released, then takes every ready completion under one GIL acquisition and
 //! calls each target as `target(page, exc)`.
 //!
-//! asyncio requests skip the dispatcher: their target is `(LoopQueue, future)`.
-//! A [`LoopQueue`] belongs to one event loop, which watches its eventfd with
-//! `loop.add_reader`; the runtime pushes the completion and writes the eventfd only when
-//! the queue was empty, and the loop drains the whole batch on its own thread. One
-//! wake-up of the loop per batch, and no thread in between.
+//! asyncio requests skip the dispatcher: their target is an `aio::AioRequest`, whose
+//! completion goes to its event loop's `aio::LoopQueue` (one wake-up of the loop per
+//! batch, and no thread in between).
 
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
 use scylla::errors::ExecutionError;
 
+use crate::aio::{AioRequest, LoopInner};
 use crate::errors;
 use crate::session::{outcome_to_py, Outcome};
 
@@ -27,31 +25,16 @@ use crate::session::{outcome_to_py, Outcome};
 pub enum Target {
     /// A callable, called by the dispatcher thread.
     Dispatcher(Py<PyAny>),
-    /// An asyncio future, delivered by its loop through its [`LoopQueue`].
+    /// An asyncio request, settled by its loop through its `LoopQueue`.
     Loop(Arc<LoopInner>, Py<PyAny>),
 }
 
 impl Target {
-    /// The `LoopQueue` and future of an asyncio target `(LoopQueue, future)`.
-    pub fn loop_queue<'py>(target: &Py<PyAny>, py: Python<'py>) -> Option<(Bound<'py, LoopQueue>, Bound<'py, PyAny>)> {
-        let t = target.bind(py).cast::<PyTuple>().ok()?;
-        if t.len() != 2 {
-            return None;
-        }
-        let q = t.get_item(0).ok()?.cast_into::<LoopQueue>().ok()?;
-        Some((q, t.get_item(1).ok()?))
-    }
-
-    /// Reads a `submit` target (GIL held).
+    /// Reads a `submit` target (GIL held): an `AioRequest` or a callable.
     pub fn from_py(target: Py<PyAny>, py: Python<'_>) -> Target {
-        if let Ok(t) = target.bind(py).cast::<PyTuple>() {
-            if t.len() == 2 {
-                if let (Ok(q), Ok(f)) = (t.get_item(0), t.get_item(1)) {
-                    if let Ok(q) = q.cast::<LoopQueue>() {
-                        return Target::Loop(q.get().inner.clone(), f.unbind());
-                    }
-                }
-            }
+        if let Ok(req) = target.bind(py).cast::<AioRequest>() {
+            let inner = req.borrow().queue(py).get().inner();
+            return Target::Loop(inner, target);
         }
         Target::Dispatcher(target)
     }
@@ -61,7 +44,7 @@ impl Target {
 pub fn complete(target: Target, outcome: Result<Outcome, ExecutionError>, hosts: Arc<str>) {
     match target {
         Target::Dispatcher(t) => push(Completion { target: t, outcome, hosts }),
-        Target::Loop(q, fut) => LoopInner::push(q, Completion { target: fut, outcome, hosts }),
+        Target::Loop(q, req) => LoopInner::push(q, Completion { target: req, outcome, hosts }),
     }
 }
 
@@ -106,7 +89,7 @@ pub fn after_fork() {
 /// Appends `c` to `items`. When it is the first of a batch, `signal` runs once the
 /// runtime has run the other tasks that are ready now (responses read in the same pass),
 /// so that their completions join the batch: fewer wake-ups of whoever consumes it.
-fn push_batched(items: &Mutex<Vec<Completion>>, c: Completion, signal: impl FnOnce() + Send + 'static) {
+pub(crate) fn push_batched(items: &Mutex<Vec<Completion>>, c: Completion, signal: impl FnOnce() + Send + 'static) {
     let was_empty = {
         let mut items = items.lock();
         items.push(c);
@@ -135,7 +118,7 @@ pub fn push(c: Completion) {
 }
 
 /// A finished request as Python objects: `Ok(page)` or `Err(exception instance)`.
-fn to_python<'py>(py: Python<'py>, outcome: Result<Outcome, ExecutionError>, hosts: &str) -> Result<Bound<'py, PyAny>, Bound<'py, PyAny>> {
+pub(crate) fn to_python<'py>(py: Python<'py>, outcome: Result<Outcome, ExecutionError>, hosts: &str) -> Result<Bound<'py, PyAny>, Bound<'py, PyAny>> {
     match outcome {
         Ok(out) => match outcome_to_py(py, out) {
             Ok(page) => Ok(page.into_any()),
@@ -185,114 +168,4 @@ pub fn stop_dispatcher() {
     q.stopping.store(true, Ordering::Release);
     let _guard = q.items.lock();
     q.ready.notify_all();
-}
-
-/// The completion queue of one asyncio event loop, signalled through an eventfd.
-#[pyclass(frozen, module = "turbocql._engine")]
-pub struct LoopQueue {
-    inner: Arc<LoopInner>,
-    /// Requests submitted during the current loop iteration, not yet on the runtime.
-    pending: Mutex<Vec<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>>>,
-}
-
-impl LoopQueue {
-    /// Queues `task` for the runtime. The first request of a loop iteration schedules
-    /// `flush` with `call_soon`, so the runtime is woken once per iteration rather than
-    /// once per request (Python code between two submissions is slow enough for the
-    /// runtime's worker to fall asleep in between).
-    /// `future` is the request's asyncio future (its loop gets the `flush`).
-    pub fn defer(slf: &Bound<'_, LoopQueue>, py: Python<'_>, future: &Bound<'_, PyAny>, task: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>) -> PyResult<()> {
-        let q = slf.get();
-        let first = {
-            let mut pending = q.pending.lock();
-            pending.push(task);
-            pending.len() == 1
-        };
-        if first {
-            let event_loop = future.call_method0(pyo3::intern!(py, "get_loop"))?;
-            event_loop.call_method1(pyo3::intern!(py, "call_soon"), (slf.getattr(pyo3::intern!(py, "flush"))?,))?;
-        }
-        Ok(())
-    }
-}
-
-/// The shared part of a [`LoopQueue`], reachable from the runtime without the GIL.
-pub struct LoopInner {
-    items: Mutex<Vec<Completion>>,
-    efd: libc::c_int,
-}
-
-impl LoopInner {
-    /// Queues a completion; the first of a batch wakes the loop (see [`push_batched`]).
-    fn push(this: Arc<LoopInner>, c: Completion) {
-        let inner = this.clone();
-        push_batched(&this.items, c, move || inner.signal());
-    }
-
-    fn signal(&self) {
-        let one: u64 = 1;
-        // SAFETY: writing 8 bytes from a valid u64 to our own eventfd.
-        unsafe { libc::write(self.efd, &one as *const u64 as *const libc::c_void, 8) };
-    }
-}
-
-#[pymethods]
-impl LoopQueue {
-    #[new]
-    fn new() -> PyResult<Self> {
-        // SAFETY: plain eventfd creation; the fd is owned by LoopInner and closed in Drop.
-        let efd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
-        if efd < 0 {
-            return Err(std::io::Error::last_os_error().into());
-        }
-        Ok(LoopQueue { inner: Arc::new(LoopInner { items: Mutex::new(Vec::new()), efd }), pending: Mutex::new(Vec::new()) })
-    }
-
-    /// Hands the requests of this loop iteration to the runtime, with one wake-up.
-    fn flush(&self) {
-        let tasks = std::mem::take(&mut *self.pending.lock());
-        if !tasks.is_empty() {
-            crate::runtime::get().spawn(async move {
-                for t in tasks {
-                    tokio::spawn(t);
-                }
-            });
-        }
-    }
-
-    /// The eventfd the loop watches (`loop.add_reader(q.fileno(), q.drain)`).
-    fn fileno(&self) -> i32 {
-        self.inner.efd
-    }
-
-    /// Resolves every queued future (on the loop's thread). Futures already done
-    /// (cancelled) are skipped. Returns how many were delivered.
-    fn drain(&self, py: Python<'_>) -> PyResult<usize> {
-        let mut counter: u64 = 0;
-        // SAFETY: reading 8 bytes into a valid u64 from our own non-blocking eventfd.
-        unsafe { libc::read(self.inner.efd, &mut counter as *mut u64 as *mut libc::c_void, 8) };
-        let batch = std::mem::take(&mut *self.inner.items.lock());
-        let n = batch.len();
-        for c in batch {
-            let fut = c.target.bind(py);
-            if fut.call_method0(pyo3::intern!(py, "done")).and_then(|d| d.is_truthy()).unwrap_or(true) {
-                continue;
-            }
-            let res = match to_python(py, c.outcome, &c.hosts) {
-                Ok(page) => fut.call_method1(pyo3::intern!(py, "set_result"), (page,)),
-                Err(exc) => fut.call_method1(pyo3::intern!(py, "set_exception"), (exc,)),
-            };
-            if let Err(e) = res {
-                e.write_unraisable(py, None);
-            }
-        }
-        Ok(n)
-    }
-}
-
-impl Drop for LoopInner {
-    fn drop(&mut self) {
-        // SAFETY: closing the fd this object created and still owns.
-        unsafe { libc::close(self.efd) };
-    }
 }

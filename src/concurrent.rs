@@ -123,7 +123,7 @@ impl ConcurrentRun {
                 while in_flight.len() < concurrency {
                     let Some((idx, req)) = ready.pop_front() else { break };
                     let s = session.clone();
-                    in_flight.push(Box::pin(async move { (idx, timed(timeout, run_request(s, req, paged, None)).await) }) as Pending);
+                    in_flight.push(Box::pin(async move { (idx, timed(timeout, run_request(s, &req, paged, None)).await) }) as Pending);
                 }
                 let Some((idx, res)) = in_flight.next().await else { break };
                 let failed = res.is_err();

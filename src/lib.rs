@@ -8,12 +8,14 @@
 //! - [`concurrent`]: `execute_concurrent`, with the requests kept in flight in Rust;
 //! - [`pipeline`]: document 001's write and read pipelines;
 //! - [`completion`]: results of requests submitted without waiting, handed back in batches;
+//! - [`aio`]: asyncio: the per-loop completion queue and the awaitable request;
 //! - [`errors`]: scylla errors → the classic driver's exception classes;
 //! - [`types`]: CQL type names.
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+pub mod aio;
 pub mod completion;
 pub mod concurrent;
 pub mod errors;
@@ -44,11 +46,14 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_bootstrap, m)?)?;
     m.add_function(wrap_pyfunction!(_after_fork, m)?)?;
     m.add_function(wrap_pyfunction!(session::connect, m)?)?;
+    m.add_function(wrap_pyfunction!(rows::rows_as, m)?)?;
     m.add_class::<session::Session>()?;
     m.add_class::<session::Prepared>()?;
     m.add_class::<session::RequestHandle>()?;
+    m.add_class::<session::PyRequest>()?;
     m.add_class::<concurrent::ConcurrentRun>()?;
-    m.add_class::<completion::LoopQueue>()?;
+    m.add_class::<aio::LoopQueue>()?;
+    m.add_class::<aio::AioRequest>()?;
     m.add_class::<pipeline::PipelineCore>()?;
     m.add_function(wrap_pyfunction!(completion::run_dispatcher, m)?)?;
     m.add_function(wrap_pyfunction!(completion::stop_dispatcher, m)?)?;

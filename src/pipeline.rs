@@ -91,7 +91,7 @@ async fn drive(
             msg = rx.recv(), if can_send => match msg {
                 Some((idx, req)) => {
                     let s = session.clone();
-                    in_flight.push(async move { (idx, timed(timeout, run_request(s, req, false, None)).await) });
+                    in_flight.push(async move { (idx, timed(timeout, run_request(s, &req, false, None)).await) });
                 }
                 None => open = false,
             },

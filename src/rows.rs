@@ -5,6 +5,7 @@
 //! column list rather than built per response.
 
 use pyo3::exceptions::PyValueError;
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDateTime, PyDict, PyList, PyString, PyTuple};
 use scylla::deserialize::row::ColumnIterator;
@@ -340,4 +341,50 @@ mod tests {
         let mut b: &[u8] = &[1];
         assert_eq!(read_signed_vint(&mut b), Some(-1));
     }
+}
+
+/// `rows` (sequences) as instances of `cls`, a tuple subclass without instance fields (a
+/// named-tuple class): one allocation and a copy of the item pointers per row, with no
+/// Python-level call. Each row must have as many items as `cls._fields`.
+#[pyfunction]
+pub fn rows_as<'py>(cls: &Bound<'py, pyo3::types::PyType>, rows: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+    let py = cls.py();
+    let tp = cls.as_type_ptr();
+    // SAFETY: reading fields of a live type object.
+    let plain = unsafe {
+        ffi::PyType_IsSubtype(tp, std::ptr::addr_of_mut!(ffi::PyTuple_Type)) != 0
+            && (*tp).tp_basicsize == ffi::PyTuple_Type.tp_basicsize
+            && (*tp).tp_itemsize == ffi::PyTuple_Type.tp_itemsize
+            && (*tp).tp_dictoffset == 0
+    };
+    if !plain {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!("{} is not a tuple subclass without instance fields", cls.name()?)));
+    }
+    let width = cls.getattr(pyo3::intern!(py, "_fields"))?.len()?;
+    let out = PyList::empty(py);
+    for row in rows.try_iter()? {
+        let row = row?;
+        let row = match row.cast_exact::<PyTuple>() {
+            Ok(t) => t.clone(),
+            Err(_) => pyo3::types::PySequenceMethods::to_tuple(row.cast::<pyo3::types::PySequence>()?)?,
+        };
+        if row.len() != width {
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!("Expected {width} arguments, got {}", row.len())));
+        }
+        // SAFETY: `tp` is a tuple subclass with the tuple's exact layout (checked above);
+        // GenericAlloc returns a zeroed instance of `width` slots, each filled once here
+        // with a new reference before the object is used.
+        let obj = unsafe {
+            let obj = ffi::PyType_GenericAlloc(tp, width as ffi::Py_ssize_t);
+            if obj.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            for (i, item) in row.iter().enumerate() {
+                ffi::PyTuple_SET_ITEM(obj, i as ffi::Py_ssize_t, item.into_ptr());
+            }
+            Bound::from_owned_ptr(py, obj)
+        };
+        out.append(obj)?;
+    }
+    Ok(out)
 }

@@ -23,6 +23,7 @@ use scylla::statement::batch::{Batch, BatchStatement, BatchType};
 use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::{Consistency, SerialConsistency, Statement};
 
+use crate::aio::{AioRequest, LoopQueue};
 use crate::completion;
 use crate::errors;
 use crate::rows;
@@ -212,31 +213,31 @@ pub(crate) fn build_request(
 /// request to the runtime moves a few hundred bytes rather than the whole future.
 pub(crate) struct Call {
     session: Arc<ScyllaSession>,
-    req: Request,
+    req: Arc<Request>,
     paged: bool,
     state: Option<PagingState>,
 }
 
 impl Call {
     pub(crate) fn run(self) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Outcome, ExecutionError>> + Send>> {
-        Box::pin(run_request(self.session, self.req, self.paged, self.state))
+        Box::pin(async move { run_request(self.session, &self.req, self.paged, self.state).await })
     }
 }
 
 /// Runs a request (one page, or unpaged).
-pub(crate) async fn run_request(session: Arc<ScyllaSession>, req: Request, paged: bool, state: Option<PagingState>) -> Result<Outcome, ExecutionError> {
+pub(crate) async fn run_request(session: Arc<ScyllaSession>, req: &Request, paged: bool, state: Option<PagingState>) -> Result<Outcome, ExecutionError> {
     let state = state.unwrap_or_default();
     match (req, paged) {
         (Request::Prepared(stmt, values), true) => {
-            let (result, paging) = session.execute_single_page(&stmt, &values, state).await?;
+            let (result, paging) = session.execute_single_page(stmt, values, state).await?;
             Ok(Outcome { result, paging: Some(paging) })
         }
-        (Request::Prepared(stmt, values), false) => Ok(Outcome { result: session.execute_unpaged(&stmt, &values).await?, paging: None }),
+        (Request::Prepared(stmt, values), false) => Ok(Outcome { result: session.execute_unpaged(stmt, values).await?, paging: None }),
         (Request::Query(stmt), true) => {
-            let (result, paging) = session.query_single_page(stmt, (), state).await?;
+            let (result, paging) = session.query_single_page(stmt.clone(), (), state).await?;
             Ok(Outcome { result, paging: Some(paging) })
         }
-        (Request::Query(stmt), false) => Ok(Outcome { result: session.query_unpaged(stmt, ()).await?, paging: None }),
+        (Request::Query(stmt), false) => Ok(Outcome { result: session.query_unpaged(stmt.clone(), ()).await?, paging: None }),
     }
 }
 
@@ -296,12 +297,13 @@ impl RequestHandle {
     }
 }
 
-/// Starts `task` on the runtime. Requests for an asyncio loop are handed over once per
-/// loop iteration (see `completion::LoopQueue::defer`); the others at once. Returns a
-/// handle that cancels the request when asked.
+/// Starts `task` on the runtime. Requests of an asyncio loop (`aio`) are handed over
+/// once per loop iteration (see `aio::LoopQueue::defer`) and can be cancelled through
+/// their `AioRequest`; the others start at once. Returns a handle that cancels the
+/// request when `cancellable`.
 fn start_task(
     py: Python<'_>,
-    loop_queue: Option<(Bound<'_, completion::LoopQueue>, Bound<'_, PyAny>)>,
+    aio: Option<Bound<'_, AioRequest>>,
     task: impl std::future::Future<Output = ()> + Send + 'static,
     cancellable: bool,
 ) -> PyResult<Option<RequestHandle>> {
@@ -309,13 +311,81 @@ fn start_task(
     let task = async move {
         let _ = futures::future::Abortable::new(task, registration).await;
     };
-    match loop_queue {
-        Some((q, future)) => completion::LoopQueue::defer(&q, py, &future, Box::pin(task))?,
+    match aio {
+        Some(req) => {
+            let (queue, event_loop) = {
+                let r = req.borrow();
+                (r.queue(py).clone(), r.event_loop(py).clone())
+            };
+            req.borrow_mut().set_abort(abort.clone());
+            LoopQueue::defer(&queue, &event_loop, Box::pin(task))?;
+        }
         None => {
             runtime::get().spawn(task);
         }
     }
     Ok(cancellable.then(|| RequestHandle { abort }))
+}
+
+/// A statement with its values converted and its options applied (`Session.request`).
+/// It runs the first page, and again for each further page with that page's
+/// `paging_state`: `run` waits (GIL released), `submit_to` hands the result to a target
+/// (dispatcher callable or `AioRequest`), `aio` starts it on an asyncio loop.
+#[pyclass(frozen, module = "turbocql._engine", name = "Request")]
+pub struct PyRequest {
+    session: Arc<ScyllaSession>,
+    hosts: Arc<str>,
+    req: Arc<Request>,
+    paged: bool,
+    timeout: Option<Duration>,
+}
+
+impl PyRequest {
+    fn call(&self, paging_state: Option<&[u8]>) -> Call {
+        Call { session: self.session.clone(), req: self.req.clone(), paged: self.paged, state: paging_state.map(paging_state_from) }
+    }
+
+    fn start(&self, py: Python<'_>, target: Py<PyAny>, paging_state: Option<&[u8]>, cancellable: bool) -> PyResult<Option<RequestHandle>> {
+        let call = self.call(paging_state);
+        let (timeout, hosts) = (self.timeout, self.hosts.clone());
+        let aio = target.bind(py).cast::<AioRequest>().ok().cloned();
+        let target = completion::Target::from_py(target, py);
+        let task = async move {
+            let outcome = timed(timeout, call.run()).await;
+            completion::complete(target, outcome, hosts);
+        };
+        start_task(py, aio, task, cancellable)
+    }
+}
+
+#[pymethods]
+impl PyRequest {
+    /// Runs it and waits (GIL released); returns
+    /// `(rows, column_names, column_types, paging_state, tracing_id, warnings)`.
+    #[pyo3(signature = (paging_state=None))]
+    fn run<'py>(&self, py: Python<'py>, paging_state: Option<&[u8]>) -> PyResult<Bound<'py, PyTuple>> {
+        let call = self.call(paging_state);
+        let timeout = self.timeout;
+        let res = py.detach(|| runtime::block_on(timed(timeout, call.run())));
+        outcome_to_py(py, res.map_err(|e| errors::execution_error(py, &e, &self.hosts))?)
+    }
+
+    /// Starts it without waiting: `target(page, exc)` is called by the dispatcher (see
+    /// `completion`), or `target` is an `AioRequest`, settled by its loop. Returns a
+    /// `RequestHandle` when `cancellable`.
+    #[pyo3(signature = (target, paging_state=None, cancellable=false))]
+    fn submit_to(&self, py: Python<'_>, target: Py<PyAny>, paging_state: Option<&[u8]>, cancellable: bool) -> PyResult<Option<RequestHandle>> {
+        self.start(py, target, paging_state, cancellable)
+    }
+
+    /// Starts it on asyncio loop `event_loop` (its queue `queue`) and returns the
+    /// `AioRequest`, whose awaiting gives `wrap(page, *args)`.
+    #[pyo3(signature = (event_loop, queue, wrap, args, paging_state=None))]
+    fn aio<'py>(&self, py: Python<'py>, event_loop: Py<PyAny>, queue: Py<LoopQueue>, wrap: Py<PyAny>, args: Py<PyTuple>, paging_state: Option<&[u8]>) -> PyResult<Bound<'py, AioRequest>> {
+        let req = Bound::new(py, AioRequest::new(event_loop, queue, wrap, args))?;
+        self.start(py, req.clone().into_any().unbind(), paging_state, false)?;
+        Ok(req)
+    }
 }
 
 /// A connected session.
@@ -336,23 +406,6 @@ impl Session {
             .read()
             .clone()
             .ok_or_else(|| errors::make(py, "DriverException", ("This session has been shut down",), None))
-    }
-
-    /// The request for `statement` with `values`, ready to run (values converted now).
-    fn call(
-        &self,
-        py: Python<'_>,
-        statement: &Bound<'_, PyAny>,
-        values: Option<&Bound<'_, PyAny>>,
-        opts: &Options,
-        fetch_size: Option<i32>,
-        paging_state: Option<&[u8]>,
-    ) -> PyResult<Call> {
-        let session = self.get(py)?;
-        let paged = fetch_size.filter(|n| *n > 0);
-        let state = paging_state.map(paging_state_from);
-        let req = build_request(py, statement, values, opts, paged)?;
-        Ok(Call { session, req, paged: paged.is_some(), state })
     }
 
     /// Runs `fut` with the GIL released, under the client-side timeout if any.
@@ -381,63 +434,29 @@ impl Session {
         Ok(Prepared { stmt })
     }
 
-    /// Executes a query string or a `Prepared` with `values`; returns
-    /// `(rows, column_names, column_types, paging_state, tracing_id, warnings)`.
-    /// `fetch_size` None or 0 means unpaged.
-    #[pyo3(signature = (statement, values=None, consistency_level=None, serial_consistency_level=None, fetch_size=None, paging_state=None, timeout=None, trace=false, timestamp=None, idempotent=false))]
+    /// A query string or a `Prepared` with `values`, ready to run (values converted and
+    /// checked now: bad values raise before anything is sent). `fetch_size` None or 0
+    /// means unpaged. See [`PyRequest`].
+    #[pyo3(signature = (statement, values=None, consistency_level=None, serial_consistency_level=None, fetch_size=None, timeout=None, trace=false, timestamp=None, idempotent=false))]
     #[allow(clippy::too_many_arguments)]
-    fn execute<'py>(
-        &self,
-        py: Python<'py>,
-        statement: &Bound<'py, PyAny>,
-        values: Option<Bound<'py, PyAny>>,
-        consistency_level: Option<u16>,
-        serial_consistency_level: Option<u16>,
-        fetch_size: Option<i32>,
-        paging_state: Option<&[u8]>,
-        timeout: Option<f64>,
-        trace: bool,
-        timestamp: Option<i64>,
-        idempotent: bool,
-    ) -> PyResult<Bound<'py, PyTuple>> {
-        let opts = Options::new(consistency_level, serial_consistency_level, timeout, trace, timestamp, idempotent)?;
-        let call = self.call(py, statement, values.as_ref(), &opts, fetch_size, paging_state)?;
-        let out = self.wait(py, opts.timeout, call.run())?;
-        outcome_to_py(py, out)
-    }
-
-    /// Like `execute`, without waiting: the request runs in the engine and, when it
-    /// finishes, `target` receives `(page, exc)` through the dispatcher (see
-    /// `completion`). Bad values raise here, before anything is sent. Returns a
-    /// `RequestHandle` when `cancellable` is true.
-    #[pyo3(signature = (target, statement, values=None, consistency_level=None, serial_consistency_level=None, fetch_size=None, paging_state=None, timeout=None, trace=false, timestamp=None, idempotent=false, cancellable=false))]
-    #[allow(clippy::too_many_arguments)]
-    fn submit(
+    fn request(
         &self,
         py: Python<'_>,
-        target: Py<PyAny>,
         statement: &Bound<'_, PyAny>,
         values: Option<Bound<'_, PyAny>>,
         consistency_level: Option<u16>,
         serial_consistency_level: Option<u16>,
         fetch_size: Option<i32>,
-        paging_state: Option<&[u8]>,
         timeout: Option<f64>,
         trace: bool,
         timestamp: Option<i64>,
         idempotent: bool,
-        cancellable: bool,
-    ) -> PyResult<Option<RequestHandle>> {
+    ) -> PyResult<PyRequest> {
         let opts = Options::new(consistency_level, serial_consistency_level, timeout, trace, timestamp, idempotent)?;
-        let call = self.call(py, statement, values.as_ref(), &opts, fetch_size, paging_state)?;
-        let hosts = self.hosts_arc.clone();
-        let loop_queue = completion::Target::loop_queue(&target, py);
-        let target = completion::Target::from_py(target, py);
-        let task = async move {
-            let outcome = timed(opts.timeout, call.run()).await;
-            completion::complete(target, outcome, hosts);
-        };
-        start_task(py, loop_queue, task, cancellable)
+        let session = self.get(py)?;
+        let paged = fetch_size.filter(|n| *n > 0);
+        let req = Arc::new(build_request(py, statement, values.as_ref(), &opts, paged)?);
+        Ok(PyRequest { session, hosts: self.hosts_arc.clone(), req, paged: paged.is_some(), timeout: opts.timeout })
     }
 
     /// Executes a batch of `(statement, values)` pairs; statements are str (values inlined)
@@ -485,13 +504,13 @@ impl Session {
         let session = self.get(py)?;
         let (batch, values) = build_batch(py, batch_type, &items, &opts)?;
         let hosts = self.hosts_arc.clone();
-        let loop_queue = completion::Target::loop_queue(&target, py);
+        let aio = target.bind(py).cast::<AioRequest>().ok().cloned();
         let target = completion::Target::from_py(target, py);
         let task = async move {
             let outcome = timed(opts.timeout, async { session.batch(&batch, &values).await.map(|result| Outcome { result, paging: None }) }).await;
             completion::complete(target, outcome, hosts);
         };
-        start_task(py, loop_queue, task, cancellable)
+        start_task(py, aio, task, cancellable)
     }
 
     /// Starts `execute_concurrent`: `statement` (a `Prepared` or str) with each item of

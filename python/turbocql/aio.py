@@ -11,9 +11,10 @@
         async for row in result:          # further pages are awaited, not blocked on
             ...
 
-Requests run in the Rust engine; no thread per request. Finished requests are handed to
-the event loop in batches: the engine's dispatcher wakes each loop once per batch with
-``call_soon_threadsafe``, whatever the number of requests in it. Works on the running
+Requests run in the Rust engine; no thread per request. Each event loop owns a completion
+queue it watches with ``add_reader``: finished requests reach the loop in batches, one
+wake-up per batch, and the tasks awaiting them are woken directly (``session.execute``
+returns an engine object that asyncio's tasks await like a future). Works on the running
 loop of the application, including uvloop. Cancelling the awaiting task cancels the
 request and frees what it holds.
 """
@@ -86,22 +87,26 @@ class Session:
         else:
             object.__setattr__(self, name, value)
 
-    async def execute(self, query, parameters=None, timeout=_NOT_SET, trace=False, paging_state=None):
-        """Runs ``query`` and returns an :class:`AsyncResultSet`. Bad values raise here,
-        before anything is sent."""
+    def execute(self, query, parameters=None, timeout=_NOT_SET, trace=False, paging_state=None):
+        """Starts ``query`` and returns an awaitable of its :class:`AsyncResultSet`.
+
+        Bad values raise here, before anything is sent. The request starts at once (as a
+        task would): ``await`` it, or pass it to ``asyncio.gather``/``wait_for``.
+        Cancelling it (or the task awaiting it) drops the request in the engine."""
         s = self._session
-        if timeout is _NOT_SET:
-            timeout = s.default_timeout
-        request = s._request(query, parameters, timeout, trace)
+        request = s._request(query, parameters, s.default_timeout if timeout is _NOT_SET else timeout, trace)
         loop = _get_running_loop()
-        fut = loop.create_future()
-        handle = request.submit((_loop_queue(loop), fut), paging_state, True)
-        try:
-            page = await fut
-        except asyncio.CancelledError:
-            handle.cancel()
-            raise
-        return AsyncResultSet(s, request, page, s.row_factory, query)
+        queue = self._queue if loop is self._loop else self._queue_for(loop)
+        return request.aio(loop, queue, AsyncResultSet, (s, request, s.row_factory, query), paging_state)
+
+    _loop = None
+    _queue = None
+
+    def _queue_for(self, loop):
+        queue = _loop_queue(loop)
+        object.__setattr__(self, "_loop", loop)
+        object.__setattr__(self, "_queue", queue)
+        return queue
 
     async def prepare(self, query, custom_payload=None, keyspace=None):
         loop = asyncio.get_running_loop()
@@ -151,15 +156,11 @@ def _loop_queue(loop):
 _get_running_loop = asyncio.get_running_loop
 
 
-async def _submit(request, paging_state):
+def _start(request, paging_state, wrap, args):
+    """Starts ``request`` on the running loop; awaiting the returned object gives
+    ``wrap(page, *args)``."""
     loop = _get_running_loop()
-    fut = loop.create_future()
-    handle = request.submit((_loop_queue(loop), fut), paging_state, True)
-    try:
-        return await fut
-    except asyncio.CancelledError:
-        handle.cancel()
-        raise
+    return request.aio(loop, _loop_queue(loop), wrap, args, paging_state)
 
 
 class AsyncResultSet(ResultSet):
@@ -170,7 +171,7 @@ class AsyncResultSet(ResultSet):
 
     async def fetch_next_page_async(self):
         if self.paging_state is not None:
-            self._set_page(await _submit(self._request, self.paging_state))
+            self._set_page(await _start(self._request, self.paging_state, _page, ()))
         else:
             self._current_rows = []
 
@@ -188,6 +189,10 @@ class AsyncResultSet(ResultSet):
     async def all_pages(self):
         """Every row of every remaining page, as a list."""
         return [row async for row in self]
+
+
+def _page(page):
+    return page
 
 
 _ = ExecutionResult

@@ -263,7 +263,7 @@ class Session:
         if timeout is _NOT_SET:
             timeout = self.default_timeout
         request = self._request(query, parameters, timeout, trace)
-        return ResultSet(self, request, request.run(paging_state), self.row_factory, query)
+        return ResultSet(request.run(paging_state), self, request, self.row_factory, query)
 
     def execute_async(self, query, parameters=None, trace=False, custom_payload=None, timeout=_NOT_SET,
                       execution_profile=EXEC_PROFILE_DEFAULT, paging_state=None, host=None, execute_as=None):
@@ -277,11 +277,21 @@ class Session:
             timeout = self.default_timeout
         request = self._request(query, parameters, timeout, trace)
         future = ResponseFuture(self, request, query, self.row_factory, timeout)
-        request.submit(future._on_page, paging_state)
+        _ensure_dispatcher()
+        request.submit_to(future._on_page, paging_state)
         return future
 
     def _request(self, query, parameters, timeout, trace):
-        """The engine call for this request, as a :class:`_Request`."""
+        """The engine's request (``_engine.Request``, or :class:`_BatchRequest`): values
+        converted and checked, options resolved; ``run``, ``submit_to`` and ``aio`` start it."""
+        if type(query) is PreparedStatement:  # the hot path, kept short
+            cl, serial, fetch_size = query.consistency_level, query.serial_consistency_level, query.fetch_size
+            return self._session.request(
+                query._prepared, parameters,
+                self.default_consistency_level if cl is None else cl,
+                self.default_serial_consistency_level if serial is None else serial,
+                self.default_fetch_size if fetch_size is FETCH_SIZE_UNSET else fetch_size,
+                timeout, trace, None, query.is_idempotent)
         cl = serial = None
         fetch_size = FETCH_SIZE_UNSET
         idempotent = False
@@ -314,7 +324,7 @@ class Session:
             serial = self.default_serial_consistency_level
         if fetch_size is FETCH_SIZE_UNSET:
             fetch_size = self.default_fetch_size
-        return _Request(self._session, stmt, values, cl, serial, fetch_size, timeout, trace, idempotent)
+        return self._session.request(stmt, values, cl, serial, fetch_size, timeout, trace, None, idempotent)
 
     def prepare(self, query, custom_payload=None, keyspace=None):
         """Prepares ``query`` (``?`` or ``:name`` markers) and returns a PreparedStatement.
@@ -340,28 +350,6 @@ class Session:
         self.shutdown()
 
 
-class _Request:
-    """One statement with its values and options, runnable again for the next page."""
-
-    __slots__ = ("_engine", "_args")
-
-    def __init__(self, engine, stmt, values, cl, serial, fetch_size, timeout, trace, idempotent):
-        self._engine = engine
-        self._args = (stmt, values, cl, serial, fetch_size, timeout, trace, idempotent)
-
-    def run(self, paging_state):
-        """Runs it and waits (GIL released); returns the raw page."""
-        stmt, values, cl, serial, fetch_size, timeout, trace, idempotent = self._args
-        return self._engine.execute(stmt, values, cl, serial, fetch_size, paging_state, timeout, trace, None, idempotent)
-
-    def submit(self, target, paging_state, cancellable=False):
-        """Starts it; ``target(page, exc)`` is called on the dispatcher thread."""
-        _ensure_dispatcher()
-        stmt, values, cl, serial, fetch_size, timeout, trace, idempotent = self._args
-        return self._engine.submit(target, stmt, values, cl, serial, fetch_size, paging_state, timeout,
-                                   trace, None, idempotent, cancellable)
-
-
 class _BatchRequest:
     """A batch: runs in one round trip, never paged."""
 
@@ -371,12 +359,16 @@ class _BatchRequest:
         self._engine = engine
         self._args = (batch_type, items, cl, serial, timeout, trace, None, idempotent)
 
-    def run(self, paging_state):
+    def run(self, paging_state=None):
         return self._engine.execute_batch(*self._args)
 
-    def submit(self, target, paging_state, cancellable=False):
-        _ensure_dispatcher()
+    def submit_to(self, target, paging_state=None, cancellable=False):
         return self._engine.submit_batch(target, *self._args, cancellable)
+
+    def aio(self, event_loop, queue, wrap, args, paging_state=None):
+        waiter = _engine.AioRequest(event_loop, queue, wrap, args)
+        self.submit_to(waiter)
+        return waiter
 
 
 _dispatcher_lock = threading.Lock()
@@ -426,29 +418,60 @@ class ResultSet:
     are shortcuts; ``was_applied`` reads a lightweight transaction's outcome.
     """
 
-    def __init__(self, session, request, page, row_factory, query, rows=_NOT_SET, response_future=None):
+    response_future = None
+    _list_mode = False
+    _page_iter = None
+    _page_rows = _NOT_SET
+
+    def __init__(self, page, session, request, row_factory, query, rows=_NOT_SET, response_future=None):
+        # Cheap to build: the page's fields are read from the raw page when asked for,
+        # and the row factory runs on first access to the rows.
+        self._page = page
         self._session = session
         self._request = request
         self._row_factory = row_factory
         self.query = query
-        self.response_future = response_future
-        self._list_mode = False
-        self._set_page(page, rows)
-
-    def _set_page(self, page, rows=_NOT_SET):
-        raw, names, types, paging_state, trace_id, warnings = page
-        self.column_names = names
-        self.column_types = types
-        self.paging_state = paging_state
-        self._trace_id = trace_id
-        self.warnings = warnings
         if rows is not _NOT_SET:
-            self._current_rows = rows if rows is not None else []
-        elif raw is None:
-            self._current_rows = []
-        else:
-            self._current_rows = self._row_factory(names, raw)
+            self._page_rows = rows if rows is not None else []
+        if response_future is not None:
+            self.response_future = response_future
+
+    def _set_page(self, page):
+        self._page = page
+        self._page_rows = _NOT_SET
         self._page_iter = None
+
+    @property
+    def _current_rows(self):
+        rows = self._page_rows
+        if rows is _NOT_SET:
+            raw = self._page[0]
+            rows = self._page_rows = [] if raw is None else self._row_factory(self._page[1], raw)
+        return rows
+
+    @_current_rows.setter
+    def _current_rows(self, rows):
+        self._page_rows = rows
+
+    @property
+    def column_names(self):
+        return self._page[1]
+
+    @property
+    def column_types(self):
+        return self._page[2]
+
+    @property
+    def paging_state(self):
+        return self._page[3]
+
+    @property
+    def _trace_id(self):
+        return self._page[4]
+
+    @property
+    def warnings(self):
+        return self._page[5]
 
     @property
     def has_more_pages(self):
@@ -507,7 +530,7 @@ class ResultSet:
             raise RuntimeError("Cannot use %s when results have been iterated." % operator)
         rows = [row for row in self]
         self._current_rows = rows
-        self.paging_state = None
+        self._page = self._page[:3] + (None,) + self._page[4:]
         self._list_mode = True
 
     def __getitem__(self, i):
@@ -624,7 +647,7 @@ class ResponseFuture:
                                         last_host=self.session.hosts)
         if self._final_exception is not None:
             raise self._final_exception
-        return ResultSet(self.session, self._request, self._page, self.row_factory, self.query,
+        return ResultSet(self._page, self.session, self._request, self.row_factory, self.query,
                          rows=self._final_result, response_future=self)
 
     def get_query_trace(self, max_wait=None):
@@ -675,7 +698,7 @@ class ResponseFuture:
             self._paging_state = None
             if self._event is not None:
                 self._event.clear()
-        self._request.submit(self._on_page, state)
+        self._request.submit_to(self._on_page, state)
 
     def __repr__(self):
         state = "done" if self.done else "pending"

@@ -59,7 +59,7 @@ def _run(session, statement, source, concurrency, raise_on_first_error, results_
     timeout = session.default_timeout
 
     def make_result(page):
-        return ResultSet(session, None, page, row_factory, statement)
+        return ResultSet(page, session, None, row_factory, statement)
 
     if fetch_size is FETCH_SIZE_UNSET:
         fetch_size = session.default_fetch_size
@@ -209,7 +209,7 @@ class ReadPipeline(_Pipeline):
         row_factory = session.row_factory
 
         def make_result(page):
-            return ResultSet(session, None, page, row_factory, None)
+            return ResultSet(page, session, None, row_factory, None)
 
         next_result = self._core.next_result
         while True:

@@ -15,6 +15,7 @@ import time
 from collections import OrderedDict, namedtuple
 
 from turbocql.encoder import Encoder, ValueSequence, bind_params  # noqa: F401 - classic re-exports
+from turbocql._engine import rows_as as _rows_as
 
 __all__ = [
     "UNSET_VALUE", "FETCH_SIZE_UNSET", "Statement", "SimpleStatement", "PreparedStatement",
@@ -81,8 +82,7 @@ def tuple_factory(colnames, rows):
 
 def named_tuple_factory(colnames, rows):
     """Rows as named tuples (the default). The class is built once per column list."""
-    make = _row_class(colnames if type(colnames) is tuple else tuple(colnames))._make
-    return list(map(make, rows))
+    return _rows_as(_row_class(colnames if type(colnames) is tuple else tuple(colnames)), rows)
 
 
 def dict_factory(colnames, rows):

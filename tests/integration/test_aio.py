@@ -135,3 +135,96 @@ def test_uvloop(cassandra, keyspace):
             return {r.one().key for r in rs}
 
     assert uvloop.run(main()) == {"local"}
+
+
+def test_execute_returns_a_future_like_awaitable(cassandra, keyspace):
+    """session.execute() starts the request at once and returns an object asyncio treats
+    as a future: states, result(), exception(), callbacks, awaiting it twice."""
+    async def main():
+        loop = asyncio.get_running_loop()
+        async with Cluster([HOST], port=PORT) as cluster:
+            session = await cluster.connect(keyspace)
+            req = session.execute("SELECT key FROM system.local")
+            assert asyncio.isfuture(req) and req.get_loop() is loop
+            assert not req.done() and not req.cancelled()
+            with pytest.raises(asyncio.InvalidStateError):
+                req.result()
+            seen = []
+            req.add_done_callback(seen.append)
+            rs = await req
+            assert isinstance(rs, AsyncResultSet) and rs.one().key == "local"
+            assert req.done() and req.exception() is None
+            assert req.result() is rs and await req is rs
+            assert seen == [req]
+            # A callback added once done runs soon, through the loop.
+            late = loop.create_future()
+            req.add_done_callback(late.set_result)
+            assert await asyncio.wait_for(late, 5) is req
+            # A removed callback does not run.
+            req2 = session.execute("SELECT key FROM system.local")
+            assert req2.remove_done_callback(seen.append) == 0
+            req2.add_done_callback(seen.append)
+            assert req2.remove_done_callback(seen.append) == 1
+            await req2
+            assert seen == [req]
+
+            bad = session.execute("SELECT * FROM no_such_table_here")
+            with pytest.raises(InvalidRequest):
+                await bad
+            assert isinstance(bad.exception(), InvalidRequest)
+            with pytest.raises(InvalidRequest, match="no_such_table_here"):
+                bad.result()
+            results = await asyncio.gather(session.execute("SELECT * FROM no_such_table_here"),
+                                           session.execute("SELECT key FROM system.local"),
+                                           return_exceptions=True)
+            assert isinstance(results[0], InvalidRequest) and results[1].one().key == "local"
+    run(main())
+
+
+def test_wait_for_timeout_cancels_the_request(cassandra, keyspace):
+    async def main():
+        async with Cluster([HOST], port=PORT) as cluster:
+            session = await cluster.connect(keyspace)
+            with paused(cassandra):
+                req = session.execute("SELECT key FROM system.local", timeout=30)
+                with pytest.raises(asyncio.TimeoutError):
+                    await asyncio.wait_for(req, 0.3)
+                assert req.cancelled()
+                with pytest.raises(asyncio.CancelledError):
+                    req.result()
+                assert req.cancel() is False
+
+                # Cancelling the task that awaits it cancels the request too.
+                inner = []
+
+                async def waits():
+                    r = session.execute("SELECT key FROM system.local", timeout=30)
+                    inner.append(r)
+                    return await r
+
+                task = asyncio.ensure_future(waits())
+                await asyncio.sleep(0.1)
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+                assert inner[0].cancelled()
+            assert (await session.execute("SELECT key FROM system.local")).one().key == "local"
+    run(main())
+
+
+def test_task_context_survives_the_await(cassandra, keyspace):
+    import contextvars
+    var = contextvars.ContextVar("var", default="unset")
+
+    async def one(session, value):
+        var.set(value)
+        await session.execute("SELECT key FROM system.local")
+        return var.get()
+
+    async def main():
+        async with Cluster([HOST], port=PORT) as cluster:
+            session = await cluster.connect(keyspace)
+            got = await asyncio.gather(*(one(session, "v%d" % i) for i in range(50)))
+            assert got == ["v%d" % i for i in range(50)]
+            assert var.get() == "unset"
+    run(main())

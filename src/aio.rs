@@ -1,0 +1,392 @@
+//! asyncio: requests awaited on an event loop, with no thread and no `asyncio.Future` in
+//! between.
+//!
+//! - [`LoopQueue`]: the completion queue of one event loop. The loop watches its eventfd
+//!   with `loop.add_reader`; the runtime pushes finished requests and writes the eventfd
+//!   once per batch (see `completion::push_batched`); `drain` then settles the whole batch
+//!   on the loop's thread. Requests submitted during one loop iteration reach the runtime
+//!   together, with one wake-up (`defer` + `flush`).
+//! - [`AioRequest`]: what `turbocql.aio.Session.execute` returns. It is awaitable and
+//!   speaks the protocol asyncio's `Task` uses for futures (`_asyncio_future_blocking`,
+//!   `add_done_callback`, `result`, `cancel`, …), so a task awaiting it is woken directly
+//!   by `drain`: no coroutine frame, no `asyncio.Future`, no extra `call_soon` per request.
+//!   It also works with `asyncio.gather`, `wait_for`, `shield` and `ensure_future`.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use pyo3::exceptions::{PyRuntimeError, PyStopIteration};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple};
+
+use crate::completion::{push_batched, to_python, Completion};
+
+type Task = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// The completion queue of one asyncio event loop, signalled through an eventfd.
+#[pyclass(frozen, module = "turbocql._engine")]
+pub struct LoopQueue {
+    inner: Arc<LoopInner>,
+    /// Requests submitted during the current loop iteration, not yet on the runtime.
+    pending: Mutex<Vec<Task>>,
+}
+
+impl LoopQueue {
+    pub fn inner(&self) -> Arc<LoopInner> {
+        self.inner.clone()
+    }
+
+    /// Queues `task` for the runtime. The first request of a loop iteration schedules
+    /// `flush` with `call_soon` on `event_loop`, so the runtime is woken once per
+    /// iteration rather than once per request (Python code between two submissions is
+    /// slow enough for the runtime's worker to fall asleep in between).
+    pub fn defer(slf: &Bound<'_, LoopQueue>, event_loop: &Bound<'_, PyAny>, task: Task) -> PyResult<()> {
+        let py = slf.py();
+        let first = {
+            let mut pending = slf.get().pending.lock();
+            pending.push(task);
+            pending.len() == 1
+        };
+        if first {
+            event_loop.call_method1(intern!(py, "call_soon"), (slf.getattr(intern!(py, "flush"))?,))?;
+        }
+        Ok(())
+    }
+}
+
+/// The shared part of a [`LoopQueue`], reachable from the runtime without the GIL.
+pub struct LoopInner {
+    items: Mutex<Vec<Completion>>,
+    efd: libc::c_int,
+}
+
+impl LoopInner {
+    /// Queues a completion; the first of a batch wakes the loop.
+    pub fn push(this: Arc<LoopInner>, c: Completion) {
+        let inner = this.clone();
+        push_batched(&this.items, c, move || inner.signal());
+    }
+
+    fn signal(&self) {
+        let one: u64 = 1;
+        // SAFETY: writing 8 bytes from a valid u64 to our own eventfd.
+        unsafe { libc::write(self.efd, &one as *const u64 as *const libc::c_void, 8) };
+    }
+}
+
+impl Drop for LoopInner {
+    fn drop(&mut self) {
+        // SAFETY: closing the fd this object created and still owns.
+        unsafe { libc::close(self.efd) };
+    }
+}
+
+#[pymethods]
+impl LoopQueue {
+    #[new]
+    fn new() -> PyResult<Self> {
+        // SAFETY: plain eventfd creation; the fd is owned by LoopInner and closed in Drop.
+        let efd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if efd < 0 {
+            return Err(std::io::Error::last_os_error().into());
+        }
+        Ok(LoopQueue { inner: Arc::new(LoopInner { items: Mutex::new(Vec::new()), efd }), pending: Mutex::new(Vec::new()) })
+    }
+
+    /// Hands the requests of this loop iteration to the runtime, with one wake-up.
+    fn flush(&self) {
+        let tasks = std::mem::take(&mut *self.pending.lock());
+        if !tasks.is_empty() {
+            crate::runtime::get().spawn(async move {
+                for t in tasks {
+                    tokio::spawn(t);
+                }
+            });
+        }
+    }
+
+    /// The eventfd the loop watches (`loop.add_reader(q.fileno(), q.drain)`).
+    fn fileno(&self) -> i32 {
+        self.inner.efd
+    }
+
+    /// Settles every queued request (on the loop's thread) and wakes the tasks awaiting
+    /// them. Requests cancelled meanwhile are skipped. Returns how many were taken.
+    fn drain(&self, py: Python<'_>) -> PyResult<usize> {
+        let mut counter: u64 = 0;
+        // SAFETY: reading 8 bytes into a valid u64 from our own non-blocking eventfd.
+        unsafe { libc::read(self.inner.efd, &mut counter as *mut u64 as *mut libc::c_void, 8) };
+        let batch = std::mem::take(&mut *self.inner.items.lock());
+        let n = batch.len();
+        for c in batch {
+            let Ok(req) = c.target.bind(py).cast::<AioRequest>() else { continue };
+            if !req.borrow().is_pending() {
+                continue;
+            }
+            let outcome = to_python(py, c.outcome, &c.hosts).map(|p| p.unbind()).map_err(|e| e.unbind());
+            AioRequest::settle(req, State::Done(outcome));
+        }
+        Ok(n)
+    }
+}
+
+enum State {
+    Pending,
+    /// The raw page, or the exception instance.
+    Done(Result<Py<PyAny>, Py<PyAny>>),
+    /// With the message given to `cancel`.
+    Cancelled(Option<Py<PyAny>>),
+}
+
+static CANCELLED_ERROR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static INVALID_STATE_ERROR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+fn asyncio_class<'py>(py: Python<'py>, cell: &'static PyOnceLock<Py<PyAny>>, name: &str) -> PyResult<&'py Bound<'py, PyAny>> {
+    cell.get_or_try_init(py, || Ok::<_, PyErr>(py.import("asyncio")?.getattr(name)?.unbind())).map(|c| c.bind(py))
+}
+
+/// A request submitted from an event loop: awaitable, and future-like for asyncio.
+///
+/// `turbocql.aio` creates it with the loop, the loop's [`LoopQueue`], and `wrap`/`args`:
+/// awaiting it returns `wrap(page, *args)` (the result set), or raises the request's
+/// exception; `result()` returns the same.
+#[pyclass(module = "turbocql._engine")]
+pub struct AioRequest {
+    event_loop: Py<PyAny>,
+    queue: Py<LoopQueue>,
+    wrap: Py<PyAny>,
+    args: Py<PyTuple>,
+    state: State,
+    /// `wrap(page, *args)`, once built.
+    wrapped: Option<Py<PyAny>>,
+    callbacks: Vec<(Py<PyAny>, Option<Py<PyAny>>)>,
+    abort: Option<futures::future::AbortHandle>,
+    /// Handed to an awaiting task already.
+    yielded: bool,
+    /// asyncio's marker: set while a task waits on this object.
+    #[pyo3(get, set)]
+    _asyncio_future_blocking: bool,
+}
+
+impl AioRequest {
+    pub fn queue<'py>(&self, py: Python<'py>) -> &Bound<'py, LoopQueue> {
+        self.queue.bind(py)
+    }
+
+    pub fn event_loop<'py>(&self, py: Python<'py>) -> &Bound<'py, PyAny> {
+        self.event_loop.bind(py)
+    }
+
+    fn is_pending(&self) -> bool {
+        matches!(self.state, State::Pending)
+    }
+
+    pub fn set_abort(&mut self, abort: futures::future::AbortHandle) {
+        self.abort = Some(abort);
+    }
+
+    /// Settles a pending request and runs its done-callbacks now, each in its context
+    /// (the loop is already running this batch: no further `call_soon` needed).
+    fn settle(slf: &Bound<'_, AioRequest>, state: State) {
+        let py = slf.py();
+        let callbacks = {
+            let mut r = slf.borrow_mut();
+            r.state = state;
+            std::mem::take(&mut r.callbacks)
+        };
+        for (cb, ctx) in callbacks {
+            let res = match ctx {
+                Some(ctx) => ctx.bind(py).call_method1(intern!(py, "run"), (cb, slf)),
+                None => cb.bind(py).call1((slf,)),
+            };
+            if let Err(e) = res {
+                e.write_unraisable(py, Some(slf.as_any()));
+            }
+        }
+    }
+
+    /// The settled value: `wrap(page, *args)`, built once; or the error.
+    fn value(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let r = slf.borrow();
+        match &r.state {
+            State::Pending => Err(Self::invalid_state(py, "Result is not ready.")),
+            State::Done(Ok(page)) => {
+                if let Some(v) = &r.wrapped {
+                    return Ok(v.clone_ref(py));
+                }
+                let args = r.args.bind(py);
+                let mut items: Vec<Bound<'_, PyAny>> = Vec::with_capacity(args.len() + 1);
+                items.push(page.bind(py).clone());
+                items.extend(args.iter());
+                let wrap = r.wrap.clone_ref(py);
+                drop(r);
+                let value = wrap.bind(py).call1(PyTuple::new(py, items)?)?.unbind();
+                slf.borrow_mut().wrapped = Some(value.clone_ref(py));
+                Ok(value)
+            }
+            State::Done(Err(exc)) => Err(PyErr::from_value(exc.bind(py).clone())),
+            State::Cancelled(msg) => Err(Self::cancelled_error(py, msg)),
+        }
+    }
+
+    fn cancelled_error(py: Python<'_>, msg: &Option<Py<PyAny>>) -> PyErr {
+        match asyncio_class(py, &CANCELLED_ERROR, "CancelledError") {
+            Ok(cls) => {
+                let args = match msg {
+                    Some(m) => PyTuple::new(py, [m.bind(py)]),
+                    None => Ok(PyTuple::empty(py)),
+                };
+                match args.and_then(|a| cls.call1(a)) {
+                    Ok(exc) => PyErr::from_value(exc),
+                    Err(e) => e,
+                }
+            }
+            Err(e) => e,
+        }
+    }
+
+    fn invalid_state(py: Python<'_>, msg: &str) -> PyErr {
+        match asyncio_class(py, &INVALID_STATE_ERROR, "InvalidStateError").and_then(|c| c.call1((msg,))) {
+            Ok(exc) => PyErr::from_value(exc),
+            Err(e) => e,
+        }
+    }
+}
+
+#[pymethods]
+impl AioRequest {
+    #[new]
+    pub fn new(event_loop: Py<PyAny>, queue: Py<LoopQueue>, wrap: Py<PyAny>, args: Py<PyTuple>) -> Self {
+        AioRequest { event_loop, queue, wrap, args, state: State::Pending, wrapped: None, callbacks: Vec::new(), abort: None, yielded: false, _asyncio_future_blocking: false }
+    }
+
+    fn __await__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+
+    fn __iter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+
+    /// First step of `await`: hand this object to the task (which waits on it); once
+    /// settled: the result set, or the exception raised.
+    fn __next__(slf: Bound<'_, Self>) -> PyResult<Bound<'_, PyAny>> {
+        let mut r = slf.borrow_mut();
+        match &r.state {
+            State::Pending => {
+                if r.yielded {
+                    return Err(PyRuntimeError::new_err("await wasn't used with future"));
+                }
+                r.yielded = true;
+                r._asyncio_future_blocking = true;
+                drop(r);
+                Ok(slf.into_any())
+            }
+            State::Done(_) | State::Cancelled(_) => {
+                drop(r);
+                let value = Self::value(&slf)?;
+                Err(PyStopIteration::new_err((value,)))
+            }
+        }
+    }
+
+    fn get_loop(&self, py: Python<'_>) -> Py<PyAny> {
+        self.event_loop.clone_ref(py)
+    }
+
+    fn done(&self) -> bool {
+        !self.is_pending()
+    }
+
+    fn cancelled(&self) -> bool {
+        matches!(self.state, State::Cancelled(_))
+    }
+
+    /// The result set; raises the request's exception, `CancelledError`, or
+    /// `InvalidStateError` while pending.
+    fn result(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        Self::value(slf)
+    }
+
+    fn exception(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        match &self.state {
+            State::Pending => Err(Self::invalid_state(py, "Exception is not set.")),
+            State::Done(Ok(_)) => Ok(None),
+            State::Done(Err(exc)) => Ok(Some(exc.clone_ref(py))),
+            State::Cancelled(msg) => Err(Self::cancelled_error(py, msg)),
+        }
+    }
+
+    /// As `asyncio.Future.add_done_callback`: `fn(self)` runs once settled (at once, via
+    /// the loop, if already settled).
+    #[pyo3(signature = (callback, *, context=None))]
+    fn add_done_callback(slf: &Bound<'_, Self>, callback: Py<PyAny>, context: Option<Py<PyAny>>) -> PyResult<()> {
+        let py = slf.py();
+        let mut r = slf.borrow_mut();
+        if r.is_pending() {
+            r.callbacks.push((callback, context));
+            return Ok(());
+        }
+        let event_loop = r.event_loop.clone_ref(py);
+        drop(r);
+        let kw = PyDict::new(py);
+        if let Some(ctx) = context {
+            kw.set_item(intern!(py, "context"), ctx)?;
+        }
+        event_loop.bind(py).call_method(intern!(py, "call_soon"), (callback, slf), Some(&kw))?;
+        Ok(())
+    }
+
+    fn remove_done_callback(&mut self, py: Python<'_>, callback: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let before = self.callbacks.len();
+        let mut kept = Vec::with_capacity(before);
+        for (cb, ctx) in std::mem::take(&mut self.callbacks) {
+            if cb.bind(py).eq(callback)? {
+                continue;
+            }
+            kept.push((cb, ctx));
+        }
+        self.callbacks = kept;
+        Ok(before - self.callbacks.len())
+    }
+
+    /// Cancels the request: the engine drops it and frees what it holds; the waiting
+    /// task gets `CancelledError`. False if it had already finished.
+    #[pyo3(signature = (msg=None))]
+    fn cancel(slf: &Bound<'_, Self>, msg: Option<Py<PyAny>>) -> PyResult<bool> {
+        let py = slf.py();
+        let (callbacks, event_loop) = {
+            let mut r = slf.borrow_mut();
+            if !r.is_pending() {
+                return Ok(false);
+            }
+            if let Some(abort) = r.abort.take() {
+                abort.abort();
+            }
+            r.state = State::Cancelled(msg);
+            (std::mem::take(&mut r.callbacks), r.event_loop.clone_ref(py))
+        };
+        for (cb, ctx) in callbacks {
+            let kw = PyDict::new(py);
+            if let Some(ctx) = ctx {
+                kw.set_item(intern!(py, "context"), ctx)?;
+            }
+            event_loop.bind(py).call_method(intern!(py, "call_soon"), (cb, slf), Some(&kw))?;
+        }
+        Ok(true)
+    }
+
+    fn __repr__(&self) -> &'static str {
+        match self.state {
+            State::Pending => "<AioRequest pending>",
+            State::Done(Ok(_)) => "<AioRequest finished>",
+            State::Done(Err(_)) => "<AioRequest failed>",
+            State::Cancelled(_) => "<AioRequest cancelled>",
+        }
+    }
+}
