@@ -8,14 +8,15 @@
 # Environment:
 #   TURBOCQL_PORT          CQL port of the local Cassandra (default 9042)
 #   TURBOCQL_LOCALDB_DIR   its node directory (default: turbocql localdb's)
-#   TURBOCQL_BENCH_CLIENTS clients (default classic,turbocql,rust; add scylla,acsylla)
+#   TURBOCQL_BENCH_CLIENTS clients (default classic,scylla,turbocql,acsylla,rust; a peer
+#                          that cannot be installed is shown as not available)
 #   TURBOCQL_BENCH_OPS     requests per client run instead of --quick's 5,000
 #   TURBOCQL_BENCH_ARGS    more `turbocql bench` options, e.g. "--scenarios sync,patterns"
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 start_cassandra
 trap stop_cassandra EXIT
 cd "$ROOT"
-args=(--quick --port "$PORT" --python "$PY" --clients "${TURBOCQL_BENCH_CLIENTS:-classic,turbocql,rust}"
+args=(--quick --port "$PORT" --python "$PY" --clients "${TURBOCQL_BENCH_CLIENTS:-classic,scylla,turbocql,acsylla,rust}"
       --latest)
 if [ -n "${TURBOCQL_BENCH_OPS:-}" ]; then
     args+=(--ops "$TURBOCQL_BENCH_OPS")

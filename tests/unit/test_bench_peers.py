@@ -175,3 +175,25 @@ def test_runner_help_mentions_peer_interpreters():
     for opt in ("--classic-python", "--scylla-python", "--acsylla-python", "--venvs-dir",
                 "--no-install"):
         assert opt in out
+
+
+def test_a_peer_that_cannot_be_installed_is_unavailable_with_the_reason(tmp_path):
+    # A base interpreter whose "-m venv" fails stands for any installation failure.
+    got = peers.resolve(["scylla", "turbocql"], turbocql_python=sys.executable,
+                        venvs_dir=tmp_path, base_python="/bin/false", log=lambda msg: None)
+    assert not got["scylla"].available
+    assert got["scylla"].reason.startswith("python -m venv failed")
+    assert got["turbocql"].python == sys.executable
+    assert peers.availability_note(got) == [f"scylla: not available: {got['scylla'].reason}"]
+
+
+def test_bench_command_offers_the_peer_options():
+    import argparse
+
+    from turbocql import bench
+
+    parser = argparse.ArgumentParser(prog="turbocql")
+    bench.add_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["bench", "--peers", "--classic-python", "/x/python", "--latest"])
+    assert args.peers and args.latest and args.classic_python == "/x/python"
+    assert args.clients == "classic,turbocql,rust"
