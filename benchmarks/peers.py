@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -183,7 +182,8 @@ def _read_marker(venv: Path) -> list[str] | None:
         return None
 
 
-def ensure_venv(peer: Peer, venvs_dir: Path, base_python: str, log=None) -> tuple[str | None, str, str | None]:
+def ensure_venv(peer: Peer, venvs_dir: Path, base_python: str,
+                log=None) -> tuple[str | None, str, str | None]:
     """Create or update ``<venvs_dir>/<peer>``; (python, action, error)."""
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     venv = venvs_dir / peer.name
@@ -206,13 +206,14 @@ def ensure_venv(peer: Peer, venvs_dir: Path, base_python: str, log=None) -> tupl
     except subprocess.TimeoutExpired:
         return None, action, f"pip install timed out after {INSTALL_TIMEOUT:.0f} s"
     if r.returncode != 0:
-        return None, action, f"pip install {' '.join(peer.requirements)} failed: " \
-                             f"{last_line(r.stderr + r.stdout)}"
+        return None, action, (f"pip install {' '.join(peer.requirements)} failed: "
+                              f"{last_line(r.stderr + r.stdout)}")
     (venv / MARKER).write_text(json.dumps({"requirements": list(peer.requirements)}) + "\n")
     return str(py), action, None
 
 
-def resolve(names: list[str], *, turbocql_python: str, explicit: dict[str, str | None] | None = None,
+def resolve(names: list[str], *, turbocql_python: str,
+            explicit: dict[str, str | None] | None = None,
             venvs_dir: Path | str | None = None, install: bool = True,
             base_python: str | None = None, log=None) -> dict[str, Client]:
     """The interpreter of every Python client in ``names`` (``rust`` is left out).

@@ -16,8 +16,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 start_cassandra
 trap stop_cassandra EXIT
 cd "$ROOT"
-args=(--quick --port "$PORT" --python "$PY" --clients "${TURBOCQL_BENCH_CLIENTS:-classic,scylla,turbocql,acsylla,rust}"
-      --latest)
+args=(--quick --latest --port "$PORT" --python "$PY"
+      --clients "${TURBOCQL_BENCH_CLIENTS:-classic,scylla,turbocql,acsylla,rust}")
 if [ -n "${TURBOCQL_BENCH_OPS:-}" ]; then
     args+=(--ops "$TURBOCQL_BENCH_OPS")
 fi

@@ -14,7 +14,8 @@ parents, or given with ``--benchmarks-dir``), imported and run in this order:
 Every client runs in its own process (classic driver, turbocql, the Rust reference, and on
 request scylla-driver and acsylla) against one Cassandra. The Python peers run in their own
 virtualenvs (``benchmarks/.venvs/<client>``, created on first use by ``benchmarks/peers.py``;
-``--classic-python`` etc. to use another interpreter), turbocql with ``--python``: by default the local one at 127.0.0.1:9042, started with
+``--classic-python`` etc. to use another interpreter), turbocql with ``--python``. The server
+is by default the local one at 127.0.0.1:9042 (``$TURBOCQL_PORT``), started with
 :mod:`turbocql.localdb` if it does not answer. The server is warmed up once, first. The run
 writes, in ``--out-dir`` (default ``benchmarks/results``): ``<name>.json`` (machine
 description, versions, every result), ``<name>.md`` (one table per seed document, turbocql
@@ -129,7 +130,8 @@ def _read(path: str) -> str:
 _VERSIONS_SNIPPET = """
 import importlib, json, platform
 d = {"python": platform.python_implementation() + " " + platform.python_version()}
-for name, mod in (("turbocql", "turbocql"), ("numpy", "numpy"), ("uvloop", "uvloop"), ("matplotlib", "matplotlib")):
+for name, mod in (("turbocql", "turbocql"), ("numpy", "numpy"), ("uvloop", "uvloop"),
+                  ("matplotlib", "matplotlib")):
     try:
         d[name] = getattr(importlib.import_module(mod), "__version__", "installed")
     except Exception as e:
