@@ -36,8 +36,11 @@ import run_patterns  # noqa: E402
 import run_tuning  # noqa: E402
 import run_vectors  # noqa: E402
 
-CLIENT_COLORS = {"classic": "#9e9e9e", "turbocql": "#1f77b4", "rust": "#d62728"}
-CLIENT_NAMES = {"classic": "classic driver", "turbocql": "turbocql", "rust": "Rust reference"}
+CLIENT_COLORS = {"classic": "#9e9e9e", "scylla": "#8c564b", "turbocql": "#1f77b4",
+                 "acsylla": "#2ca02c", "rust": "#d62728"}
+CLIENT_NAMES = {"classic": "classic driver", "scylla": "scylla-driver", "turbocql": "turbocql",
+                "acsylla": "acsylla", "rust": "Rust reference"}
+CLIENT_ORDER = ("classic", "scylla", "turbocql", "acsylla", "rust")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -62,7 +65,7 @@ def _sync_lines(sync: list[dict], workload: str, threads: list[int]) -> list[str
         if rust is not None and "failed" in rust:
             rust = None
         pattern = f"sync, {th} thread{'s' if th != 1 else ''}"
-        for label in ("classic", "turbocql", "rust"):
+        for label in CLIENT_ORDER:
             r = by.get((label, workload, th))
             if r is not None:
                 out.append(run_patterns.row_line(workload, pattern, r, classic, rust, ""))
@@ -75,8 +78,8 @@ def document_table(scen: dict, doc: list[tuple[str, list[str]]],
     patterns = scen.get("patterns", {}).get("results", [])
     sync = scen.get("sync", {}).get("results", [])
     header = ("| workload | pattern | client | ops/s | client CPU µs/op | server CPU µs/op "
-              "| p50 µs | p99 µs | peak RSS MB | ops/s vs classic | CPU vs rust |")
-    lines = [header, "| " + " | ".join(["---"] * 11) + " |"]
+              "| p50 µs | p95 µs | p99 µs | peak RSS MB | ops/s vs classic | CPU vs rust |")
+    lines = [header, "| " + " | ".join(["---"] * 12) + " |"]
     notes: list[str] = []
     chosen = {r["spec"] for r in patterns}
     for wl, names in doc:
@@ -114,9 +117,10 @@ def _fmt_machine(data: dict) -> str:
          else "none"),
         ("server pinning", f"taskset -a -p -c {meta['pin_server']}" if meta.get("pin_server")
          else "none"),
-        ("Python (clients)", m.get("client_python")),
+        ("Python (turbocql clients)", m.get("client_python")),
         ("turbocql", m.get("turbocql")),
         ("classic driver (cassandra-driver)", m.get("cassandra_driver")),
+        *_client_rows(m.get("clients") or {}),
         ("numpy / uvloop / matplotlib",
          f"{m.get('numpy')} / {m.get('uvloop')} / {m.get('matplotlib')}"),
         ("Rust", m.get("rustc")),
@@ -134,6 +138,23 @@ def _fmt_machine(data: dict) -> str:
     out = ["| | |", "| --- | --- |"]
     out += [f"| {k} | {v} |" for k, v in rows if v not in (None, "", "None")]
     return "\n".join(out)
+
+
+def _client_rows(clients: dict) -> list[tuple[str, str]]:
+    """One row per Python client: its interpreter and versions, or why it did not run."""
+    rows = []
+    for name in CLIENT_ORDER:
+        c = clients.get(name)
+        if c is None:
+            continue
+        if not c.get("available", True):
+            rows.append((f"client {name}", f"not available: {c.get('reason')}"))
+            continue
+        v = c.get("versions") or {}
+        pk = ", ".join(f"{k} {x}" for k, x in (v.get("packages") or {}).items() if x)
+        rows.append((f"client {name}", f"{v.get('python_version')}, {pk} "
+                                       f"(`{c.get('python')}`)"))
+    return rows
 
 
 def build_markdown(data: dict, plots: list[Path] | None = None) -> str:
@@ -225,19 +246,23 @@ def plot_patterns(scen: dict, workload: str, path: Path) -> bool:
         if got:
             cats.append((run_patterns.SPEC_BY_NAME[name].label, got))
     plt = _plt()
-    clients = [c for c in ("classic", "turbocql", "rust") if any(c in g for _, g in cats)]
-    fig, axes = plt.subplots(1, 2, figsize=(14, 0.55 * len(cats) + 1.8), sharey=True)
-    height = 0.8 / len(clients)
+    clients = [c for c in CLIENT_ORDER if any(c in g for _, g in cats)]
+    # Each category's bars are centred on its label: only the clients it has take a slot.
+    height = 0.8 / max(len(got) for _, got in cats)
+    fig, axes = plt.subplots(1, 2, figsize=(14, 0.2 * sum(len(g) for _, g in cats)
+                                            + 0.25 * len(cats) + 2.0), sharey=True)
     for ax, metric, title, log in (
         (axes[0], "ops_per_s", "ops/s (higher is better)", False),
         (axes[1], "cpu_us_per_op", "client CPU µs per request (lower is better, log scale)",
          True),
     ):
-        for ci, client in enumerate(clients):
+        for client in clients:
             ys, xs = [], []
             for i, (_, got) in enumerate(cats):
+                present = [c for c in clients if c in got]
                 if client in got:
-                    ys.append(i + (ci - (len(clients) - 1) / 2) * height)
+                    k = present.index(client)
+                    ys.append(i + (k - (len(present) - 1) / 2) * height)
                     xs.append(got[client][metric])
             bars = ax.barh(ys, xs, height=height, color=CLIENT_COLORS[client],
                            label=CLIENT_NAMES[client])
@@ -251,9 +276,11 @@ def plot_patterns(scen: dict, workload: str, path: Path) -> bool:
         ax.margins(x=0.15)
     axes[0].set_yticks(range(len(cats)), [c for c, _ in cats], fontsize=8)
     axes[0].invert_yaxis()
-    axes[0].legend(loc="lower right", fontsize=8)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(clients), fontsize=8,
+               frameon=False)
     fig.suptitle(f"Request patterns, {workload} workload (seed documents 000 and 001)")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
@@ -272,7 +299,7 @@ def plot_sync(scen: dict, path: Path) -> bool:
         for col, (metric, title) in enumerate((("ops_per_s", "ops/s"),
                                                ("cpu_us_per_op", "client CPU µs per request"))):
             ax = axes[row][col]
-            for client in ("classic", "turbocql", "rust"):
+            for client in CLIENT_ORDER:
                 pts = sorted((r["threads"], r[metric]) for r in results
                              if r["label"] == client and r["workload"] == wl)
                 if pts:
@@ -306,7 +333,7 @@ def plot_vectors(scen: dict, path: Path) -> bool:
     if not results:
         return False
     plt = _plt()
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, axes = plt.subplots(1, 2, figsize=(max(12, 2.0 * len(results)), 4.8))
     short = {"list": "lists", "numpy": "numpy", "vec": "Vec<f32>"}
     labels = [f"{CLIENT_NAMES[r['label']]}\n{short.get(r['input'], r['input'])}"
               for r in results]
@@ -314,9 +341,11 @@ def plot_vectors(scen: dict, path: Path) -> bool:
     avg = [r["avg_ops_per_s"] for r in results]
     err = [[a - r["worst_ops_per_s"] for a, r in zip(avg, results)],
            [r["best_ops_per_s"] - a for a, r in zip(avg, results)]]
-    bars = axes[0].bar(range(len(results)), avg, yerr=err, capsize=4, color=colors)
-    axes[0].bar_label(bars, labels=[f"{a:,.0f}" for a in avg], label_type="center",
-                      color="white", fontsize=8)
+    axes[0].bar(range(len(results)), avg, yerr=err, capsize=4, color=colors)
+    top = max(r["best_ops_per_s"] for r in results)
+    for i, (a, r) in enumerate(zip(avg, results)):  # above the best run's whisker
+        axes[0].text(i, r["best_ops_per_s"] + 0.015 * top, f"{a:,.0f}", ha="center",
+                     va="bottom", fontsize=8)
     axes[0].set_title("rows/s: average of the runs, bars from worst to best", fontsize=10)
     cpu = [r["cpu_us_per_op"] for r in results]
     bars = axes[1].bar(range(len(results)), cpu, color=colors)

@@ -40,18 +40,22 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import peers  # noqa: E402
 from run_sync import (  # noqa: E402  (shared helpers of the sync runner)
     DEFAULT_RUST_BIN,
+    client_cmd,
+    clients_meta,
     ensure_rust_bin,
     find_server_pid,
     fmt_num,
     run_client,
+    unavailable_lines,
     wait_for_port,
     warm_up_server,
 )
 
 CLIENT_PY = HERE / "clients" / "patterns.py"
-DRIVERS = {"classic": "cassandra", "turbocql": "turbocql"}
+TABLE_CLIENTS = ("classic", "scylla", "turbocql", "acsylla")
 RUST_LABEL = "rust, 120 in flight"
 
 
@@ -66,6 +70,14 @@ class Spec:
     @property
     def base(self) -> str:
         return self.name.split(":")[0]
+
+    def runs_on(self, client: str) -> bool:
+        """classic and scylla-driver: the classic API; acsylla: asyncio only."""
+        if client == "turbocql":
+            return True
+        if client == "acsylla":
+            return self.base.startswith("asyncio")
+        return not self.turbocql_only
 
 
 def _spec(name, args, workloads=("write", "read"), turbocql_only=False, label=""):
@@ -136,8 +148,8 @@ def markdown_table(rows: list[tuple[str, str]], results: list[dict]) -> str:
     by = {key(r): r for r in results}
     rust = {r["workload"]: r for r in results if r["label"] == "rust"}
     head = ("| workload | pattern | client | ops/s | client CPU µs/op | server CPU µs/op "
-            "| p50 µs | p99 µs | peak RSS MB | ops/s vs classic | CPU vs rust |")
-    lines = [head, "| " + " | ".join(["---"] * 11) + " |"]
+            "| p50 µs | p95 µs | p99 µs | peak RSS MB | ops/s vs classic | CPU vs rust |")
+    lines = [head, "| " + " | ".join(["---"] * 12) + " |"]
     dagger = False
     shown_rust = set()
     for wl, name in rows:
@@ -146,13 +158,13 @@ def markdown_table(rows: list[tuple[str, str]], results: list[dict]) -> str:
             lines.append(row_line(wl, "reference: `scylla` crate, 120 in flight", rust[wl],
                                   None, rust[wl], ""))
         spec = SPEC_BY_NAME[name]
-        for label in ("classic", "turbocql"):
+        for label in TABLE_CLIENTS:
             r = by.get((label, name, wl))
             if r is None:
                 continue
             classic = by.get(("classic", name, wl))
             mark = ""
-            if spec.turbocql_only:
+            if spec.turbocql_only or classic is None:
                 classic = by.get(("classic", "callback_chain:120", wl))
                 mark = "†"
                 dagger = dagger or (classic is not None and "failed" not in classic
@@ -160,8 +172,8 @@ def markdown_table(rows: list[tuple[str, str]], results: list[dict]) -> str:
             lines.append(row_line(wl, spec.label, r, classic, rust.get(wl), mark))
     if dagger:
         lines.append("")
-        lines.append("† no such API in the classic driver: compared with its callback chains "
-                     "×120 on the same workload.")
+        lines.append("† no such API in the classic driver (pipelines, asyncio): compared with "
+                     "its callback chains ×120 on the same workload.")
     return "\n".join(lines)
 
 
@@ -170,7 +182,7 @@ def row_line(wl: str, pattern: str, r: dict, classic: dict | None, rust: dict | 
     name = r["label"] if r["label"] != "rust" else "rust"
     if "failed" in r:
         reason = r["failed"].replace("|", "/")
-        return f"| {wl} | {pattern} | {name} | failed: {reason} | | | | | | | |"
+        return f"| {wl} | {pattern} | {name} | failed: {reason} | | | | | | | | |"
     vs_classic = vs_rust = ""
     if classic and "failed" not in classic and r is not classic:
         vs_classic = f"{r['ops_per_s'] / classic['ops_per_s']:.2f}×{mark}"
@@ -180,7 +192,8 @@ def row_line(wl: str, pattern: str, r: dict, classic: dict | None, rust: dict | 
     rss = r.get("process_max_rss_mb", r.get("max_rss_mb"))
     return (f"| {wl} | {pattern} | {name}{errs} | {fmt_num(r['ops_per_s'])} "
             f"| {fmt_num(r['cpu_us_per_op'], 1)} | {fmt_num(r.get('server_cpu_us_per_op'), 1)} "
-            f"| {fmt_num(r.get('p50_us'))} | {fmt_num(r.get('p99_us'))} | {fmt_num(rss, 0)} "
+            f"| {fmt_num(r.get('p50_us'))} | {fmt_num(r.get('p95_us'))} "
+            f"| {fmt_num(r.get('p99_us'))} | {fmt_num(rss, 0)} "
             f"| {vs_classic} | {vs_rust} |")
 
 
@@ -196,7 +209,8 @@ def main(argv: list[str] | None = None) -> int:
                          + " (a name without :N takes every variant), or all")
     ap.add_argument("--workloads", default="write,read", help="comma-separated: write,read")
     ap.add_argument("--clients", default="classic,turbocql,rust",
-                    help="comma-separated subset of classic,turbocql,rust")
+                    help="comma-separated subset of classic,scylla,turbocql,acsylla,rust "
+                         "(acsylla runs the asyncio patterns only)")
     ap.add_argument("--quick", action="store_true",
                     help="small runs: 5,000 ops, 1,000 warm-up, 50,000 server warm-up")
     ap.add_argument("--warmup", type=int, default=None,
@@ -213,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="server pid for server CPU µs/op (default: found from the port)")
     ap.add_argument("--rust-bin", type=Path, default=DEFAULT_RUST_BIN)
     ap.add_argument("--build", action="store_true", help="cargo build the Rust reference first")
-    ap.add_argument("--python", default=sys.executable, help="interpreter for the Python clients")
+    peers.add_arguments(ap)
     ap.add_argument("--wait", type=float, default=0, help="seconds to wait for the server port")
     ap.add_argument("--timeout", type=float, default=None,
                     help="per client run, seconds (default 900; --quick: 300)")
@@ -231,10 +245,10 @@ def main(argv: list[str] | None = None) -> int:
         50000 if q else 100000)
     timeout = args.timeout or (300 if q else 900)
     workloads = [w for w in args.workloads.split(",") if w]
-    clients = [c for c in args.clients.split(",") if c]
-    for c in clients:
-        if c not in ("classic", "turbocql", "rust"):
-            ap.error(f"unknown client {c!r}")
+    try:
+        clients = peers.parse_clients(args.clients)
+    except ValueError as e:
+        ap.error(str(e))
     for w in workloads:
         if w not in ("write", "read"):
             ap.error(f"unknown workload {w!r}")
@@ -251,6 +265,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     server_pid = args.server_pid or find_server_pid(args.port)
     rust_bin = ensure_rust_bin(args.rust_bin, args.build)
+    pyclients = peers.from_args(args, clients)
 
     common = ["--host", args.host, "--port", str(args.port), "--keyspace", args.keyspace,
               "--rows", str(args.rows)]
@@ -270,6 +285,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{wl:5} {spec_name:>24} {label:>8} ...", end=" ", file=sys.stderr, flush=True)
         r = {"failed": missing} if cmd is None else run_client(cmd, args.pin_client, timeout)
         r.update(label=label, spec=spec_name, workload=wl)
+        if label in pyclients:
+            r["interpreter"] = pyclients[label].python
         print(r.get("failed") or f"{r['ops_per_s']:,.0f} ops/s, "
               f"{r['cpu_us_per_op']:.1f} µs CPU/op", file=sys.stderr, flush=True)
         results.append(r)
@@ -284,12 +301,14 @@ def main(argv: list[str] | None = None) -> int:
         for spec in specs:
             if wl not in spec.workloads:
                 continue
-            for label in ("classic", "turbocql"):
-                if label not in clients or (label == "classic" and spec.turbocql_only):
+            for label in TABLE_CLIENTS:
+                if label not in clients or not spec.runs_on(label):
                     continue
-                cmd = [args.python, str(CLIENT_PY), "--driver", DRIVERS[label], *common,
-                       *spec.args, "--workload", wl, "--ops", str(ops),
-                       "--warmup", str(warmup)]
+                if not pyclients[label].available:
+                    continue  # said once under the tables
+                cmd = client_cmd(pyclients[label], CLIENT_PY, [
+                    *common, *spec.args, "--workload", wl, "--ops", str(ops),
+                    "--warmup", str(warmup)])
                 if spec.name == "read_pipeline":
                     cmd += ["--read-consume", args.read_consume]
                 record(label, spec.name, wl, cmd)
@@ -317,6 +336,9 @@ def main(argv: list[str] | None = None) -> int:
         rows = doc_rows(doc)
         if rows:
             sections.append(f"## {title}\n\n{markdown_table(rows, results)}")
+    missing = unavailable_lines(pyclients)
+    if missing:
+        sections.append(missing)
     body = "\n\n".join(sections)
     print(f"\n{heading}\n\n{body}")
 
@@ -345,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
                 "host": platform.node(), "cpus": os.cpu_count(),
                 "argv": sys.argv[1:] if argv is None else argv, "ops": ops, "warmup": warmup,
                 "server_warmup_ops": server_warmup, "server_pid": server_pid,
-                "python": platform.python_version(),
+                "python": platform.python_version(), "clients": clients_meta(pyclients),
                 "heading": heading}
         path.write_text(json.dumps({"meta": meta, "results": results}, indent=1) + "\n")
         print(f"raw results: {path}", file=sys.stderr)

@@ -4,9 +4,13 @@ In one run, after warming the server up with the Rust client, it runs for each w
 (``--workloads write,read``) and each thread count (``--threads 1,16``) each client in its
 own subprocess, one after the other:
 
-* ``classic``  — ``clients/sync_threads.py --driver cassandra`` (cassandra-driver),
+* ``classic``  — ``clients/sync_threads.py --driver cassandra`` (cassandra-driver, in its own
+  virtualenv: ``peers.py``),
+* ``scylla``   — the same client on scylla-driver (optional, its own virtualenv),
 * ``turbocql`` — ``clients/sync_threads.py --driver turbocql``,
 * ``rust``     — ``rust_ref`` with ``--pattern sync --threads N`` (N tokio tasks),
+
+(acsylla has no sync API: it is not run here),
 
 plus, unless ``--no-concurrent-ref``, the Rust reference with 120 requests in flight
 (the ceiling of any pattern). It prints a Markdown table with ratios (ops/s vs classic,
@@ -36,6 +40,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+import peers  # noqa: E402
 CLIENT_PY = HERE / "clients" / "sync_threads.py"
 DEFAULT_RUST_BIN = ROOT / "target" / "release" / "turbocql-rust-ref"
 
@@ -191,16 +197,33 @@ def fmt_num(x: float | None, digits: int = 0) -> str:
     return f"{x:,.{digits}f}"
 
 
+def client_cmd(client: "peers.Client", script: Path, extra: list[str]) -> list[str]:
+    """The command of one Python client: its own interpreter, ``--driver`` and name."""
+    driver = "turbocql" if client.name == "turbocql" else peers.PEERS[client.name].driver
+    return [client.python, str(script), "--driver", driver, "--client-name", client.name,
+            *extra]
+
+
+def clients_meta(clients: dict) -> dict:
+    """``meta["clients"]``: every Python client's interpreter and versions, or why not."""
+    return {name: c.to_json() for name, c in clients.items()}
+
+
+def unavailable_lines(clients: dict) -> str:
+    notes = peers.availability_note(clients)
+    return "\n".join(f"* {n}" for n in notes)
+
+
 def markdown_table(results: list[dict]) -> str:
     head = ("| client | workload | threads | ops/s | client CPU µs/op | server CPU µs/op "
-            "| p50 µs | p99 µs | ops/s vs classic | CPU vs rust |")
-    lines = [head, "| " + " | ".join(["---"] * 10) + " |"]
+            "| p50 µs | p95 µs | p99 µs | peak RSS MB | ops/s vs classic | CPU vs rust |")
+    lines = [head, "| " + " | ".join(["---"] * 12) + " |"]
     by = {(r["label"], r["workload"], r["threads"]): r for r in results}
     for r in results:
         name, wl, th = r["label"], r["workload"], r["threads"]
         if "failed" in r:
             lines.append(f"| {name} | {wl} | {th} | failed: {r['failed'].replace('|', '/')} "
-                         "| | | | | | |")
+                         "| | | | | | | | |")
             continue
         classic = by.get(("classic", wl, th))
         rust = by.get(("rust", wl, th))
@@ -213,7 +236,10 @@ def markdown_table(results: list[dict]) -> str:
         lines.append(
             f"| {name}{errs} | {wl} | {th} | {fmt_num(r['ops_per_s'])} "
             f"| {fmt_num(r['cpu_us_per_op'], 1)} | {fmt_num(r.get('server_cpu_us_per_op'), 1)} "
-            f"| {fmt_num(r['p50_us'])} | {fmt_num(r['p99_us'])} | {vs_classic} | {vs_rust} |"
+            f"| {fmt_num(r.get('p50_us'))} | {fmt_num(r.get('p95_us'))} "
+            f"| {fmt_num(r.get('p99_us'))} "
+            f"| {fmt_num(r.get('process_max_rss_mb', r.get('max_rss_mb')), 0)} "
+            f"| {vs_classic} | {vs_rust} |"
         )
     return "\n".join(lines)
 
@@ -227,7 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", default="1,16", help="comma-separated thread counts")
     ap.add_argument("--workloads", default="write,read", help="comma-separated: write,read")
     ap.add_argument("--clients", default="classic,turbocql,rust",
-                    help="comma-separated subset of classic,turbocql,rust")
+                    help="comma-separated subset of classic,scylla,turbocql,rust (acsylla "
+                         "has no sync API and is skipped)")
     ap.add_argument("--no-concurrent-ref", action="store_true",
                     help="skip the Rust reference with 120 requests in flight")
     ap.add_argument("--warmup", type=int, default=2000, help="client warm-up requests")
@@ -240,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="server pid for server CPU µs/op (default: found from the port)")
     ap.add_argument("--rust-bin", type=Path, default=DEFAULT_RUST_BIN)
     ap.add_argument("--build", action="store_true", help="cargo build the Rust reference first")
-    ap.add_argument("--python", default=sys.executable, help="interpreter for the Python clients")
+    peers.add_arguments(ap)
     ap.add_argument("--wait", type=float, default=0, help="seconds to wait for the server port")
     ap.add_argument("--timeout", type=float, default=1800, help="per client run, seconds")
     ap.add_argument("--out", nargs="?", const="", default=None, metavar="PATH",
@@ -251,15 +278,22 @@ def main(argv: list[str] | None = None) -> int:
 
     threads = [int(t) for t in args.threads.split(",") if t]
     workloads = [w for w in args.workloads.split(",") if w]
-    clients = [c for c in args.clients.split(",") if c]
+    try:
+        clients = peers.parse_clients(args.clients)
+    except ValueError as e:
+        ap.error(str(e))
     if args.pin_client is not None and not shutil.which("taskset"):
         ap.error("--pin-client needs taskset (util-linux)")
+    if "acsylla" in clients:
+        print("acsylla has no sync API: not run by the sync scenario", file=sys.stderr)
+        clients.remove("acsylla")
 
     if not wait_for_port(args.host, args.port, args.wait):
         print(f"no server at {args.host}:{args.port}", file=sys.stderr)
         return 2
     server_pid = args.server_pid or find_server_pid(args.port)
-    rust_bin = ensure_rust_bin(args.rust_bin, args.build)
+    rust_bin = ensure_rust_bin(args.rust_bin, args.build) if "rust" in clients else None
+    pyclients = peers.from_args(args, clients)
 
     common = ["--host", args.host, "--port", str(args.port), "--keyspace", args.keyspace,
               "--rows", str(args.rows)]
@@ -269,24 +303,25 @@ def main(argv: list[str] | None = None) -> int:
     def rust_cmd(workload: str, ops: int, extra: list[str]) -> list[str]:
         return [str(rust_bin), *common, "--workload", workload, "--ops", str(ops), *extra]
 
-    warm_up_server(rust_bin, common, args.server_warmup_ops, args.pin_client, args.timeout)
+    if args.server_warmup_ops > 0:
+        warm_up_server(rust_bin or ensure_rust_bin(args.rust_bin, args.build), common,
+                       args.server_warmup_ops, args.pin_client, args.timeout)
 
     results: list[dict] = []
     for wl in workloads:
         runs: list[tuple[str, int, list[str] | None]] = []
         for th in threads:
             for c in clients:
-                if c in ("classic", "turbocql"):
-                    drv = "cassandra" if c == "classic" else "turbocql"
-                    cmd = [args.python, str(CLIENT_PY), "--driver", drv, *common,
-                           "--workload", wl, "--ops", str(args.ops), "--threads", str(th),
-                           "--warmup", str(args.warmup)]
-                elif c == "rust":
+                if c == "rust":
                     cmd = None if rust_bin is None else rust_cmd(
                         wl, args.ops, ["--pattern", "sync", "--threads", str(th),
                                        "--warmup", str(args.warmup)])
+                elif pyclients[c].available:
+                    cmd = client_cmd(pyclients[c], CLIENT_PY, [
+                        *common, "--workload", wl, "--ops", str(args.ops), "--threads", str(th),
+                        "--warmup", str(args.warmup)])
                 else:
-                    ap.error(f"unknown client {c!r}")
+                    continue  # not available: said once under the table
                 runs.append((c, th, cmd))
         if "rust" in clients and not args.no_concurrent_ref:
             runs.append(("rust, 120 in flight", 120, None if rust_bin is None else rust_cmd(
@@ -297,6 +332,8 @@ def main(argv: list[str] | None = None) -> int:
             r = ({"failed": "Rust reference not built"} if cmd is None
                  else run_client(cmd, args.pin_client, args.timeout))
             r.update(label=label, workload=wl, threads=th)
+            if label in pyclients:
+                r["interpreter"] = pyclients[label].python
             print(r.get("failed") or f"{r['ops_per_s']:,.0f} ops/s, "
                   f"{r['cpu_us_per_op']:.1f} µs CPU/op", file=sys.stderr, flush=True)
             results.append(r)
@@ -306,6 +343,9 @@ def main(argv: list[str] | None = None) -> int:
                f"{', client pinned to CPU ' + args.pin_client if args.pin_client else ''}; "
                f"server pid {server_pid or 'unknown'}.")
     table = markdown_table(results)
+    missing = unavailable_lines(pyclients)
+    if missing:
+        table += "\n\n" + missing
     print(f"\n{heading}\n")
     print(table)
     if args.report is not None:
@@ -323,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
         meta = {"date": dt.datetime.now().isoformat(timespec="seconds"),
                 "host": platform.node(), "cpus": os.cpu_count(), "argv": sys.argv[1:],
                 "server_pid": server_pid, "python": platform.python_version(),
-                "heading": heading}
+                "clients": clients_meta(pyclients), "heading": heading}
         path.write_text(json.dumps({"meta": meta, "results": results}, indent=1) + "\n")
         print(f"\nraw results: {path}", file=sys.stderr)
     return 0

@@ -28,18 +28,22 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import peers  # noqa: E402
 from run_sync import (  # noqa: E402  (shared helpers of the sync runner)
     DEFAULT_RUST_BIN,
+    client_cmd,
+    clients_meta,
     ensure_rust_bin,
     find_server_pid,
     fmt_num,
     run_client,
+    unavailable_lines,
     wait_for_port,
     warm_up_server,
 )
 
 CLIENT_PY = HERE / "clients" / "vectors.py"
-DRIVERS = {"classic": "cassandra", "turbocql": "turbocql"}
+TABLE_CLIENTS = ("classic", "scylla", "turbocql")
 INPUT_LABELS = {"list": "Python lists", "numpy": "numpy float32 rows",
                 "vec": "Rust Vec<f32>"}
 
@@ -94,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--concurrency", type=int, default=100)
     ap.add_argument("--inputs", default="list,numpy", help="comma-separated: list,numpy")
     ap.add_argument("--clients", default="classic,turbocql,rust",
-                    help="comma-separated subset of classic,turbocql,rust")
+                    help="comma-separated subset of classic,scylla,turbocql,rust (acsylla "
+                         "has no execute_concurrent and is skipped)")
     ap.add_argument("--quick", action="store_true", help="5,000 rows per run")
     ap.add_argument("--server-warmup-ops", type=int, default=0,
                     help="Rust writes and reads before anything (default 0: the vector "
@@ -105,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="server pid for server CPU µs/row (default: found from the port)")
     ap.add_argument("--rust-bin", type=Path, default=DEFAULT_RUST_BIN)
     ap.add_argument("--build", action="store_true", help="cargo build the Rust reference first")
-    ap.add_argument("--python", default=sys.executable, help="interpreter for the Python clients")
+    peers.add_arguments(ap)
     ap.add_argument("--wait", type=float, default=0, help="seconds to wait for the server port")
     ap.add_argument("--timeout", type=float, default=3600, help="per client run, seconds")
     ap.add_argument("--out", nargs="?", const="", default=None, metavar="PATH",
@@ -114,13 +119,17 @@ def main(argv: list[str] | None = None) -> int:
 
     rows = args.rows or (5_000 if args.quick else 100_000)
     inputs = [i for i in args.inputs.split(",") if i]
-    clients = [c for c in args.clients.split(",") if c]
+    try:
+        clients = peers.parse_clients(args.clients)
+    except ValueError as e:
+        ap.error(str(e))
+    if "acsylla" in clients:
+        print("acsylla has no execute_concurrent: not run by the vectors scenario",
+              file=sys.stderr)
+        clients.remove("acsylla")
     for i in inputs:
         if i not in ("list", "numpy"):
             ap.error(f"unknown input {i!r}")
-    for c in clients:
-        if c not in ("classic", "turbocql", "rust"):
-            ap.error(f"unknown client {c!r}")
     if args.pin_client is not None and not shutil.which("taskset"):
         ap.error("--pin-client needs taskset (util-linux)")
 
@@ -130,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     server_pid = args.server_pid or find_server_pid(args.port)
     rust_bin = ensure_rust_bin(args.rust_bin, args.build) if "rust" in clients else None
+    pyclients = peers.from_args(args, clients)
     common = ["--host", args.host, "--port", str(args.port), "--keyspace", args.keyspace]
     if server_pid:
         common += ["--server-pid", str(server_pid)]
@@ -145,17 +155,19 @@ def main(argv: list[str] | None = None) -> int:
         r = {"failed": missing} if cmd is None else run_client(cmd, args.pin_client,
                                                                args.timeout)
         r.update(label=label, input=r.get("input", inp), spec="vectors", workload="vector")
+        if label in pyclients:
+            r["interpreter"] = pyclients[label].python
         print(r.get("failed") or f"best {r['best_ops_per_s']:,.0f} / avg "
               f"{r['avg_ops_per_s']:,.0f} / worst {r['worst_ops_per_s']:,.0f} rows/s, "
               f"{r['cpu_us_per_op']:.1f} µs CPU/row", file=sys.stderr, flush=True)
         results.append(r)
 
     for inp in inputs:
-        for label in ("classic", "turbocql"):
-            if label in clients:
-                record(label, inp, [args.python, str(CLIENT_PY), "--driver", DRIVERS[label],
-                                    *common, *shape, "--input", inp, "--rows", str(rows),
-                                    "--warmup-rows", str(args.warmup_rows)])
+        for label in TABLE_CLIENTS:
+            if label in clients and pyclients[label].available:
+                record(label, inp, client_cmd(pyclients[label], CLIENT_PY, [
+                    *common, *shape, "--input", inp, "--rows", str(rows),
+                    "--warmup-rows", str(args.warmup_rows)]))
     if "rust" in clients:
         record("rust", "vec", None if rust_bin is None else [
             str(rust_bin), *common, *shape, "--workload", "vector", "--ops", str(rows),
@@ -169,7 +181,11 @@ def main(argv: list[str] | None = None) -> int:
                f"{args.concurrency}; single node, {os.cpu_count()} CPUs{pin}; server pid "
                f"{server_pid or 'unknown'}; 1-min load average {load_start:.1f} at the start, "
                f"{os.getloadavg()[0]:.1f} at the end.")
-    print(f"\n{heading}\n\n{markdown_table(results)}")
+    table = markdown_table(results)
+    missing = unavailable_lines(pyclients)
+    if missing:
+        table += "\n\n" + missing
+    print(f"\n{heading}\n\n{table}")
 
     if args.out is not None:
         path = Path(args.out) if args.out else (
@@ -181,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
                 "argv": sys.argv[1:] if argv is None else argv, "rows": rows, "dim": args.dim,
                 "runs": args.runs, "warmup_rows": args.warmup_rows,
                 "concurrency": args.concurrency, "server_pid": server_pid,
-                "python": platform.python_version(),
+                "python": platform.python_version(), "clients": clients_meta(pyclients),
                 "heading": heading}
         path.write_text(json.dumps({"meta": meta, "results": results}, indent=1) + "\n")
         print(f"raw results: {path}", file=sys.stderr)

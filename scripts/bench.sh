@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
-# The main job: builds everything, starts the local Cassandra, runs the benchmark
-# comparison (classic driver, turbocql, pure-Rust reference, in one run per runner) and
-# writes the reports to benchmarks/results/ (sync-latest.md, patterns-latest.md + JSON).
-# TURBOCQL_BENCH_OPS sets the operations per client run (default 20000 sync, --quick
-# for the patterns).
+# The main job: builds everything, starts the local Cassandra, runs the benchmark suite
+# (`turbocql bench --quick`: every scenario of the seed documents, each client in its own
+# process; the classic driver and the optional peers in their own virtualenvs under
+# benchmarks/.venvs/, created on first use) and writes the report to benchmarks/results/:
+# bench-<date>.json, bench-<date>.md, bench-<date>-*.png, and bench-latest.md.
+#
+# Environment:
+#   TURBOCQL_PORT          CQL port of the local Cassandra (default 9042)
+#   TURBOCQL_LOCALDB_DIR   its node directory (default: turbocql localdb's)
+#   TURBOCQL_BENCH_CLIENTS clients (default classic,scylla,turbocql,acsylla,rust; a peer
+#                          that cannot be installed is shown as not available)
+#   TURBOCQL_BENCH_OPS     requests per client run instead of --quick's 5,000
+#   TURBOCQL_BENCH_ARGS    more `turbocql bench` options, e.g. "--scenarios sync,patterns"
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 start_cassandra
 trap stop_cassandra EXIT
 cd "$ROOT"
-echo "==> sync execute, 1 and 16 threads"
-"$PY" benchmarks/run_sync.py --build --python "$PY" --ops "${TURBOCQL_BENCH_OPS:-20000}" --out --report
-echo "==> request patterns of documents 000 and 001"
+args=(--quick --latest --port "$PORT" --python "$PY"
+      --clients "${TURBOCQL_BENCH_CLIENTS:-classic,scylla,turbocql,acsylla,rust}")
 if [ -n "${TURBOCQL_BENCH_OPS:-}" ]; then
-    "$PY" benchmarks/run_patterns.py --python "$PY" --ops "$TURBOCQL_BENCH_OPS" --out
-else
-    "$PY" benchmarks/run_patterns.py --python "$PY" --quick --out
+    args+=(--ops "$TURBOCQL_BENCH_OPS")
 fi
-echo "==> reports: benchmarks/results/sync-latest.md, benchmarks/results/patterns-latest.md"
+echo "==> turbocql bench ${args[*]} ${TURBOCQL_BENCH_ARGS:-}"
+# shellcheck disable=SC2086  # TURBOCQL_BENCH_ARGS is split on purpose
+"$PY" -m turbocql bench "${args[@]}" ${TURBOCQL_BENCH_ARGS:-}
+echo "==> report: benchmarks/results/bench-latest.md"

@@ -9,7 +9,8 @@ if [ ! -x "$PY" ]; then
     echo "==> creating $VENV"
     python3 -m venv "$VENV"
 fi
-# Python packages: build tool, test tools, and the classic driver the benchmarks compare with.
+# Python packages: build tool, test tools, and the classic driver the cross-driver tests use
+# (the benchmarks run the classic driver from their own virtualenv: benchmarks/peers.py).
 if ! "$PY" -c "import maturin, pytest, pytest_timeout, cassandra" 2>/dev/null; then
     echo "==> installing Python packages"
     "$PY" -m pip install -q --upgrade pip
@@ -19,14 +20,21 @@ echo "==> building the Rust engine (release)"
 (cd "$ROOT" && "$VENV/bin/maturin" develop --release -q 2>&1 | grep -v "^📦\|^✏️\|^🛠" || true)
 "$PY" -c "import turbocql.cluster" || { echo "turbocql failed to build or import" >&2; exit 1; }
 
+# The local Cassandra's CQL port: $TURBOCQL_PORT (default 9042); its directory is localdb's
+# default for that port unless $TURBOCQL_LOCALDB_DIR says otherwise.
+PORT="${TURBOCQL_PORT:-9042}"
+
 # Start the local Cassandra unless one already answers; remember whether we started it.
 start_cassandra() {
-    if "$PY" -m turbocql localdb status >/dev/null 2>&1; then
-        echo "==> local Cassandra already running"
+    if "$PY" -m turbocql localdb status --port "$PORT" >/dev/null 2>&1; then
+        echo "==> local Cassandra already running (port $PORT)"
+        STARTED_CASSANDRA=0
+    elif "$PY" -c "import sys; from turbocql import localdb; sys.exit(0 if localdb.wait_for_cql('127.0.0.1', $PORT, timeout=2) else 1)" 2>/dev/null; then
+        echo "==> a Cassandra already answers on port $PORT: using it"
         STARTED_CASSANDRA=0
     else
-        echo "==> starting the local Cassandra"
-        "$PY" -m turbocql localdb start --heap "${TURBOCQL_HEAP:-2G}"
+        echo "==> starting the local Cassandra (port $PORT)"
+        "$PY" -m turbocql localdb start --port "$PORT" --heap "${TURBOCQL_HEAP:-2G}"
         STARTED_CASSANDRA=1
     fi
 }
@@ -34,6 +42,6 @@ start_cassandra() {
 stop_cassandra() {
     if [ "${STARTED_CASSANDRA:-0}" = 1 ]; then
         echo "==> stopping the local Cassandra"
-        "$PY" -m turbocql localdb stop || true
+        "$PY" -m turbocql localdb stop --port "$PORT" || true
     fi
 }

@@ -28,9 +28,12 @@ Patterns (``--pattern``), each with ``--concurrency`` (default 120) requests in 
   ``ReadPipeline(session, max_in_flight_requests=--in-flight,
   max_unconsumed_read_responses=--buffer)``, ``execute`` each and consume ``results()`` in
   submission order (``--read-consume``).
-* ``asyncio`` (turbocql only): ``turbocql.aio.Cluster``; 120 worker coroutines each awaiting
-  ``session.execute(prepared, params)`` until the shared count is done; ``--uvloop`` runs it on
-  uvloop.
+* ``asyncio`` (turbocql and acsylla): ``turbocql.aio.Cluster``; 120 worker coroutines each
+  awaiting ``session.execute(prepared, params)`` until the shared count is done; ``--uvloop``
+  runs it on uvloop. With ``--driver acsylla`` the same workers run on acsylla
+  (``acsylla.create_cluster``, ``await cluster.create_session(keyspace=...)``, ``await
+  session.create_prepared(...)``, ``prepared.bind()`` + ``bind_list(params)`` per request,
+  reads decoded with ``result.first().as_tuple()``).
 
 Workloads (same as ``sync_threads.py`` and ``rust_ref``): ``write`` = prepared ``INSERT INTO t
 (thekey, col0, col1) VALUES (?, ?, ?)`` with distinct keys; ``read`` = prepared ``SELECT * FROM t
@@ -61,6 +64,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sync_threads import (  # noqa: E402  (shared helpers of the sync client)
     CLIENT_NAMES,
+    add_client_name,
+    driver_version,
     peak_rss_mb,
     percentile_us,
     proc_cpu_us,
@@ -503,13 +508,7 @@ def run_asyncio(args, prefix: str):
     except ImportError as e:
         raise MissingAPI(str(e)) from None
     AioCluster = need(aio, "Cluster", "the asyncio API")
-    loop_factory = None
-    if args.uvloop:
-        try:
-            import uvloop
-        except ImportError:
-            raise MissingAPI("uvloop is not installed (pip install uvloop)") from None
-        loop_factory = uvloop.new_event_loop
+    loop_factory = _uvloop_factory(args)
 
     ks = args.keyspace
     params_for = params_factory(args, prefix)
@@ -580,6 +579,12 @@ def run_asyncio(args, prefix: str):
             return lat, errors, seconds, cpu, (
                 None if srv0 is None or srv1 is None else srv1 - srv0)
 
+    return _run_loop(amain, loop_factory)
+
+
+def _run_loop(amain, loop_factory):
+    import asyncio
+
     if loop_factory is None:
         return asyncio.run(amain())
     loop = loop_factory()
@@ -590,9 +595,123 @@ def run_asyncio(args, prefix: str):
         loop.close()
 
 
+def _uvloop_factory(args):
+    if not args.uvloop:
+        return None
+    try:
+        import uvloop
+    except ImportError:
+        raise MissingAPI("uvloop is not installed (pip install uvloop)") from None
+    return uvloop.new_event_loop
+
+
+def acsylla_take_row(result):
+    """The first row of an acsylla result, decoded into a tuple (acsylla decodes a column only
+    when asked, so this makes it pay for the row as the other clients do)."""
+    row = result.first()
+    return None if row is None else row.as_tuple()
+
+
+def run_acsylla(args, prefix: str):
+    """``asyncio`` on acsylla (asyncio over the C++ driver): the same 120 worker coroutines,
+    each ``statement = prepared.bind(); statement.bind_list(params); await
+    session.execute(statement)``. acsylla has only this API, so only this pattern."""
+    import asyncio
+
+    if args.pattern != "asyncio":
+        raise MissingAPI("acsylla has only an asyncio API (pattern asyncio)")
+    try:
+        acsylla = importlib.import_module("acsylla")
+    except ImportError as e:
+        raise MissingAPI(str(e)) from None
+    loop_factory = _uvloop_factory(args)
+    ks = args.keyspace
+    tuples_for = params_factory(args, prefix)
+
+    def params_for(tag: str, n: int):
+        # bind_list takes a list, not a tuple: built before timing, as the others' tuples are.
+        return [list(p) for p in tuples_for(tag, n)]
+
+    async def workers(session, prepared, params_list, finish):
+        n = len(params_list)
+        counter = itertools.count()
+        lat: list[int] = []
+        errors = [0]
+        clock = time.perf_counter_ns
+        bind = prepared.bind
+
+        async def worker():
+            execute = session.execute
+            record = lat.append
+            while True:
+                i = next(counter)
+                if i >= n:
+                    return
+                t0 = clock()
+                try:
+                    statement = bind()
+                    statement.bind_list(params_list[i])
+                    finish(await execute(statement))
+                except Exception as e:
+                    note(e)
+                    errors[0] += 1
+                record(clock() - t0)
+
+        await asyncio.gather(*(worker() for _ in range(min(args.concurrency, n))))
+        return lat, errors[0]
+
+    async def amain():
+        cluster = acsylla.create_cluster([args.host], port=args.port)
+        setup = await cluster.create_session()
+        try:
+            for cql in (f"CREATE KEYSPACE IF NOT EXISTS {ks} WITH replication = "
+                        "{'class': 'SimpleStrategy', 'replication_factor': 1}",
+                        f"CREATE TABLE IF NOT EXISTS {ks}.t "
+                        "(thekey text PRIMARY KEY, col0 text, col1 text)"):
+                await setup.execute(acsylla.create_statement(cql))
+        finally:
+            await setup.close()
+        session = await cluster.create_session(keyspace=ks)
+        try:
+            insert = await session.create_prepared(
+                "INSERT INTO t (thekey, col0, col1) VALUES (?, ?, ?)")
+            select = await session.create_prepared("SELECT * FROM t WHERE thekey = ?")
+            nothing = lambda result: None  # noqa: E731
+            if args.workload == "read":
+                stmt, finish = select, acsylla_take_row
+                probe = select.bind()
+                probe.bind_list([read_key(args.rows - 1)])
+                if acsylla_take_row(await session.execute(probe)) is None:
+                    rows = [[read_key(i), "a", "b"] for i in range(args.rows)]
+                    _, errs = await workers(session, insert, rows, nothing)
+                    if errs:
+                        raise RuntimeError(f"populating {args.rows} rows: {errs} errors")
+            else:
+                stmt, finish = insert, nothing
+            if args.warmup:
+                _, werr = await workers(session, stmt, params_for("w", args.warmup), finish)
+                if werr >= args.warmup:
+                    raise RuntimeError(f"every warm-up request failed, first: {FIRST_ERROR[:1]}")
+            params = params_for("", args.ops)
+            srv0 = proc_cpu_us(args.server_pid)
+            cpu0 = self_cpu_us()
+            t0 = time.perf_counter()
+            lat, errors = await workers(session, stmt, params, finish)
+            seconds = time.perf_counter() - t0
+            cpu = self_cpu_us() - cpu0
+            srv1 = proc_cpu_us(args.server_pid)
+            return lat, errors, seconds, cpu, (
+                None if srv0 is None or srv1 is None else srv1 - srv0)
+        finally:
+            await session.close()
+
+    return _run_loop(amain, loop_factory)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--driver", choices=sorted(CLIENT_NAMES), default="cassandra")
+    ap.add_argument("--driver", choices=sorted([*CLIENT_NAMES, "acsylla"]),
+                    default="cassandra")
     ap.add_argument("--pattern", choices=PATTERNS, required=True)
     ap.add_argument("--workload", choices=["write", "read"], default="write")
     ap.add_argument("--host", default="127.0.0.1")
@@ -616,6 +735,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", type=int, default=10000, help="read keys row0..row<rows-1>")
     ap.add_argument("--key-prefix", default=None, help="write key prefix (default: per process)")
     ap.add_argument("--server-pid", type=int, default=None, help="measure this pid's CPU too")
+    add_client_name(ap)
     args = ap.parse_args(argv)
     if args.pattern == "write_pipeline" and args.workload != "write":
         ap.error("write_pipeline is a write pattern (--workload write)")
@@ -625,11 +745,13 @@ def main(argv: list[str] | None = None) -> int:
         args.buffer = 40000 if args.pattern == "write_pipeline" else 400
     if min(args.ops, args.concurrency, args.chains, args.in_flight, args.buffer) <= 0:
         ap.error("--ops, --concurrency, --chains, --in-flight and --buffer must be > 0")
-    client = CLIENT_NAMES[args.driver]
+    client = args.client_name or CLIENT_NAMES.get(args.driver, args.driver)
     prefix = args.key_prefix or f"{client}-{args.pattern}-{os.getpid()}-"
 
     try:
-        if args.pattern == "asyncio":
+        if args.driver == "acsylla":
+            lat, errors, seconds, cpu, srv = run_acsylla(args, prefix)
+        elif args.pattern == "asyncio":
             lat, errors, seconds, cpu, srv = run_asyncio(args, prefix)
         else:
             lat, errors, seconds, cpu, srv = run_thread_api(args, prefix)
@@ -677,8 +799,8 @@ def main(argv: list[str] | None = None) -> int:
         max_rss_mb=peak_rss_mb(),
         errors=errors,
     )
-    if args.driver == "cassandra":
-        out["driver_version"] = importlib.import_module("cassandra").__version__
+    out["driver_version"] = driver_version(args.driver)
+    out["python_version"] = sys.version.split()[0]
     print(json.dumps(out), flush=True)
     return 0
 

@@ -59,6 +59,30 @@ def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
+def driver_version(driver: str) -> str | None:
+    """``__version__`` of the driver's top-level module (cassandra, turbocql, acsylla)."""
+    try:
+        v = getattr(importlib.import_module(driver), "__version__", None)
+    except ImportError:
+        return None
+    if v is None:  # acsylla keeps it in its distribution's metadata only
+        import importlib.metadata as md
+
+        try:
+            v = md.version(driver)
+        except md.PackageNotFoundError:
+            pass
+    return v
+
+
+def add_client_name(ap) -> None:
+    """``--client-name``: the name in the JSON line (e.g. ``scylla`` for scylla-driver, which
+    is imported as ``cassandra``); default from ``--driver``."""
+    ap.add_argument("--client-name", default=None,
+                    help="client name in the output (default: classic for cassandra, else "
+                         "the driver)")
+
+
 def read_key(i: int) -> str:
     return f"row{i}"
 
@@ -123,8 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", type=int, default=10000, help="read keys row0..row<rows-1>")
     ap.add_argument("--key-prefix", default=None, help="write key prefix (default: per process)")
     ap.add_argument("--server-pid", type=int, default=None, help="measure this pid's CPU too")
+    add_client_name(ap)
     args = ap.parse_args(argv)
-    client = CLIENT_NAMES[args.driver]
+    client = args.client_name or CLIENT_NAMES[args.driver]
     prefix = args.key_prefix or f"{client}-{os.getpid()}-"
 
     cluster_mod = importlib.import_module(f"{args.driver}.cluster")
@@ -194,8 +219,8 @@ def main(argv: list[str] | None = None) -> int:
         p99_us=round(percentile_us(lat, 99), 1),
         errors=errors,
     )
-    if args.driver == "cassandra":
-        out["driver_version"] = importlib.import_module("cassandra").__version__
+    out["driver_version"] = driver_version(args.driver)
+    out["python_version"] = sys.version.split()[0]
     print(json.dumps(out), flush=True)
     return 0
 

@@ -36,7 +36,13 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sync_threads import CLIENT_NAMES, peak_rss_mb, proc_cpu_us, self_cpu_us  # noqa: E402
+from sync_threads import (  # noqa: E402
+    CLIENT_NAMES,
+    add_client_name,
+    peak_rss_mb,
+    proc_cpu_us,
+    self_cpu_us,
+)
 
 EXIT_NO_API = 3
 SEED = 4  # document 004
@@ -82,10 +88,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="execute_concurrent_with_args concurrency (its default, 100)")
     ap.add_argument("--truncate-timeout", type=float, default=300.0)
     ap.add_argument("--server-pid", type=int, default=None, help="measure this pid's CPU too")
+    add_client_name(ap)
     args = ap.parse_args(argv)
     if min(args.rows, args.dim, args.runs, args.concurrency) <= 0 or args.warmup_rows < 0:
         ap.error("--rows, --dim, --runs, --concurrency must be > 0 (--warmup-rows >= 0)")
-    client = CLIENT_NAMES[args.driver]
+    client = args.client_name or CLIENT_NAMES[args.driver]
     table = f"{args.keyspace}.{args.table or f'vectors_{args.dim}'}"
 
     try:
@@ -184,8 +191,8 @@ def main(argv: list[str] | None = None) -> int:
         rss_after_load_mb=None if rss_loaded is None else round(rss_loaded, 1),
         max_rss_mb=peak_rss_mb(),
     )
-    if args.driver == "cassandra":
-        out["driver_version"] = top.__version__
+    out["driver_version"] = getattr(top, "__version__", None)
+    out["python_version"] = sys.version.split()[0]
     print(json.dumps(out), flush=True)
     return 0
 

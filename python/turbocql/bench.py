@@ -11,8 +11,11 @@ parents, or given with ``--benchmarks-dir``), imported and run in this order:
 * ``tuning``   ``run_tuning.py``: document 001's ``pipeline_tuning`` grid search;
 * ``vectors``  ``run_vectors.py``: document 004's vector ingestion.
 
-Every client runs in its own process (classic driver, turbocql, the Rust reference) against
-one Cassandra: by default the local one at 127.0.0.1:9042, started with
+Every client runs in its own process (classic driver, turbocql, the Rust reference, and on
+request scylla-driver and acsylla) against one Cassandra. The Python peers run in their own
+virtualenvs (``benchmarks/.venvs/<client>``, created on first use by ``benchmarks/peers.py``;
+``--classic-python`` etc. to use another interpreter), turbocql with ``--python``. The server
+is by default the local one at 127.0.0.1:9042 (``$TURBOCQL_PORT``), started with
 :mod:`turbocql.localdb` if it does not answer. The server is warmed up once, first. The run
 writes, in ``--out-dir`` (default ``benchmarks/results``): ``<name>.json`` (machine
 description, versions, every result), ``<name>.md`` (one table per seed document, turbocql
@@ -43,7 +46,8 @@ SCENARIOS = ("sync", "patterns", "tuning", "vectors")
 SYNC_THREADS = "1,2,4,8,16"
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 REQUIRED_FILES = ("run_sync.py", "run_patterns.py", "run_tuning.py", "run_vectors.py",
-                  "report.py")
+                  "report.py", "peers.py")
+DEFAULT_CLIENTS = "classic,turbocql,rust"
 
 
 class BenchError(Exception):
@@ -92,7 +96,8 @@ def _import_runners(bdir: Path) -> dict:
     if str(bdir) not in sys.path:
         sys.path.insert(0, str(bdir))
     return {name: importlib.import_module(name)
-            for name in ("run_sync", "run_patterns", "run_tuning", "run_vectors", "report")}
+            for name in ("run_sync", "run_patterns", "run_tuning", "run_vectors", "report",
+                         "peers")}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -125,8 +130,8 @@ def _read(path: str) -> str:
 _VERSIONS_SNIPPET = """
 import importlib, json, platform
 d = {"python": platform.python_implementation() + " " + platform.python_version()}
-for name, mod in (("turbocql", "turbocql"), ("cassandra_driver", "cassandra"),
-                  ("numpy", "numpy"), ("uvloop", "uvloop"), ("matplotlib", "matplotlib")):
+for name, mod in (("turbocql", "turbocql"), ("numpy", "numpy"), ("uvloop", "uvloop"),
+                  ("matplotlib", "matplotlib")):
     try:
         d[name] = getattr(importlib.import_module(mod), "__version__", "installed")
     except Exception as e:
@@ -136,7 +141,8 @@ print(json.dumps(d))
 
 
 def describe_machine(python: str, bdir: Path) -> dict:
-    """CPU, memory, OS, toolchains and the clients' package versions."""
+    """CPU, memory, OS, toolchains and the turbocql clients' package versions (the other
+    clients' interpreters and versions are ``machine["clients"]``, from ``peers.py``)."""
     cpuinfo = _read("/proc/cpuinfo")
     model = re.search(r"^model name\s*:\s*(.+)$", cpuinfo, re.M)
     mem = re.search(r"^MemTotal:\s*(\d+) kB", _read("/proc/meminfo"), re.M)
@@ -302,17 +308,17 @@ def run(args: argparse.Namespace) -> int:
     for s in scenarios:
         if s not in SCENARIOS:
             raise BenchError(f"unknown scenario {s!r} (known: {', '.join(SCENARIOS)}, all)")
-    clients = [c.strip() for c in args.clients.split(",") if c.strip()]
-    for c in clients:
-        if c not in ("classic", "turbocql", "rust"):
-            raise BenchError(f"unknown client {c!r} (known: classic, turbocql, rust)")
     if args.pin_client is not None and not shutil.which("taskset"):
         raise BenchError("--pin-client needs taskset (util-linux)")
     bdir = find_benchmarks_dir(args.benchmarks_dir)
     out_dir = Path(args.out_dir).expanduser() if args.out_dir else bdir / "results"
     name = args.name or f"bench-{dt.datetime.now():%Y-%m-%d-%H%M%S}"
     mods = _import_runners(bdir)
-    run_sync, report = mods["run_sync"], mods["report"]
+    run_sync, report, peers = mods["run_sync"], mods["report"], mods["peers"]
+    try:
+        clients = peers.parse_clients(args.clients + (",scylla,acsylla" if args.peers else ""))
+    except ValueError as e:
+        raise BenchError(str(e)) from None
 
     ensure_server(args.host, args.port, not args.no_start, args.wait)
     local = args.host in LOCAL_HOSTS
@@ -327,8 +333,7 @@ def run(args: argparse.Namespace) -> int:
     server_warmup = (args.server_warmup_ops if args.server_warmup_ops is not None
                      else 50000 if q else 100000)
     vector_rows = args.vector_rows or (5000 if q else 100_000)
-    common = ["--host", args.host, "--port", str(args.port), "--python", args.python,
-              "--wait", str(args.wait)]
+    common = ["--host", args.host, "--port", str(args.port), "--wait", str(args.wait)]
     if server_pid:
         common += ["--server-pid", str(server_pid)]
     if args.pin_client is not None:
@@ -348,6 +353,17 @@ def run(args: argparse.Namespace) -> int:
     print(f"turbocql bench: scenarios {', '.join(scenarios)}; clients {', '.join(clients)}; "
           f"benchmarks {bdir}", file=sys.stderr, flush=True)
     machine = describe_machine(args.python, bdir)
+    # Every Python client's interpreter, once: created or reused here, handed on to the runners.
+    pyclients = peers.from_args(args, clients)
+    machine["clients"] = {n: c.to_json() for n, c in pyclients.items()}
+    meta["unavailable"] = {n: c.reason for n, c in pyclients.items() if not c.available}
+    classic = pyclients.get("classic")
+    if classic is not None and classic.versions:
+        machine["cassandra_driver"] = classic.versions["packages"].get("cassandra-driver")
+    clients = [c for c in clients if c not in meta["unavailable"]]
+    py_args = [*peers.explicit_args(pyclients), "--no-install"]
+    if "turbocql" not in pyclients:
+        py_args += ["--python", args.python]
     server = describe_server(args.host, args.port, server_pid)
     t0 = time.monotonic()
     results: dict[str, dict] = {}
@@ -362,14 +378,14 @@ def run(args: argparse.Namespace) -> int:
         for s in scenarios:
             print(f"\n=== scenario {s} ===", file=sys.stderr, flush=True)
             if s == "sync":
-                argv = [*common, "--ops", str(ops), "--threads", args.threads,
+                argv = [*common, *py_args, "--ops", str(ops), "--threads", args.threads,
                         "--warmup", str(warmup), "--server-warmup-ops", "0",
                         "--clients", client_list]
                 if rust_bin is not None:
                     argv += ["--rust-bin", str(rust_bin)]
                 results[s] = _scenario(run_sync.main, argv)
             elif s == "patterns":
-                argv = [*common, "--ops", str(ops), "--warmup", str(warmup),
+                argv = [*common, *py_args, "--ops", str(ops), "--warmup", str(warmup),
                         "--server-warmup-ops", "0", "--no-report", "--clients", client_list]
                 if q:
                     argv.append("--quick")
@@ -379,7 +395,7 @@ def run(args: argparse.Namespace) -> int:
             elif s == "tuning":
                 if "turbocql" not in clients:
                     continue
-                argv = [*common]
+                argv = [*common, "--python", args.python]
                 if args.fine:
                     argv.append("--fine")
                 elif q:
@@ -392,7 +408,7 @@ def run(args: argparse.Namespace) -> int:
                     argv += ["--buffer-grid", args.buffer_grid]
                 results[s] = _scenario(mods["run_tuning"].main, argv)
             elif s == "vectors":
-                argv = [*common, "--rows", str(vector_rows), "--clients", client_list]
+                argv = [*common, *py_args, "--rows", str(vector_rows), "--clients", client_list]
                 if rust_bin is not None:
                     argv += ["--rust-bin", str(rust_bin)]
                 results[s] = _scenario(mods["run_vectors"].main, argv)
@@ -409,6 +425,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"\nturbocql bench: {meta['seconds']:.0f} s", file=sys.stderr)
     print(f"  results: {jpath}")
     print(f"  report:  {paths['markdown']}")
+    if args.latest:
+        latest = out_dir / "bench-latest.md"
+        latest.write_text(f"<!-- copy of {paths['markdown'].name}; raw results {jpath.name} -->\n"
+                          + paths["markdown"].read_text())
+        print(f"  latest:  {latest}")
     for p in paths["plots"]:
         print(f"  plot:    {p}")
     return 1 if any(r.get("failed") for r in results.values()) else 0
@@ -437,8 +458,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "(default 20000; --quick: 5000)")
     p.add_argument("--threads", default=SYNC_THREADS,
                    help=f"sync thread counts (default {SYNC_THREADS})")
-    p.add_argument("--clients", default="classic,turbocql,rust",
-                   help="comma-separated subset of classic,turbocql,rust")
+    p.add_argument("--clients", default=DEFAULT_CLIENTS,
+                   help="comma-separated: classic, scylla, turbocql, acsylla, rust (default "
+                        f"{DEFAULT_CLIENTS}); scylla-driver and acsylla get their own "
+                        "virtualenvs, and one that cannot be installed is reported as not "
+                        "available while the run goes on")
+    p.add_argument("--peers", action="store_true",
+                   help="add the optional peers scylla-driver and acsylla to --clients")
     p.add_argument("--fine", action="store_true", help="tuning: the fine grid (13 × 11)")
     p.add_argument("--tuning-ops", type=int, default=None,
                    help="tuning: requests per grid point (default 10000; --quick: 3000)")
@@ -461,7 +487,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="the checkout's benchmarks/ directory (default: found from the package "
                         "or the current directory)")
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=9042)
+    p.add_argument("--port", type=int, default=int(os.environ.get("TURBOCQL_PORT") or 9042),
+                   help="CQL port (default $TURBOCQL_PORT or 9042)")
     p.add_argument("--no-start", action="store_true",
                    help="do not start the local Cassandra if nothing answers")
     p.add_argument("--wait", type=float, default=60,
@@ -471,11 +498,24 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--server-warmup-ops", type=int, default=None,
                    help="Rust writes and reads before anything (default 100000; --quick: 50000)")
     p.add_argument("--python", default=sys.executable,
-                   help="interpreter of the Python clients (default: this one)")
+                   help="interpreter of the turbocql clients (default: this one)")
+    for name, title in (("classic", "classic driver"), ("scylla", "scylla-driver"),
+                        ("acsylla", "acsylla")):
+        p.add_argument(f"--{name}-python", metavar="PATH", default=None,
+                       help=f"interpreter of the {title} clients (default: the virtualenv "
+                            f"benchmarks/.venvs/{name}, created on first use)")
+    p.add_argument("--venvs-dir", default=None,
+                   help="where the peers' virtualenvs are (default benchmarks/.venvs)")
+    p.add_argument("--no-install", action="store_true",
+                   help="do not create or update the peers' virtualenvs (a missing one makes "
+                        "its client unavailable)")
     p.add_argument("--build", action="store_true",
                    help="cargo build the Rust reference first (it is rebuilt anyway when "
                         "missing or older than its sources)")
     p.add_argument("--no-plots", action="store_true", help="no PNG plots")
+    p.add_argument("--latest", action="store_true",
+                   help="also write the report as <out-dir>/bench-latest.md (its plots stay "
+                        "<name>-*.png beside it)")
     p.set_defaults(func=_cmd_bench, argv=None)
     return p
 
