@@ -47,6 +47,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_after_fork, m)?)?;
     m.add_function(wrap_pyfunction!(session::connect, m)?)?;
     m.add_function(wrap_pyfunction!(rows::rows_as, m)?)?;
+    m.add_function(wrap_pyfunction!(rows::named_rows, m)?)?;
     m.add_class::<session::Session>()?;
     m.add_class::<session::Prepared>()?;
     m.add_class::<session::RequestHandle>()?;

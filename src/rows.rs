@@ -388,3 +388,32 @@ pub fn rows_as<'py>(cls: &Bound<'py, pyo3::types::PyType>, rows: &Bound<'py, PyA
     }
     Ok(out)
 }
+
+/// The named-tuple row factory: `rows` as instances of the named-tuple class of
+/// `colnames` (built by `turbocql.query._row_class`, cached there). Pages of one statement
+/// share one column-names tuple (see [`column_meta`]), so the last few classes are also
+/// kept here by identity of that tuple, which skips the Python lookup.
+#[pyfunction]
+pub fn named_rows<'py>(colnames: &Bound<'py, PyAny>, rows: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+    type Entry = (Py<PyAny>, Py<pyo3::types::PyType>);
+    static RECENT: parking_lot::Mutex<Vec<Entry>> = parking_lot::Mutex::new(Vec::new());
+    static ROW_CLASS: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    let py = colnames.py();
+    let hit = RECENT.lock().iter().find(|(names, _)| names.as_ptr() == colnames.as_ptr()).map(|(_, cls)| cls.clone_ref(py));
+    let cls = match hit {
+        Some(cls) => cls,
+        None => {
+            let row_class = ROW_CLASS.get_or_try_init(py, || Ok::<_, PyErr>(py.import("turbocql.query")?.getattr("_row_class")?.unbind()))?;
+            let key = match colnames.cast::<PyTuple>() {
+                Ok(t) => t.clone(),
+                Err(_) => pyo3::types::PySequenceMethods::to_tuple(colnames.cast::<pyo3::types::PySequence>()?)?,
+            };
+            let cls = row_class.bind(py).call1((key,))?.cast_into::<pyo3::types::PyType>()?.unbind();
+            let mut recent = RECENT.lock();
+            recent.insert(0, (colnames.clone().unbind(), cls.clone_ref(py)));
+            recent.truncate(8);
+            cls
+        }
+    };
+    rows_as(cls.bind(py), rows)
+}

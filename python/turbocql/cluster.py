@@ -516,7 +516,7 @@ class ResultSet:
 
     def one(self):
         """The first row, or None."""
-        rows = self.current_rows
+        rows = self._current_rows
         return rows[0] if rows else None
 
     def all(self):

@@ -15,7 +15,7 @@ import time
 from collections import OrderedDict, namedtuple
 
 from turbocql.encoder import Encoder, ValueSequence, bind_params  # noqa: F401 - classic re-exports
-from turbocql._engine import rows_as as _rows_as
+from turbocql._engine import named_rows as _named_rows
 
 __all__ = [
     "UNSET_VALUE", "FETCH_SIZE_UNSET", "Statement", "SimpleStatement", "PreparedStatement",
@@ -80,9 +80,9 @@ def tuple_factory(colnames, rows):
     return rows
 
 
-def named_tuple_factory(colnames, rows):
-    """Rows as named tuples (the default). The class is built once per column list."""
-    return _rows_as(_row_class(colnames if type(colnames) is tuple else tuple(colnames)), rows)
+named_tuple_factory = _named_rows
+"""Rows as named tuples (the default): ``named_tuple_factory(colnames, rows)``. The class
+is built once per column list (``_row_class``); rows are made in the engine."""
 
 
 def dict_factory(colnames, rows):
