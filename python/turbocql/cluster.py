@@ -9,6 +9,7 @@ import decimal
 import logging
 import os
 import threading
+from _thread import allocate_lock as _allocate_lock
 import uuid
 from collections import namedtuple
 
@@ -589,43 +590,42 @@ class ResponseFuture:
     when added after completion. A callback may call ``execute_async`` again.
     """
 
+    _final_exception = None
+    _page = None
+    _paging_state = None
+    _callbacks = ()
+    _errbacks = ()
+
     def __init__(self, session, request, query, row_factory, timeout):
         self.session = session
         self.query = query
         self.row_factory = row_factory
         self.timeout = timeout
         self._request = request
-        self._lock = threading.Lock()
-        self._event = None
-        self._callbacks = []
-        self._errbacks = []
+        self._lock = _allocate_lock()
         self._final_result = _PENDING
-        self._final_exception = None
-        self._page = None
-        self._paging_state = None
+        # Held while the request runs; result() waits by acquiring it (GIL released).
+        self._running = _allocate_lock()
+        self._running.acquire()
 
     # -- completion, on the dispatcher thread
     def _on_page(self, page, exc):
         if exc is not None:
             with self._lock:
                 self._final_exception = exc
-                to_call = list(self._errbacks)
-                event = self._event
-            if event is not None:
-                event.set()
+                to_call = self._errbacks
+                self._running.release()
             for fn, args, kwargs in to_call:
                 _run_callback(fn, exc, args, kwargs)
             return
-        raw, names = page[0], page[1]
-        rows = self.row_factory(names, raw) if raw is not None else None
+        raw = page[0]
+        rows = self.row_factory(page[1], raw) if raw is not None else None
         with self._lock:
             self._page = page
             self._paging_state = page[3]
             self._final_result = rows
-            to_call = list(self._callbacks)
-            event = self._event
-        if event is not None:
-            event.set()
+            to_call = self._callbacks
+            self._running.release()
         for fn, args, kwargs in to_call:
             _run_callback(fn, rows, args, kwargs)
 
@@ -637,18 +637,18 @@ class ResponseFuture:
         """Waits for the result (GIL released) and returns a :class:`ResultSet`, or raises
         the request's exception. ``timeout`` (seconds) bounds this wait only:
         ``OperationTimedOut`` if it passes; the request's own timeout still applies."""
-        if not self.done:
-            with self._lock:
-                if not self.done and self._event is None:
-                    self._event = threading.Event()
-                event = self._event
-            if event is not None and not event.wait(timeout):
+        if self._final_result is _PENDING and self._final_exception is None:
+            running = self._running
+            if timeout is None:
+                running.acquire()
+            elif not running.acquire(True, timeout):
                 raise OperationTimedOut(errors="ResponseFuture.result(timeout=%s) elapsed" % timeout,
                                         last_host=self.session.hosts)
+            running.release()
         if self._final_exception is not None:
             raise self._final_exception
         return ResultSet(self._page, self.session, self._request, self.row_factory, self.query,
-                         rows=self._final_result, response_future=self)
+                         self._final_result, self)
 
     def get_query_trace(self, max_wait=None):
         return self.result().get_query_trace(max_wait)
@@ -656,7 +656,7 @@ class ResponseFuture:
     def add_callback(self, fn, *args, **kwargs):
         """Calls ``fn(rows, *args, **kwargs)`` on success (at once if already done)."""
         with self._lock:
-            self._callbacks.append((fn, args, kwargs))
+            self._callbacks = self._callbacks + ((fn, args, kwargs),)
             run_now = self._final_result is not _PENDING
         if run_now:
             fn(self._final_result, *args, **kwargs)
@@ -665,7 +665,7 @@ class ResponseFuture:
     def add_errback(self, fn, *args, **kwargs):
         """Calls ``fn(exception, *args, **kwargs)`` on failure (at once if already failed)."""
         with self._lock:
-            self._errbacks.append((fn, args, kwargs))
+            self._errbacks = self._errbacks + ((fn, args, kwargs),)
             run_now = self._final_exception is not None
         if run_now:
             fn(self._final_exception, *args, **kwargs)
@@ -680,8 +680,8 @@ class ResponseFuture:
 
     def clear_callbacks(self):
         with self._lock:
-            self._callbacks = []
-            self._errbacks = []
+            self._callbacks = ()
+            self._errbacks = ()
 
     @property
     def has_more_pages(self):
@@ -693,11 +693,10 @@ class ResponseFuture:
             raise QueryExhausted()
         state = self._paging_state
         with self._lock:
+            self._running.acquire()
             self._final_result = _PENDING
             self._final_exception = None
             self._paging_state = None
-            if self._event is not None:
-                self._event.clear()
         self._request.submit_to(self._on_page, state)
 
     def __repr__(self):
