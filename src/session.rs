@@ -73,6 +73,8 @@ pub(crate) struct Options {
     trace: bool,
     timestamp: Option<i64>,
     idempotent: bool,
+    /// Rows come back as columns of numpy arrays.
+    pub(crate) columnar: bool,
 }
 
 impl Options {
@@ -84,6 +86,7 @@ impl Options {
             trace,
             timestamp,
             idempotent,
+            columnar: false,
         })
     }
 }
@@ -103,7 +106,7 @@ macro_rules! apply_options {
 /// A prepared statement with its metadata.
 #[pyclass(frozen, module = "turbocql._engine")]
 pub struct Prepared {
-    stmt: PreparedStatement,
+    pub(crate) stmt: PreparedStatement,
 }
 
 #[pymethods]
@@ -160,6 +163,8 @@ impl Prepared {
 pub struct Outcome {
     result: QueryResult,
     paging: Option<PagingStateResponse>,
+    /// Rows as a dict of numpy arrays (see `rows::page_columns`) rather than tuples.
+    pub(crate) columnar: bool,
 }
 
 impl Outcome {
@@ -186,12 +191,7 @@ pub(crate) fn build_request(
     if let Ok(p) = statement.cast::<Prepared>() {
         let p = p.get();
         let bound = bind_row(py, values, p.stmt.get_variable_col_specs().as_slice())?;
-        let mut stmt = p.stmt.clone();
-        apply_options!(stmt, opts);
-        if let Some(n) = paged {
-            stmt.set_page_size(n);
-        }
-        Ok(Request::Prepared(stmt, bound))
+        Ok(prepared_request(p, bound, opts, paged))
     } else if let Ok(q) = statement.cast::<PyString>() {
         if values.is_some_and(|v| !v.is_none()) {
             return Err(PyTypeError::new_err("engine: values for a query string must be inlined by the caller"));
@@ -205,6 +205,16 @@ pub(crate) fn build_request(
     } else {
         Err(PyTypeError::new_err("statement must be a str or a prepared statement"))
     }
+}
+
+/// The request for a prepared statement with values already converted.
+pub(crate) fn prepared_request(p: &Prepared, bound: BoundValues, opts: &Options, paged: Option<i32>) -> Request {
+    let mut stmt = p.stmt.clone();
+    apply_options!(stmt, opts);
+    if let Some(n) = paged {
+        stmt.set_page_size(n);
+    }
+    Request::Prepared(stmt, bound)
 }
 
 /// A request with everything it needs, not started yet. It is small: the driver's future
@@ -229,14 +239,14 @@ pub(crate) async fn run_request(session: Arc<ScyllaSession>, req: Request, paged
     match (req, paged) {
         (Request::Prepared(stmt, values), true) => {
             let (result, paging) = session.execute_single_page(&stmt, &values, state).await?;
-            Ok(Outcome { result, paging: Some(paging) })
+            Ok(Outcome { result, paging: Some(paging), columnar: false })
         }
-        (Request::Prepared(stmt, values), false) => Ok(Outcome { result: session.execute_unpaged(&stmt, &values).await?, paging: None }),
+        (Request::Prepared(stmt, values), false) => Ok(Outcome { result: session.execute_unpaged(&stmt, &values).await?, paging: None, columnar: false }),
         (Request::Query(stmt), true) => {
             let (result, paging) = session.query_single_page(stmt, (), state).await?;
-            Ok(Outcome { result, paging: Some(paging) })
+            Ok(Outcome { result, paging: Some(paging), columnar: false })
         }
-        (Request::Query(stmt), false) => Ok(Outcome { result: session.query_unpaged(stmt, ()).await?, paging: None }),
+        (Request::Query(stmt), false) => Ok(Outcome { result: session.query_unpaged(stmt, ()).await?, paging: None, columnar: false }),
     }
 }
 
@@ -271,7 +281,8 @@ pub fn outcome_to_py<'py>(py: Python<'py>, out: Outcome) -> PyResult<Bound<'py, 
     let (rows, names, types) = match out.result.into_rows_result() {
         Ok(r) => {
             let (names, types) = rows::column_meta(py, &r)?;
-            (rows::page_rows(py, &r)?.into_any(), names.into_any(), types.into_any())
+            let rows = if out.columnar { rows::page_columns(py, &r)?.into_any() } else { rows::page_rows(py, &r)?.into_any() };
+            (rows, names.into_any(), types.into_any())
         }
         Err(_) => (none(), none(), none()),
     };
@@ -384,7 +395,7 @@ impl Session {
     /// Executes a query string or a `Prepared` with `values`; returns
     /// `(rows, column_names, column_types, paging_state, tracing_id, warnings)`.
     /// `fetch_size` None or 0 means unpaged.
-    #[pyo3(signature = (statement, values=None, consistency_level=None, serial_consistency_level=None, fetch_size=None, paging_state=None, timeout=None, trace=false, timestamp=None, idempotent=false))]
+    #[pyo3(signature = (statement, values=None, consistency_level=None, serial_consistency_level=None, fetch_size=None, paging_state=None, timeout=None, trace=false, timestamp=None, idempotent=false, columnar=false))]
     #[allow(clippy::too_many_arguments)]
     fn execute<'py>(
         &self,
@@ -399,10 +410,12 @@ impl Session {
         trace: bool,
         timestamp: Option<i64>,
         idempotent: bool,
+        columnar: bool,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let opts = Options::new(consistency_level, serial_consistency_level, timeout, trace, timestamp, idempotent)?;
         let call = self.call(py, statement, values.as_ref(), &opts, fetch_size, paging_state)?;
-        let out = self.wait(py, opts.timeout, call.run())?;
+        let mut out = self.wait(py, opts.timeout, call.run())?;
+        out.columnar = columnar;
         outcome_to_py(py, out)
     }
 
@@ -410,7 +423,7 @@ impl Session {
     /// finishes, `target` receives `(page, exc)` through the dispatcher (see
     /// `completion`). Bad values raise here, before anything is sent. Returns a
     /// `RequestHandle` when `cancellable` is true.
-    #[pyo3(signature = (target, statement, values=None, consistency_level=None, serial_consistency_level=None, fetch_size=None, paging_state=None, timeout=None, trace=false, timestamp=None, idempotent=false, cancellable=false))]
+    #[pyo3(signature = (target, statement, values=None, consistency_level=None, serial_consistency_level=None, fetch_size=None, paging_state=None, timeout=None, trace=false, timestamp=None, idempotent=false, cancellable=false, columnar=false))]
     #[allow(clippy::too_many_arguments)]
     fn submit(
         &self,
@@ -427,6 +440,7 @@ impl Session {
         timestamp: Option<i64>,
         idempotent: bool,
         cancellable: bool,
+        columnar: bool,
     ) -> PyResult<Option<RequestHandle>> {
         let opts = Options::new(consistency_level, serial_consistency_level, timeout, trace, timestamp, idempotent)?;
         let call = self.call(py, statement, values.as_ref(), &opts, fetch_size, paging_state)?;
@@ -434,7 +448,10 @@ impl Session {
         let loop_queue = completion::Target::loop_queue(&target, py);
         let target = completion::Target::from_py(target, py);
         let task = async move {
-            let outcome = timed(opts.timeout, call.run()).await;
+            let outcome = timed(opts.timeout, call.run()).await.map(|mut o| {
+                o.columnar = columnar;
+                o
+            });
             completion::complete(target, outcome, hosts);
         };
         start_task(py, loop_queue, task, cancellable)
@@ -461,7 +478,7 @@ impl Session {
         let (batch, values) = build_batch(py, batch_type, &items, &opts)?;
         let fut = async move { session.batch(&batch, &values).await };
         let result = self.wait(py, opts.timeout, fut)?;
-        outcome_to_py(py, Outcome { result, paging: None })
+        outcome_to_py(py, Outcome { result, paging: None, columnar: false })
     }
 
     /// Like `execute_batch`, without waiting (see `submit`).
@@ -488,7 +505,7 @@ impl Session {
         let loop_queue = completion::Target::loop_queue(&target, py);
         let target = completion::Target::from_py(target, py);
         let task = async move {
-            let outcome = timed(opts.timeout, async { session.batch(&batch, &values).await.map(|result| Outcome { result, paging: None }) }).await;
+            let outcome = timed(opts.timeout, async { session.batch(&batch, &values).await.map(|result| Outcome { result, paging: None, columnar: false }) }).await;
             completion::complete(target, outcome, hosts);
         };
         start_task(py, loop_queue, task, cancellable)
@@ -497,7 +514,7 @@ impl Session {
     /// Starts `execute_concurrent`: `statement` (a `Prepared` or str) with each item of
     /// `parameters` as its values, or, with `statement=None`, items that are
     /// `(statement, values[, consistency_level])` tuples. See `concurrent`.
-    #[pyo3(signature = (statement, parameters, concurrency, raise_on_first_error, make_result, result_cls, consistency_level=None, serial_consistency_level=None, fetch_size=None, timeout=None, idempotent=false))]
+    #[pyo3(signature = (statement, parameters, concurrency, raise_on_first_error, make_result, result_cls, consistency_level=None, serial_consistency_level=None, fetch_size=None, timeout=None, idempotent=false, columnar=false))]
     #[allow(clippy::too_many_arguments)]
     fn execute_concurrent(
         &self,
@@ -513,8 +530,10 @@ impl Session {
         fetch_size: Option<i32>,
         timeout: Option<f64>,
         idempotent: bool,
+        columnar: bool,
     ) -> PyResult<crate::concurrent::ConcurrentRun> {
-        let opts = Options::new(consistency_level, serial_consistency_level, timeout, false, None, idempotent)?;
+        let mut opts = Options::new(consistency_level, serial_consistency_level, timeout, false, None, idempotent)?;
+        opts.columnar = columnar;
         let session = self.get(py)?;
         crate::concurrent::start(session, self.hosts_arc(), statement, parameters, opts, fetch_size, concurrency, raise_on_first_error, make_result, result_cls)
     }
