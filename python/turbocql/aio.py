@@ -25,6 +25,7 @@ from turbocql import _engine
 from turbocql import cluster as _cluster
 from turbocql.cluster import _NOT_SET, ResultSet
 from turbocql.concurrent import ExecutionResult, execute_concurrent, execute_concurrent_with_args
+from turbocql.query import numpy_factory
 
 __all__ = ["Cluster", "Session", "AsyncResultSet"]
 
@@ -92,7 +93,8 @@ class Session:
         s = self._session
         if timeout is _NOT_SET:
             timeout = s.default_timeout
-        request = s._request(query, parameters, timeout, trace)
+        row_factory = s.row_factory
+        request = s._request(query, parameters, timeout, trace, row_factory is numpy_factory)
         loop = _get_running_loop()
         fut = loop.create_future()
         handle = request.submit((_loop_queue(loop), fut), paging_state, True)
@@ -101,7 +103,7 @@ class Session:
         except asyncio.CancelledError:
             handle.cancel()
             raise
-        return AsyncResultSet(s, request, page, s.row_factory, query)
+        return AsyncResultSet(s, request, page, row_factory, query)
 
     async def prepare(self, query, custom_payload=None, keyspace=None):
         loop = asyncio.get_running_loop()

@@ -24,7 +24,7 @@ from turbocql.connection import ConnectionException
 from turbocql.encoder import Encoder
 from turbocql.query import (
     FETCH_SIZE_UNSET, UNSET_VALUE, BatchStatement, BoundStatement, PreparedStatement,
-    QueryTrace, SimpleStatement, Statement, named_tuple_factory, dict_factory, tuple_factory,
+    QueryTrace, SimpleStatement, Statement, named_tuple_factory, dict_factory, tuple_factory, numpy_factory,
 )
 
 
@@ -262,8 +262,9 @@ class Session:
         """
         if timeout is _NOT_SET:
             timeout = self.default_timeout
-        request = self._request(query, parameters, timeout, trace)
-        return ResultSet(self, request, request.run(paging_state), self.row_factory, query)
+        row_factory = self.row_factory
+        request = self._request(query, parameters, timeout, trace, row_factory is numpy_factory)
+        return ResultSet(self, request, request.run(paging_state), row_factory, query)
 
     def execute_async(self, query, parameters=None, trace=False, custom_payload=None, timeout=_NOT_SET,
                       execution_profile=EXEC_PROFILE_DEFAULT, paging_state=None, host=None, execute_as=None):
@@ -275,13 +276,15 @@ class Session:
         """
         if timeout is _NOT_SET:
             timeout = self.default_timeout
-        request = self._request(query, parameters, timeout, trace)
-        future = ResponseFuture(self, request, query, self.row_factory, timeout)
+        row_factory = self.row_factory
+        request = self._request(query, parameters, timeout, trace, row_factory is numpy_factory)
+        future = ResponseFuture(self, request, query, row_factory, timeout)
         request.submit(future._on_page, paging_state)
         return future
 
-    def _request(self, query, parameters, timeout, trace):
-        """The engine call for this request, as a :class:`_Request`."""
+    def _request(self, query, parameters, timeout, trace, columnar=False):
+        """The engine call for this request, as a :class:`_Request`; ``columnar`` asks for
+        pages as dicts of numpy arrays (:func:`~turbocql.query.numpy_factory`)."""
         cl = serial = None
         fetch_size = FETCH_SIZE_UNSET
         idempotent = False
@@ -314,7 +317,7 @@ class Session:
             serial = self.default_serial_consistency_level
         if fetch_size is FETCH_SIZE_UNSET:
             fetch_size = self.default_fetch_size
-        return _Request(self._session, stmt, values, cl, serial, fetch_size, timeout, trace, idempotent)
+        return _Request(self._session, stmt, values, cl, serial, fetch_size, timeout, trace, idempotent, columnar)
 
     def prepare(self, query, custom_payload=None, keyspace=None):
         """Prepares ``query`` (``?`` or ``:name`` markers) and returns a PreparedStatement.
@@ -345,21 +348,22 @@ class _Request:
 
     __slots__ = ("_engine", "_args")
 
-    def __init__(self, engine, stmt, values, cl, serial, fetch_size, timeout, trace, idempotent):
+    def __init__(self, engine, stmt, values, cl, serial, fetch_size, timeout, trace, idempotent, columnar=False):
         self._engine = engine
-        self._args = (stmt, values, cl, serial, fetch_size, timeout, trace, idempotent)
+        self._args = (stmt, values, cl, serial, fetch_size, timeout, trace, idempotent, columnar)
 
     def run(self, paging_state):
         """Runs it and waits (GIL released); returns the raw page."""
-        stmt, values, cl, serial, fetch_size, timeout, trace, idempotent = self._args
-        return self._engine.execute(stmt, values, cl, serial, fetch_size, paging_state, timeout, trace, None, idempotent)
+        stmt, values, cl, serial, fetch_size, timeout, trace, idempotent, columnar = self._args
+        return self._engine.execute(stmt, values, cl, serial, fetch_size, paging_state, timeout, trace, None, idempotent,
+                                    columnar)
 
     def submit(self, target, paging_state, cancellable=False):
         """Starts it; ``target(page, exc)`` is called on the dispatcher thread."""
         _ensure_dispatcher()
-        stmt, values, cl, serial, fetch_size, timeout, trace, idempotent = self._args
+        stmt, values, cl, serial, fetch_size, timeout, trace, idempotent, columnar = self._args
         return self._engine.submit(target, stmt, values, cl, serial, fetch_size, paging_state, timeout,
-                                   trace, None, idempotent, cancellable)
+                                   trace, None, idempotent, cancellable, columnar)
 
 
 class _BatchRequest:
