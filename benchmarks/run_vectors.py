@@ -41,6 +41,7 @@ from run_sync import (  # noqa: E402  (shared helpers of the sync runner)
 CLIENT_PY = HERE / "clients" / "vectors.py"
 DRIVERS = {"classic": "cassandra", "turbocql": "turbocql"}
 INPUT_LABELS = {"list": "Python lists", "numpy": "numpy float32 rows",
+                "columns": "dict of columns (2-D float32 array)",
                 "vec": "Rust Vec<f32>"}
 
 
@@ -92,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup-rows", type=int, default=1000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--concurrency", type=int, default=100)
-    ap.add_argument("--inputs", default="list,numpy", help="comma-separated: list,numpy")
+    ap.add_argument("--inputs", default="list,numpy", help="comma-separated: list,numpy,columns "
+                    "(columns: turbocql only)")
     ap.add_argument("--clients", default="classic,turbocql,rust",
                     help="comma-separated subset of classic,turbocql,rust")
     ap.add_argument("--quick", action="store_true", help="5,000 rows per run")
@@ -116,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     inputs = [i for i in args.inputs.split(",") if i]
     clients = [c for c in args.clients.split(",") if c]
     for i in inputs:
-        if i not in ("list", "numpy"):
+        if i not in ("list", "numpy", "columns"):
             ap.error(f"unknown input {i!r}")
     for c in clients:
         if c not in ("classic", "turbocql", "rust"):
@@ -152,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
 
     for inp in inputs:
         for label in ("classic", "turbocql"):
-            if label in clients:
+            if label in clients and not (label == "classic" and inp == "columns"):
                 record(label, inp, [args.python, str(CLIENT_PY), "--driver", DRIVERS[label],
                                     *common, *shape, "--input", inp, "--rows", str(rows),
                                     "--warmup-rows", str(args.warmup_rows)])
