@@ -33,7 +33,8 @@ unsafe impl Sync for ArrayBuf {}
 
 impl Drop for ArrayBuf {
     fn drop(&mut self) {
-        Python::attach(|_| unsafe { ffi::PyBuffer_Release(&mut *self.view) });
+        // Not attached (the interpreter is gone): nothing left to release.
+        let _ = Python::try_attach(|_| unsafe { ffi::PyBuffer_Release(&mut *self.view) });
     }
 }
 
