@@ -25,7 +25,6 @@ from turbocql import _engine
 from turbocql import cluster as _cluster
 from turbocql.cluster import _NOT_SET, ResultSet
 from turbocql.concurrent import ExecutionResult, execute_concurrent, execute_concurrent_with_args
-from turbocql.query import numpy_factory
 
 __all__ = ["Cluster", "Session", "AsyncResultSet"]
 
@@ -74,14 +73,14 @@ class Session:
         return self._session
 
     def __getattr__(self, name):
-        if name in ("row_factory", "default_timeout", "default_consistency_level",
+        if name in ("row_factory", "client_protocol_handler", "default_timeout", "default_consistency_level",
                     "default_serial_consistency_level", "default_fetch_size", "keyspace", "encoder",
                     "cluster", "is_shutdown", "hosts"):
             return getattr(self._session, name)
         raise AttributeError(name)
 
     def __setattr__(self, name, value):
-        if name in ("row_factory", "default_timeout", "default_consistency_level",
+        if name in ("row_factory", "client_protocol_handler", "default_timeout", "default_consistency_level",
                     "default_serial_consistency_level", "default_fetch_size"):
             setattr(self._session, name, value)
         else:
@@ -93,8 +92,8 @@ class Session:
         s = self._session
         if timeout is _NOT_SET:
             timeout = s.default_timeout
-        row_factory = s.row_factory
-        request = s._request(query, parameters, timeout, trace, row_factory is numpy_factory)
+        row_factory, columnar = s._row_mode()
+        request = s._request(query, parameters, timeout, trace, columnar)
         loop = _get_running_loop()
         fut = loop.create_future()
         handle = request.submit((_loop_queue(loop), fut), paging_state, True)

@@ -233,6 +233,7 @@ class Session:
     default_serial_consistency_level = None
     default_fetch_size = 5000
     row_factory = staticmethod(named_tuple_factory)
+    client_protocol_handler = protocol.ProtocolHandler
     use_client_timestamp = True
 
     def __init__(self, cluster, engine_session):
@@ -262,8 +263,8 @@ class Session:
         """
         if timeout is _NOT_SET:
             timeout = self.default_timeout
-        row_factory = self.row_factory
-        request = self._request(query, parameters, timeout, trace, row_factory is numpy_factory)
+        row_factory, columnar = self._row_mode()
+        request = self._request(query, parameters, timeout, trace, columnar)
         return ResultSet(self, request, request.run(paging_state), row_factory, query)
 
     def execute_async(self, query, parameters=None, trace=False, custom_payload=None, timeout=_NOT_SET,
@@ -276,11 +277,18 @@ class Session:
         """
         if timeout is _NOT_SET:
             timeout = self.default_timeout
-        row_factory = self.row_factory
-        request = self._request(query, parameters, timeout, trace, row_factory is numpy_factory)
+        row_factory, columnar = self._row_mode()
+        request = self._request(query, parameters, timeout, trace, columnar)
         future = ResponseFuture(self, request, query, row_factory, timeout)
         request.submit(future._on_page, paging_state)
         return future
+
+    def _row_mode(self):
+        """(row factory, whether the engine decodes pages as numpy columns)."""
+        if self.client_protocol_handler is protocol.NumpyProtocolHandler:
+            return numpy_factory, True
+        row_factory = self.row_factory
+        return row_factory, row_factory is numpy_factory
 
     def _request(self, query, parameters, timeout, trace, columnar=False):
         """The engine call for this request, as a :class:`_Request`; ``columnar`` asks for

@@ -12,7 +12,7 @@ from itertools import repeat  # noqa: F401 - kept for callers that import it fro
 
 from turbocql.cluster import EXEC_PROFILE_DEFAULT, ResultSet, _NOT_SET
 from turbocql.query import (
-    FETCH_SIZE_UNSET, BatchStatement, BoundStatement, PreparedStatement, SimpleStatement, numpy_factory,
+    FETCH_SIZE_UNSET, BatchStatement, BoundStatement, PreparedStatement, SimpleStatement,
 )
 
 ExecutionResult = namedtuple("ExecutionResult", ["success", "result_or_exc"])
@@ -55,7 +55,7 @@ def _pairs(session, statements_and_parameters):
 def _run(session, statement, source, concurrency, raise_on_first_error, results_generator, consistency_level, fetch_size):
     if concurrency <= 0:
         raise ValueError("concurrency must be greater than 0")
-    row_factory = session.row_factory
+    row_factory, columnar = session._row_mode()
     timeout = session.default_timeout
 
     def make_result(page):
@@ -66,7 +66,7 @@ def _run(session, statement, source, concurrency, raise_on_first_error, results_
     cl = consistency_level if consistency_level is not None else session.default_consistency_level
     run = session._session.execute_concurrent(
         statement, source, concurrency, raise_on_first_error, make_result, ExecutionResult,
-        cl, session.default_serial_consistency_level, fetch_size, timeout, columnar=row_factory is numpy_factory)
+        cl, session.default_serial_consistency_level, fetch_size, timeout, columnar=columnar)
     if results_generator:
         return run
     return run.collect()

@@ -222,3 +222,32 @@ def test_numpy_factory_pages_async_and_concurrent(session, ntable):
     one = session.prepare("SELECT k, v FROM %s WHERE p = 0 AND k = ?" % ntable)
     results = execute_concurrent_with_args(session, one, [(1,), (2,), (99,)])
     assert [r.one()["k"].tolist() if r.current_rows else None for ok, r in results] == [[1], [2], None]
+
+
+def test_numpy_protocol_handler_as_in_the_classic_driver(session, ntable):
+    from turbocql.protocol import NumpyProtocolHandler, ProtocolHandler
+    from turbocql.query import tuple_factory
+
+    m = fill(session, ntable, 4)
+    session.client_protocol_handler = NumpyProtocolHandler
+    session.row_factory = tuple_factory
+    [page] = list(session.execute("SELECT k, v FROM %s WHERE p = 0 AND k IN (0, 1)" % ntable))
+    assert page["k"].tolist() == [0, 1] and np.array_equal(page["v"], m[:2])
+    session.client_protocol_handler = ProtocolHandler
+    assert session.execute("SELECT k FROM %s WHERE p = 0 AND k = 1" % ntable).one() == (1,)
+
+
+def test_numpy_factory_on_the_asyncio_session(session, ntable):
+    import asyncio
+
+    from turbocql import aio
+
+    fill(session, ntable, 3)
+
+    async def main():
+        s = aio.Session(session)
+        s.row_factory = numpy_factory
+        rs = await s.execute("SELECT k FROM %s WHERE p = 0" % ntable)
+        return rs.one()["k"].tolist()
+
+    assert asyncio.run(main()) == [0, 1, 2]
