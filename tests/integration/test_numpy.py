@@ -251,3 +251,14 @@ def test_numpy_factory_on_the_asyncio_session(session, ntable):
         return rs.one()["k"].tolist()
 
     assert asyncio.run(main()) == [0, 1, 2]
+
+
+def test_concurrent_columns_stream_with_results_generator(session, vtable):
+    t = vtable("vector<float, 4>")
+    insert = session.prepare("INSERT INTO %s (k, v) VALUES (?, ?)" % t)
+    m = matrix(1000, 4, seed=9)
+    run = execute_concurrent_with_args(session, insert, {"k": np.arange(1000), "v": m}, concurrency=20,
+                                       results_generator=True)
+    assert sum(1 for ok, _ in run if ok) == 1000
+    got = read_back(session, t)
+    assert all(np.array_equal(np.array(got[k], dtype=np.float32), m[k]) for k in range(1000))
