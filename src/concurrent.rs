@@ -1,7 +1,9 @@
 //! Concurrent: `execute_concurrent` inside the engine.
 //!
-//! A [`ConcurrentRun`] reads its input lazily from a Python iterator, converts the values
-//! of a chunk of requests under one GIL acquisition, then, with the GIL released, keeps
+//! A [`ConcurrentRun`] reads its input lazily from a Python iterator (or, for parameters
+//! given as columns, such as a 2-D numpy array of vectors, a window of rows at a time from
+//! the arrays' memory: see `values::Columns`), converts the values of a chunk of requests
+//! under one GIL acquisition, then, with the GIL released, keeps
 //! `concurrency` requests in flight on the calling thread until it needs more input or
 //! has results to hand over. Results come back in input order as
 //! `ExecutionResult(success, result_or_exc)`; a whole list (`collect`) or one at a time
@@ -19,9 +21,9 @@ use pyo3::types::{PyDict, PyIterator, PyList, PyTuple};
 use scylla::client::session::Session as ScyllaSession;
 use scylla::errors::ExecutionError;
 
+use crate::arrays::ArrayBuf;
 use crate::errors;
 use crate::runtime;
-use crate::arrays::ArrayBuf;
 use crate::session::{build_request, consistency, outcome_to_py, prepared_request, run_request, timed, Options, Outcome, Prepared, Request};
 use crate::values::Columns;
 

@@ -4,6 +4,9 @@
 //! buffer before anything is sent. A value that does not fit its column raises a
 //! `TypeError` / `ValueError` naming the column and its CQL type. The buffer implements
 //! the scylla crate's `SerializeRow`, so the driver copies cells without touching Python.
+//! Numeric vectors bound from numpy arrays (any buffer-protocol object) are written
+//! straight from the array's memory; [`Columns`] binds `execute_concurrent_with_args`
+//! parameters given as columns (a 2-D array of vectors, a dict of arrays and sequences).
 
 use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
