@@ -8,6 +8,8 @@
 //! straight from the array's memory; [`Columns`] binds `execute_concurrent_with_args`
 //! parameters given as columns (a 2-D array of vectors, a dict of arrays and sequences).
 
+use std::sync::Arc;
+
 use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDate, PyDateAccess, PyDateTime, PyDict, PyFloat, PyList, PyMapping, PyString, PyTime, PyTimeAccess, PyTuple, PyTzInfoAccess};
@@ -707,8 +709,9 @@ fn write_array_vector(buf: &mut Vec<u8>, arr: &ArrayBuf, et: &ColumnType<'_>, di
 
 /// Where one bind marker's values come from in a columnar `execute_concurrent_with_args`.
 enum ColumnSource {
-    /// A numeric array: one element per statement, or one row for a vector column.
-    Array(ArrayBuf),
+    /// A numeric array: one element per statement, or one row for a vector column; with a
+    /// column index, element `(i, j)` of a 2-D array whose rows are the statements' values.
+    Array(Arc<ArrayBuf>, Option<usize>),
     /// Any other sequence: item `i` is statement `i`'s value.
     Seq(Py<PyAny>),
     /// No column for this marker: left unset.
@@ -752,10 +755,21 @@ impl Columns {
         Self::checked(sources, specs)
     }
 
-    /// A single array for a statement with one bind marker: a 2-D array for a vector
-    /// marker (a row per statement), a 1-D array for a number. None when the array is
-    /// rather a sequence of rows (a statement of numeric markers only).
+    /// A single array: a 2-D array whose rows are the values of a statement of numeric
+    /// markers (as many columns as markers); for a statement with one bind marker, a 2-D
+    /// array for a vector marker (a row per statement) or a 1-D array for a number. None
+    /// when the array is to be read as a sequence of rows.
     pub fn from_array(values: &Bound<'_, PyAny>, specs: &[ColumnSpec<'_>]) -> PyResult<Option<Columns>> {
+        if let Some(arr) = ArrayBuf::get(values)? {
+            if arr.ndim() == 2 && arr.shape()[1] as usize == specs.len() && !specs.is_empty() && specs.iter().all(|s| array_elem(s.typ())) {
+                for spec in specs {
+                    array_fits(&arr, spec.typ()).map_err(|m| column_error(spec, m))?;
+                }
+                let arr = Arc::new(arr);
+                let sources = (0..specs.len()).map(|j| ColumnSource::Array(arr.clone(), Some(j))).collect();
+                return Self::checked(sources, specs).map(Some);
+            }
+        }
         let vector = |t: &ColumnType<'_>| matches!(t, ColumnType::Vector { typ, .. } if array_elem(typ));
         if specs.len() == 1 && (vector(specs[0].typ()) || array_elem(specs[0].typ())) {
             let source = Self::source(values, &specs[0])?;
@@ -797,7 +811,7 @@ impl Columns {
                 };
                 if arr.num().is_some() || matches!(typ, ColumnType::Vector { .. }) {
                     array_fits(&arr, et).map_err(|m| column_error(spec, m))?;
-                    return Ok(ColumnSource::Array(arr));
+                    return Ok(ColumnSource::Array(Arc::new(arr), None));
                 }
             }
         }
@@ -812,7 +826,7 @@ impl Columns {
         Python::attach(|py| {
             for (src, spec) in sources.iter().zip(specs) {
                 let n = match src {
-                    ColumnSource::Array(a) => a.shape()[0] as usize,
+                    ColumnSource::Array(a, _) => a.shape()[0] as usize,
                     ColumnSource::Seq(s) => s.bind(py).len()?,
                     ColumnSource::Unset => continue,
                 };
@@ -845,12 +859,14 @@ impl Columns {
             match src {
                 ColumnSource::Unset => out.buf.extend_from_slice(&UNSET.to_be_bytes()),
                 ColumnSource::Seq(s) => write_top(&mut out.buf, &s.bind(py).get_item(row)?, spec, unset)?,
-                ColumnSource::Array(arr) => {
+                ColumnSource::Array(arr, col) => {
                     let start = out.buf.len();
                     out.buf.extend_from_slice(&[0u8; 4]);
-                    let res = match spec.typ() {
-                        ColumnType::Vector { typ: et, dimensions } => write_array_vector(&mut out.buf, arr, et, *dimensions as usize, Some(row)),
-                        t => write_array_elems(&mut out.buf, arr, t, row as isize * arr.strides()[0], 0, 1),
+                    let at = row as isize * arr.strides()[0];
+                    let res = match (spec.typ(), col) {
+                        (ColumnType::Vector { typ: et, dimensions }, None) => write_array_vector(&mut out.buf, arr, et, *dimensions as usize, Some(row)),
+                        (t, None) => write_array_elems(&mut out.buf, arr, t, at, 0, 1),
+                        (t, Some(j)) => write_array_elems(&mut out.buf, arr, t, at + *j as isize * arr.strides()[1], 0, 1),
                     };
                     res.map_err(|m| column_error(spec, m))?;
                     let len = (out.buf.len() - start - 4) as i32;

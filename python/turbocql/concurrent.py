@@ -96,7 +96,9 @@ def execute_concurrent_with_args(session, statement, parameters, *args, **kwargs
       sequence (list, range, ...) for the others; every column has one value per
       statement, a marker without a column is left unset, an unknown name is an error;
     * one 2-D array, when the statement has a single ``vector<float|double|int|..., n>``
-      marker (or a 1-D array for a single number marker).
+      marker (or a 1-D array for a single number marker);
+    * one 2-D array with a column per marker, when every marker is a number (int, bigint,
+      smallint, tinyint, float, double): row ``i`` is statement ``i``'s parameters.
 
     Rows whose vector is a numpy array (``zip(ids, matrix)``) are converted from the
     array's memory too. Takes the same options as :func:`execute_concurrent`.

@@ -262,3 +262,22 @@ def test_concurrent_columns_stream_with_results_generator(session, vtable):
     assert sum(1 for ok, _ in run if ok) == 1000
     got = read_back(session, t)
     assert all(np.array_equal(np.array(got[k], dtype=np.float32), m[k]) for k in range(1000))
+
+
+def test_concurrent_2d_array_rows_of_numeric_markers(session):
+    name = "npm_" + uuid.uuid4().hex[:12]
+    session.execute("CREATE TABLE %s (k int PRIMARY KEY, a bigint, s smallint)" % name)
+    try:
+        insert = session.prepare("INSERT INTO %s (k, a, s) VALUES (?, ?, ?)" % name)
+        m = np.stack([np.arange(200), np.arange(200) * 2**33, -np.arange(200)], axis=1)
+        assert all(ok for ok, _ in execute_concurrent_with_args(session, insert, m))
+        rows = {r.k: (r.a, r.s) for r in session.execute("SELECT k, a, s FROM %s" % name)}
+        assert rows == {k: (k * 2**33, -k) for k in range(200)}
+        with pytest.raises(TypeError) as info:
+            execute_concurrent_with_args(session, insert, m.astype(np.float64))
+        assert 'column "k"' in str(info.value) and "float64" in str(info.value)
+        one = session.prepare("SELECT a FROM %s WHERE k = ?" % name)
+        results = execute_concurrent_with_args(session, one, np.array([[3], [4]], dtype=np.int32))
+        assert [r.one().a for ok, r in results] == [3 * 2**33, 4 * 2**33]
+    finally:
+        session.execute("DROP TABLE IF EXISTS %s" % name)
