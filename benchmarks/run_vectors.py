@@ -45,6 +45,7 @@ from run_sync import (  # noqa: E402  (shared helpers of the sync runner)
 CLIENT_PY = HERE / "clients" / "vectors.py"
 TABLE_CLIENTS = ("classic", "scylla", "turbocql")
 INPUT_LABELS = {"list": "Python lists", "numpy": "numpy float32 rows",
+                "columns": "dict of columns (2-D float32 array)",
                 "vec": "Rust Vec<f32>"}
 
 
@@ -96,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup-rows", type=int, default=1000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--concurrency", type=int, default=100)
-    ap.add_argument("--inputs", default="list,numpy", help="comma-separated: list,numpy")
+    ap.add_argument("--inputs", default="list,numpy", help="comma-separated: list,numpy,columns "
+                    "(columns: turbocql only)")
     ap.add_argument("--clients", default="classic,turbocql,rust",
                     help="comma-separated subset of classic,scylla,turbocql,rust (acsylla "
                          "has no execute_concurrent and is skipped)")
@@ -128,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         clients.remove("acsylla")
     for i in inputs:
-        if i not in ("list", "numpy"):
+        if i not in ("list", "numpy", "columns"):
             ap.error(f"unknown input {i!r}")
     if args.pin_client is not None and not shutil.which("taskset"):
         ap.error("--pin-client needs taskset (util-linux)")
@@ -164,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
 
     for inp in inputs:
         for label in TABLE_CLIENTS:
-            if label in clients and pyclients[label].available:
+            if label in clients and pyclients[label].available and not (label != "turbocql" and inp == "columns"):
                 record(label, inp, client_cmd(pyclients[label], CLIENT_PY, [
                     *common, *shape, "--input", inp, "--rows", str(rows),
                     "--warmup-rows", str(args.warmup_rows)]))

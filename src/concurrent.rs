@@ -1,7 +1,9 @@
 //! Concurrent: `execute_concurrent` inside the engine.
 //!
-//! A [`ConcurrentRun`] reads its input lazily from a Python iterator, converts the values
-//! of a chunk of requests under one GIL acquisition, then, with the GIL released, keeps
+//! A [`ConcurrentRun`] reads its input lazily from a Python iterator (or, for parameters
+//! given as columns, such as a 2-D numpy array of vectors, a window of rows at a time from
+//! the arrays' memory: see `values::Columns`), converts the values of a chunk of requests
+//! under one GIL acquisition, then, with the GIL released, keeps
 //! `concurrency` requests in flight on the calling thread until it needs more input or
 //! has results to hand over. Results come back in input order as
 //! `ExecutionResult(success, result_or_exc)`; a whole list (`collect`) or one at a time
@@ -15,13 +17,15 @@ use futures::stream::FuturesUnordered;
 use futures::{Future, StreamExt};
 use pyo3::exceptions::{PyRuntimeError, PyStopIteration, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyIterator, PyList, PyTuple};
+use pyo3::types::{PyDict, PyIterator, PyList, PyTuple};
 use scylla::client::session::Session as ScyllaSession;
 use scylla::errors::ExecutionError;
 
+use crate::arrays::ArrayBuf;
 use crate::errors;
 use crate::runtime;
-use crate::session::{build_request, consistency, outcome_to_py, run_request, timed, Options, Outcome, Request};
+use crate::session::{build_request, consistency, outcome_to_py, prepared_request, run_request, timed, Options, Outcome, Prepared, Request};
+use crate::values::Columns;
 
 type Pending = Pin<Box<dyn Future<Output = (usize, Result<Outcome, ExecutionError>)> + Send>>;
 
@@ -32,8 +36,15 @@ enum Done {
     Invalid(PyErr),
 }
 
+/// Where the parameters come from: an iterator of rows, or columns (one array or
+/// sequence per bind marker) read a row at a time.
+enum Source {
+    Rows(Py<PyIterator>),
+    Columns { cols: Columns, next: usize },
+}
+
 struct State {
-    source: Option<Py<PyIterator>>,
+    source: Option<Source>,
     next_index: usize,
     ready: VecDeque<(usize, Request)>,
     in_flight: FuturesUnordered<Pending>,
@@ -61,7 +72,34 @@ pub struct ConcurrentRun {
 impl ConcurrentRun {
     /// Reads and converts up to `n` more items from the input (GIL held).
     fn refill(&self, py: Python<'_>, st: &mut State, n: usize) -> PyResult<()> {
-        let Some(source) = st.source.as_ref().map(|s| s.clone_ref(py)) else { return Ok(()) };
+        let source = match st.source.take() {
+            None => return Ok(()),
+            Some(Source::Columns { cols, next }) => {
+                let stmt = self.statement.as_ref().expect("columns need a statement").bind(py);
+                let p = stmt.cast::<Prepared>()?.get();
+                let specs = p.stmt.get_variable_col_specs();
+                let end = cols.rows().min(next + n);
+                for row in next..end {
+                    let idx = st.next_index;
+                    st.next_index += 1;
+                    match cols.bind(py, specs.as_slice(), row) {
+                        Ok(bound) => st.ready.push_back((idx, prepared_request(p, bound, &self.opts, self.paged))),
+                        Err(e) => {
+                            st.done.insert(idx, Done::Invalid(e));
+                        }
+                    }
+                }
+                if end < cols.rows() {
+                    st.source = Some(Source::Columns { cols, next: end });
+                }
+                return Ok(());
+            }
+            Some(Source::Rows(it)) => {
+                let source = it.clone_ref(py);
+                st.source = Some(Source::Rows(it));
+                source
+            }
+        };
         let mut source = source.into_bound(py);
         for _ in 0..n {
             let Some(item) = source.next() else {
@@ -158,7 +196,8 @@ impl ConcurrentRun {
     /// The Python `ExecutionResult` for a finished item (GIL held).
     fn to_result(&self, py: Python<'_>, st: &mut State, done: Done) -> PyResult<Py<PyAny>> {
         let (ok, obj): (bool, Py<PyAny>) = match done {
-            Done::Ok(out) => {
+            Done::Ok(mut out) => {
+                out.columnar = self.opts.columnar;
                 if out.is_void() {
                     if st.void_result.is_none() {
                         let page = outcome_to_py(py, out)?;
@@ -255,6 +294,19 @@ impl Options {
     }
 }
 
+/// Parameters given as columns: a dict of bind-marker name → array or sequence, or a
+/// single numeric array for a statement with one vector (or number) marker. None for
+/// parameters that are rows.
+fn columns(source: &Bound<'_, PyAny>, specs: &[scylla::frame::response::result::ColumnSpec<'_>]) -> PyResult<Option<Columns>> {
+    if let Ok(d) = source.cast::<PyDict>() {
+        return Columns::from_dict(d, specs).map(Some);
+    }
+    match ArrayBuf::get(source)? {
+        Some(a) if a.num().is_some() && matches!(a.ndim(), 1 | 2) => Columns::from_array(source, specs),
+        _ => Ok(None),
+    }
+}
+
 /// Starts an `execute_concurrent` run (nothing is sent before `collect` / `__next__`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn start(
@@ -272,7 +324,15 @@ pub(crate) fn start(
     if concurrency == 0 {
         return Err(PyValueError::new_err("concurrency must be greater than 0"));
     }
-    let iter = PyIterator::from_object(source)?.unbind();
+    let specs = statement.as_ref().and_then(|s| s.bind(source.py()).cast::<Prepared>().ok().map(|p| p.get().stmt.get_variable_col_specs().as_slice().to_vec()));
+    let cols = match specs {
+        Some(specs) => columns(source, &specs)?,
+        None => None,
+    };
+    let source = match cols {
+        Some(cols) => Source::Columns { cols, next: 0 },
+        None => Source::Rows(PyIterator::from_object(source)?.unbind()),
+    };
     Ok(ConcurrentRun {
         session,
         hosts,
@@ -284,7 +344,7 @@ pub(crate) fn start(
         make_result,
         result_cls,
         state: Mutex::new(State {
-            source: Some(iter),
+            source: Some(source),
             next_index: 0,
             ready: VecDeque::new(),
             in_flight: FuturesUnordered::new(),

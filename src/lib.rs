@@ -4,11 +4,13 @@
 //! - [`runtime`]: the tokio runtime that does all I/O, off the GIL;
 //! - [`session`]: connecting, preparing, executing statements and batches;
 //! - [`values`]: Python values → CQL bytes, typed by prepared metadata;
+//! - [`arrays`]: numpy arrays (the buffer protocol) read and built without per-element objects;
 //! - [`rows`]: CQL bytes → Python rows, a page at a time;
 //! - [`concurrent`]: `execute_concurrent`, with the requests kept in flight in Rust;
 //! - [`pipeline`]: document 001's write and read pipelines;
 //! - [`completion`]: results of requests submitted without waiting, handed back in batches;
 //! - [`aio`]: asyncio: the per-loop completion queue and the awaitable request;
+//! - [`codec`]: the per-type encoders and decoders on their own (benchmarks, tests);
 //! - [`errors`]: scylla errors → the classic driver's exception classes;
 //! - [`types`]: CQL type names.
 
@@ -16,6 +18,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 pub mod aio;
+pub mod arrays;
+pub mod codec;
 pub mod completion;
 pub mod concurrent;
 pub mod errors;
@@ -58,5 +62,9 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<pipeline::PipelineCore>()?;
     m.add_function(wrap_pyfunction!(completion::run_dispatcher, m)?)?;
     m.add_function(wrap_pyfunction!(completion::stop_dispatcher, m)?)?;
+    m.add_function(wrap_pyfunction!(codec::encode, m)?)?;
+    m.add_function(wrap_pyfunction!(codec::decode, m)?)?;
+    m.add_function(wrap_pyfunction!(codec::time_encode, m)?)?;
+    m.add_function(wrap_pyfunction!(codec::time_decode, m)?)?;
     Ok(())
 }

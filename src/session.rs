@@ -74,6 +74,8 @@ pub(crate) struct Options {
     trace: bool,
     timestamp: Option<i64>,
     idempotent: bool,
+    /// Rows come back as columns of numpy arrays.
+    pub(crate) columnar: bool,
 }
 
 impl Options {
@@ -85,6 +87,7 @@ impl Options {
             trace,
             timestamp,
             idempotent,
+            columnar: false,
         })
     }
 }
@@ -104,7 +107,7 @@ macro_rules! apply_options {
 /// A prepared statement with its metadata.
 #[pyclass(frozen, module = "turbocql._engine")]
 pub struct Prepared {
-    stmt: PreparedStatement,
+    pub(crate) stmt: PreparedStatement,
 }
 
 #[pymethods]
@@ -161,6 +164,8 @@ impl Prepared {
 pub struct Outcome {
     result: QueryResult,
     paging: Option<PagingStateResponse>,
+    /// Rows as a dict of numpy arrays (see `rows::page_columns`) rather than tuples.
+    pub(crate) columnar: bool,
 }
 
 impl Outcome {
@@ -187,12 +192,7 @@ pub(crate) fn build_request(
     if let Ok(p) = statement.cast::<Prepared>() {
         let p = p.get();
         let bound = bind_row(py, values, p.stmt.get_variable_col_specs().as_slice())?;
-        let mut stmt = p.stmt.clone();
-        apply_options!(stmt, opts);
-        if let Some(n) = paged {
-            stmt.set_page_size(n);
-        }
-        Ok(Request::Prepared(stmt, bound))
+        Ok(prepared_request(p, bound, opts, paged))
     } else if let Ok(q) = statement.cast::<PyString>() {
         if values.is_some_and(|v| !v.is_none()) {
             return Err(PyTypeError::new_err("engine: values for a query string must be inlined by the caller"));
@@ -206,6 +206,16 @@ pub(crate) fn build_request(
     } else {
         Err(PyTypeError::new_err("statement must be a str or a prepared statement"))
     }
+}
+
+/// The request for a prepared statement with values already converted.
+pub(crate) fn prepared_request(p: &Prepared, bound: BoundValues, opts: &Options, paged: Option<i32>) -> Request {
+    let mut stmt = p.stmt.clone();
+    apply_options!(stmt, opts);
+    if let Some(n) = paged {
+        stmt.set_page_size(n);
+    }
+    Request::Prepared(stmt, bound)
 }
 
 /// A request with everything it needs, not started yet. It is small: the driver's future
@@ -230,14 +240,14 @@ pub(crate) async fn run_request(session: Arc<ScyllaSession>, req: &Request, page
     match (req, paged) {
         (Request::Prepared(stmt, values), true) => {
             let (result, paging) = session.execute_single_page(stmt, values, state).await?;
-            Ok(Outcome { result, paging: Some(paging) })
+            Ok(Outcome { result, paging: Some(paging), columnar: false })
         }
-        (Request::Prepared(stmt, values), false) => Ok(Outcome { result: session.execute_unpaged(stmt, values).await?, paging: None }),
+        (Request::Prepared(stmt, values), false) => Ok(Outcome { result: session.execute_unpaged(stmt, values).await?, paging: None, columnar: false }),
         (Request::Query(stmt), true) => {
             let (result, paging) = session.query_single_page(stmt.clone(), (), state).await?;
-            Ok(Outcome { result, paging: Some(paging) })
+            Ok(Outcome { result, paging: Some(paging), columnar: false })
         }
-        (Request::Query(stmt), false) => Ok(Outcome { result: session.query_unpaged(stmt.clone(), ()).await?, paging: None }),
+        (Request::Query(stmt), false) => Ok(Outcome { result: session.query_unpaged(stmt.clone(), ()).await?, paging: None, columnar: false }),
     }
 }
 
@@ -272,7 +282,8 @@ pub fn outcome_to_py<'py>(py: Python<'py>, out: Outcome) -> PyResult<Bound<'py, 
     let (rows, names, types) = match out.result.into_rows_result() {
         Ok(r) => {
             let (names, types) = rows::column_meta(py, &r)?;
-            (rows::page_rows(py, &r)?.into_any(), names.into_any(), types.into_any())
+            let rows = if out.columnar { rows::page_columns(py, &r)?.into_any() } else { rows::page_rows(py, &r)?.into_any() };
+            (rows, names.into_any(), types.into_any())
         }
         Err(_) => (none(), none(), none()),
     };
@@ -338,6 +349,8 @@ pub struct PyRequest {
     req: Arc<Request>,
     paged: bool,
     timeout: Option<Duration>,
+    /// Pages decoded as numpy columns (`numpy_factory`).
+    columnar: bool,
 }
 
 impl PyRequest {
@@ -347,11 +360,14 @@ impl PyRequest {
 
     fn start(&self, py: Python<'_>, target: Py<PyAny>, paging_state: Option<&[u8]>, cancellable: bool) -> PyResult<Option<RequestHandle>> {
         let call = self.call(paging_state);
-        let (timeout, hosts) = (self.timeout, self.hosts.clone());
+        let (timeout, hosts, columnar) = (self.timeout, self.hosts.clone(), self.columnar);
         let aio = target.bind(py).cast::<AioRequest>().ok().cloned();
         let target = completion::Target::from_py(target, py);
         let task = async move {
-            let outcome = timed(timeout, call.run()).await;
+            let outcome = timed(timeout, call.run()).await.map(|mut o| {
+                o.columnar = columnar;
+                o
+            });
             completion::complete(target, outcome, hosts);
         };
         start_task(py, aio, task, cancellable)
@@ -367,7 +383,9 @@ impl PyRequest {
         let call = self.call(paging_state);
         let timeout = self.timeout;
         let res = py.detach(|| runtime::block_on(timed(timeout, call.run())));
-        outcome_to_py(py, res.map_err(|e| errors::execution_error(py, &e, &self.hosts))?)
+        let mut out = res.map_err(|e| errors::execution_error(py, &e, &self.hosts))?;
+        out.columnar = self.columnar;
+        outcome_to_py(py, out)
     }
 
     /// Starts it without waiting: `target(page, exc)` is called by the dispatcher (see
@@ -437,7 +455,7 @@ impl Session {
     /// A query string or a `Prepared` with `values`, ready to run (values converted and
     /// checked now: bad values raise before anything is sent). `fetch_size` None or 0
     /// means unpaged. See [`PyRequest`].
-    #[pyo3(signature = (statement, values=None, consistency_level=None, serial_consistency_level=None, fetch_size=None, timeout=None, trace=false, timestamp=None, idempotent=false))]
+    #[pyo3(signature = (statement, values=None, consistency_level=None, serial_consistency_level=None, fetch_size=None, timeout=None, trace=false, timestamp=None, idempotent=false, columnar=false))]
     #[allow(clippy::too_many_arguments)]
     fn request(
         &self,
@@ -451,12 +469,13 @@ impl Session {
         trace: bool,
         timestamp: Option<i64>,
         idempotent: bool,
+        columnar: bool,
     ) -> PyResult<PyRequest> {
         let opts = Options::new(consistency_level, serial_consistency_level, timeout, trace, timestamp, idempotent)?;
         let session = self.get(py)?;
         let paged = fetch_size.filter(|n| *n > 0);
         let req = Arc::new(build_request(py, statement, values.as_ref(), &opts, paged)?);
-        Ok(PyRequest { session, hosts: self.hosts_arc.clone(), req, paged: paged.is_some(), timeout: opts.timeout })
+        Ok(PyRequest { session, hosts: self.hosts_arc.clone(), req, paged: paged.is_some(), timeout: opts.timeout, columnar })
     }
 
     /// Executes a batch of `(statement, values)` pairs; statements are str (values inlined)
@@ -480,7 +499,7 @@ impl Session {
         let (batch, values) = build_batch(py, batch_type, &items, &opts)?;
         let fut = async move { session.batch(&batch, &values).await };
         let result = self.wait(py, opts.timeout, fut)?;
-        outcome_to_py(py, Outcome { result, paging: None })
+        outcome_to_py(py, Outcome { result, paging: None, columnar: false })
     }
 
     /// Like `execute_batch`, without waiting (see `submit`).
@@ -507,7 +526,7 @@ impl Session {
         let aio = target.bind(py).cast::<AioRequest>().ok().cloned();
         let target = completion::Target::from_py(target, py);
         let task = async move {
-            let outcome = timed(opts.timeout, async { session.batch(&batch, &values).await.map(|result| Outcome { result, paging: None }) }).await;
+            let outcome = timed(opts.timeout, async { session.batch(&batch, &values).await.map(|result| Outcome { result, paging: None, columnar: false }) }).await;
             completion::complete(target, outcome, hosts);
         };
         start_task(py, aio, task, cancellable)
@@ -516,7 +535,7 @@ impl Session {
     /// Starts `execute_concurrent`: `statement` (a `Prepared` or str) with each item of
     /// `parameters` as its values, or, with `statement=None`, items that are
     /// `(statement, values[, consistency_level])` tuples. See `concurrent`.
-    #[pyo3(signature = (statement, parameters, concurrency, raise_on_first_error, make_result, result_cls, consistency_level=None, serial_consistency_level=None, fetch_size=None, timeout=None, idempotent=false))]
+    #[pyo3(signature = (statement, parameters, concurrency, raise_on_first_error, make_result, result_cls, consistency_level=None, serial_consistency_level=None, fetch_size=None, timeout=None, idempotent=false, columnar=false))]
     #[allow(clippy::too_many_arguments)]
     fn execute_concurrent(
         &self,
@@ -532,8 +551,10 @@ impl Session {
         fetch_size: Option<i32>,
         timeout: Option<f64>,
         idempotent: bool,
+        columnar: bool,
     ) -> PyResult<crate::concurrent::ConcurrentRun> {
-        let opts = Options::new(consistency_level, serial_consistency_level, timeout, false, None, idempotent)?;
+        let mut opts = Options::new(consistency_level, serial_consistency_level, timeout, false, None, idempotent)?;
+        opts.columnar = columnar;
         let session = self.get(py)?;
         crate::concurrent::start(session, self.hosts_arc(), statement, parameters, opts, fetch_size, concurrency, raise_on_first_error, make_result, result_cls)
     }

@@ -11,7 +11,8 @@ differ:
 * ``--rows`` rows (default 100,000) built in memory before anything is timed, each vector
   either a Python ``list`` of floats (``--input list``) or a 1-D numpy float32 array (a row of
   one 2-D array, ``--input numpy``), from a seeded generator so every client sends the same
-  values;
+  values; ``--input columns`` (turbocql only) passes ``{"id": ids, "vector": matrix}``, the
+  2-D array itself, instead of rows;
 * ``--warmup-rows`` rows (default 1,000) inserted untimed first (ids after the timed ones);
 * ``--runs`` timed runs (default 3), each after an untimed ``TRUNCATE``: ALL rows are passed
   to ONE ``execute_concurrent_with_args(session, insert, rows, concurrency=--concurrency,
@@ -56,26 +57,30 @@ def current_rss_mb() -> float | None:
         return None
 
 
-def make_rows(first_id: int, n: int, dim: int, kind: str, seed: int) -> list[tuple]:
-    """``n`` rows ``(id, vector)``: vectors of float32 values in [0, 1)."""
+def make_rows(first_id: int, n: int, dim: int, kind: str, seed: int) -> list[tuple] | dict:
+    """``n`` rows ``(id, vector)``: vectors of float32 values in [0, 1) (for ``columns``, a
+    dict of an id array and the 2-D array of vectors)."""
     try:
         import numpy as np
     except ImportError:
-        if kind == "numpy":
+        if kind != "list":
             raise
         rnd = random.Random(seed)
         return [(first_id + i, [rnd.random() for _ in range(dim)]) for i in range(n)]
     data = np.random.default_rng(seed).random((n, dim), dtype=np.float32)
     if kind == "numpy":
         return [(first_id + i, data[i]) for i in range(n)]
+    if kind == "columns":
+        return {"id": np.arange(first_id, first_id + n, dtype=np.int32), "vector": data}
     return [(first_id + i, row) for i, row in enumerate(data.tolist())]
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--driver", choices=sorted(CLIENT_NAMES), default="turbocql")
-    ap.add_argument("--input", choices=["list", "numpy"], default="list",
-                    help="vectors as Python lists of floats or numpy float32 rows")
+    ap.add_argument("--input", choices=["list", "numpy", "columns"], default="list",
+                    help="vectors as Python lists of floats, numpy float32 rows, or (turbocql) "
+                         "a dict of columns with the 2-D array")
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=9042)
     ap.add_argument("--keyspace", default="turbocql_bench")
@@ -100,8 +105,10 @@ def main(argv: list[str] | None = None) -> int:
         cluster_mod = importlib.import_module(f"{args.driver}.cluster")
         concurrent_mod = importlib.import_module(f"{args.driver}.concurrent")
         ecwa = concurrent_mod.execute_concurrent_with_args
-        if args.input == "numpy":
+        if args.input != "list":
             import numpy  # noqa: F401
+        if args.input == "columns" and args.driver != "turbocql":
+            raise ImportError("only turbocql takes parameters as columns")
     except (ImportError, AttributeError) as e:
         print(f"{client} cannot run --input {args.input}: {e}", file=sys.stderr)
         return EXIT_NO_API

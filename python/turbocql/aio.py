@@ -24,7 +24,8 @@ import weakref
 
 from turbocql import _engine
 from turbocql import cluster as _cluster
-from turbocql.cluster import _NOT_SET, ResultSet
+from turbocql.cluster import _DEFAULT_HANDLER, _NOT_SET, ResultSet
+from turbocql.query import numpy_factory
 from turbocql.concurrent import ExecutionResult, execute_concurrent, execute_concurrent_with_args
 
 __all__ = ["Cluster", "Session", "AsyncResultSet"]
@@ -74,14 +75,14 @@ class Session:
         return self._session
 
     def __getattr__(self, name):
-        if name in ("row_factory", "default_timeout", "default_consistency_level",
+        if name in ("row_factory", "client_protocol_handler", "default_timeout", "default_consistency_level",
                     "default_serial_consistency_level", "default_fetch_size", "keyspace", "encoder",
                     "cluster", "is_shutdown", "hosts"):
             return getattr(self._session, name)
         raise AttributeError(name)
 
     def __setattr__(self, name, value):
-        if name in ("row_factory", "default_timeout", "default_consistency_level",
+        if name in ("row_factory", "client_protocol_handler", "default_timeout", "default_consistency_level",
                     "default_serial_consistency_level", "default_fetch_size"):
             setattr(self._session, name, value)
         else:
@@ -94,10 +95,14 @@ class Session:
         task would): ``await`` it, or pass it to ``asyncio.gather``/``wait_for``.
         Cancelling it (or the task awaiting it) drops the request in the engine."""
         s = self._session
-        request = s._request(query, parameters, s.default_timeout if timeout is _NOT_SET else timeout, trace)
+        row_factory = s.row_factory
+        columnar = row_factory is numpy_factory or s.client_protocol_handler is not _DEFAULT_HANDLER
+        if columnar:
+            row_factory, columnar = s._row_mode()
+        request = s._request(query, parameters, s.default_timeout if timeout is _NOT_SET else timeout, trace, columnar)
         loop = _get_running_loop()
         queue = self._queue if loop is self._loop else self._queue_for(loop)
-        return request.aio(loop, queue, AsyncResultSet, (s, request, s.row_factory, query), paging_state)
+        return request.aio(loop, queue, AsyncResultSet, (s, request, row_factory, query), paging_state)
 
     _loop = None
     _queue = None

@@ -25,7 +25,7 @@ from turbocql.connection import ConnectionException
 from turbocql.encoder import Encoder
 from turbocql.query import (
     FETCH_SIZE_UNSET, UNSET_VALUE, BatchStatement, BoundStatement, PreparedStatement,
-    QueryTrace, SimpleStatement, Statement, named_tuple_factory, dict_factory, tuple_factory,
+    QueryTrace, SimpleStatement, Statement, named_tuple_factory, dict_factory, tuple_factory, numpy_factory,
 )
 
 
@@ -234,6 +234,7 @@ class Session:
     default_serial_consistency_level = None
     default_fetch_size = 5000
     row_factory = staticmethod(named_tuple_factory)
+    client_protocol_handler = protocol.ProtocolHandler
     use_client_timestamp = True
 
     def __init__(self, cluster, engine_session):
@@ -263,8 +264,12 @@ class Session:
         """
         if timeout is _NOT_SET:
             timeout = self.default_timeout
-        request = self._request(query, parameters, timeout, trace)
-        return ResultSet(request.run(paging_state), self, request, self.row_factory, query)
+        row_factory = self.row_factory
+        columnar = row_factory is numpy_factory or self.client_protocol_handler is not _DEFAULT_HANDLER
+        if columnar:
+            row_factory, columnar = self._row_mode()
+        request = self._request(query, parameters, timeout, trace, columnar)
+        return ResultSet(request.run(paging_state), self, request, row_factory, query)
 
     def execute_async(self, query, parameters=None, trace=False, custom_payload=None, timeout=_NOT_SET,
                       execution_profile=EXEC_PROFILE_DEFAULT, paging_state=None, host=None, execute_as=None):
@@ -276,15 +281,28 @@ class Session:
         """
         if timeout is _NOT_SET:
             timeout = self.default_timeout
-        request = self._request(query, parameters, timeout, trace)
-        future = ResponseFuture(self, request, query, self.row_factory, timeout)
+        row_factory = self.row_factory
+        columnar = row_factory is numpy_factory or self.client_protocol_handler is not _DEFAULT_HANDLER
+        if columnar:
+            row_factory, columnar = self._row_mode()
+        request = self._request(query, parameters, timeout, trace, columnar)
+        future = ResponseFuture(self, request, query, row_factory, timeout)
         _ensure_dispatcher()
         request.submit_to(future._on_page, paging_state)
         return future
 
-    def _request(self, query, parameters, timeout, trace):
+    def _row_mode(self):
+        """(row factory, whether the engine decodes pages as numpy columns)."""
+        if self.client_protocol_handler is protocol.NumpyProtocolHandler:
+            return numpy_factory, True
+        row_factory = self.row_factory
+        return row_factory, row_factory is numpy_factory
+
+    def _request(self, query, parameters, timeout, trace, columnar=False):
         """The engine's request (``_engine.Request``, or :class:`_BatchRequest`): values
-        converted and checked, options resolved; ``run``, ``submit_to`` and ``aio`` start it."""
+        converted and checked, options resolved; ``run``, ``submit_to`` and ``aio`` start
+        it. ``columnar`` asks for pages as dicts of numpy arrays
+        (:func:`~turbocql.query.numpy_factory`)."""
         if type(query) is PreparedStatement:  # the hot path, kept short
             cl, serial, fetch_size = query.consistency_level, query.serial_consistency_level, query.fetch_size
             return self._session.request(
@@ -292,7 +310,7 @@ class Session:
                 self.default_consistency_level if cl is None else cl,
                 self.default_serial_consistency_level if serial is None else serial,
                 self.default_fetch_size if fetch_size is FETCH_SIZE_UNSET else fetch_size,
-                timeout, trace, None, query.is_idempotent)
+                timeout, trace, None, query.is_idempotent, columnar)
         cl = serial = None
         fetch_size = FETCH_SIZE_UNSET
         idempotent = False
@@ -325,7 +343,7 @@ class Session:
             serial = self.default_serial_consistency_level
         if fetch_size is FETCH_SIZE_UNSET:
             fetch_size = self.default_fetch_size
-        return self._session.request(stmt, values, cl, serial, fetch_size, timeout, trace, None, idempotent)
+        return self._session.request(stmt, values, cl, serial, fetch_size, timeout, trace, None, idempotent, columnar)
 
     def prepare(self, query, custom_payload=None, keyspace=None):
         """Prepares ``query`` (``?`` or ``:name`` markers) and returns a PreparedStatement.
@@ -574,6 +592,7 @@ class ResultSet:
 
 
 _PENDING = _NotSet()
+_DEFAULT_HANDLER = protocol.ProtocolHandler
 log = logging.getLogger("turbocql.cluster")
 
 

@@ -55,7 +55,7 @@ def _pairs(session, statements_and_parameters):
 def _run(session, statement, source, concurrency, raise_on_first_error, results_generator, consistency_level, fetch_size):
     if concurrency <= 0:
         raise ValueError("concurrency must be greater than 0")
-    row_factory = session.row_factory
+    row_factory, columnar = session._row_mode()
     timeout = session.default_timeout
 
     def make_result(page):
@@ -66,7 +66,7 @@ def _run(session, statement, source, concurrency, raise_on_first_error, results_
     cl = consistency_level if consistency_level is not None else session.default_consistency_level
     run = session._session.execute_concurrent(
         statement, source, concurrency, raise_on_first_error, make_result, ExecutionResult,
-        cl, session.default_serial_consistency_level, fetch_size, timeout)
+        cl, session.default_serial_consistency_level, fetch_size, timeout, columnar=columnar)
     if results_generator:
         return run
     return run.collect()
@@ -88,7 +88,20 @@ def execute_concurrent(session, statements_and_parameters, concurrency=100, rais
 def execute_concurrent_with_args(session, statement, parameters, *args, **kwargs):
     """Executes one statement once per item of ``parameters`` (any iterable, read lazily).
 
-    Takes the same options as :func:`execute_concurrent`.
+    With a :class:`~turbocql.query.PreparedStatement`, ``parameters`` may also be columns,
+    converted in the engine straight from the arrays' memory, a chunk at a time:
+
+    * a dict of bind-marker name to column: a 2-D numeric array for a vector marker (row
+      ``i`` is statement ``i``'s vector), a 1-D numeric array for a number marker, or any
+      sequence (list, range, ...) for the others; every column has one value per
+      statement, a marker without a column is left unset, an unknown name is an error;
+    * one 2-D array, when the statement has a single ``vector<float|double|int|..., n>``
+      marker (or a 1-D array for a single number marker);
+    * one 2-D array with a column per marker, when every marker is a number (int, bigint,
+      smallint, tinyint, float, double): row ``i`` is statement ``i``'s parameters.
+
+    Rows whose vector is a numpy array (``zip(ids, matrix)``) are converted from the
+    array's memory too. Takes the same options as :func:`execute_concurrent`.
     """
     opts = dict(concurrency=100, raise_on_first_error=True, results_generator=False,
                 execution_profile=EXEC_PROFILE_DEFAULT)
@@ -102,6 +115,8 @@ def execute_concurrent_with_args(session, statement, parameters, *args, **kwargs
     if isinstance(statement, BoundStatement):
         raise TypeError("pass the PreparedStatement, not a BoundStatement")
     if isinstance(statement, (str, SimpleStatement)):
+        if isinstance(parameters, dict):
+            raise TypeError("parameters as a dict of columns need a PreparedStatement")
         # Simple statements are encoded client-side per item: go through the pair path.
         return execute_concurrent(session, ((statement, p) for p in parameters), opts["concurrency"],
                                   opts["raise_on_first_error"], opts["results_generator"])

@@ -2,6 +2,8 @@
 
 The classic driver raises some server errors as the protocol's own error-message classes
 (``SyntaxException``, ``ServerError``, ...); they live here, as in ``cassandra.protocol``.
+So do the names of its result decoders, :class:`ProtocolHandler` and
+:class:`NumpyProtocolHandler`, for ``session.client_protocol_handler``.
 """
 
 from turbocql import ConfigurationException, DriverException, RequestExecutionException, RequestValidationException
@@ -76,3 +78,13 @@ class ConfigurationExceptionMessage(ErrorMessage, ConfigurationException):
 class PreparedQueryNotFound(ErrorMessage, RequestValidationException):
     summary = "Matching prepared statement not found on this node"
     error_code = 0x2500
+
+
+class ProtocolHandler:
+    """The default ``session.client_protocol_handler``: rows go through ``row_factory``."""
+
+
+class NumpyProtocolHandler(ProtocolHandler):
+    """``session.client_protocol_handler = NumpyProtocolHandler``: each page is decoded in
+    the engine into one dict of column name -> numpy array, whatever the row factory (the
+    same as ``session.row_factory = turbocql.query.numpy_factory``)."""

@@ -42,3 +42,8 @@ def test_asyncio_block_runs(cassandra):
     _run(quick)  # creates demo.users
     lines = _run(aio)
     assert lines and lines[-1].startswith("[")
+
+
+def test_numpy_block_runs(cassandra):
+    lines = _run(_blocks()[3])
+    assert lines == ["int32 (3, 768)"]

@@ -1,0 +1,229 @@
+//! Arrays: numpy arrays (and any object with the buffer protocol) read and built in Rust.
+//!
+//! In: [`ArrayBuf`] holds a buffer of numbers (any number of dimensions, any strides, either
+//! byte order) so that `vector<float, n>` and numeric columns are serialized straight from
+//! its memory, with no Python object per element (see `values`). Out: [`numpy_array`] turns
+//! bytes decoded in Rust into a numpy array (the columnar result mode of `rows`).
+
+use std::mem::MaybeUninit;
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyString};
+
+/// What the elements of a buffer are.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Num {
+    Float,
+    Signed,
+    Unsigned,
+}
+
+/// A numeric buffer of a Python object, released (GIL attached) when dropped.
+pub struct ArrayBuf {
+    view: Box<ffi::Py_buffer>,
+    num: Option<Num>,
+    big_endian: bool,
+}
+
+// The buffer is only read with the GIL held, while the exporting object is kept alive by
+// the view itself (as pyo3's own `PyBuffer` does).
+unsafe impl Send for ArrayBuf {}
+unsafe impl Sync for ArrayBuf {}
+
+impl Drop for ArrayBuf {
+    fn drop(&mut self) {
+        // Not attached (the interpreter is gone): nothing left to release.
+        let _ = Python::try_attach(|_| unsafe { ffi::PyBuffer_Release(&mut *self.view) });
+    }
+}
+
+/// Element kind and byte order of a `struct`-module format string (`"f"`, `"<d"`, `">i"`, ...).
+pub fn parse_format(format: &str) -> (Option<Num>, bool) {
+    let native_be = cfg!(target_endian = "big");
+    let (order, code) = match format.as_bytes() {
+        [c] => (native_be, *c),
+        [b'@' | b'=', c] => (native_be, *c),
+        [b'<', c] => (false, *c),
+        [b'>' | b'!', c] => (true, *c),
+        _ => return (None, native_be),
+    };
+    let num = match code {
+        b'f' | b'd' => Some(Num::Float),
+        b'b' | b'h' | b'i' | b'l' | b'q' | b'n' => Some(Num::Signed),
+        b'B' | b'H' | b'I' | b'L' | b'Q' | b'N' => Some(Num::Unsigned),
+        _ => None,
+    };
+    (num, order)
+}
+
+impl ArrayBuf {
+    /// The buffer of `obj`, or None when it has no buffer protocol (str, bytes and
+    /// bytearray are values of their own, never arrays).
+    pub fn get(obj: &Bound<'_, PyAny>) -> PyResult<Option<ArrayBuf>> {
+        if obj.is_instance_of::<PyBytes>() || obj.is_instance_of::<PyByteArray>() || obj.is_instance_of::<PyString>() {
+            return Ok(None);
+        }
+        if unsafe { ffi::PyObject_CheckBuffer(obj.as_ptr()) } == 0 {
+            return Ok(None);
+        }
+        let mut raw = Box::new(MaybeUninit::<ffi::Py_buffer>::uninit());
+        let rc = unsafe { ffi::PyObject_GetBuffer(obj.as_ptr(), raw.as_mut_ptr(), ffi::PyBUF_RECORDS_RO) };
+        if rc == -1 {
+            return Err(PyErr::fetch(obj.py()));
+        }
+        // Safety: initialised by PyObject_GetBuffer.
+        let view: Box<ffi::Py_buffer> = unsafe { Box::from_raw(Box::into_raw(raw).cast()) };
+        let mut a = ArrayBuf { view, num: None, big_endian: false };
+        let fmt = a.format();
+        let (num, big_endian) = parse_format(&fmt);
+        let size_ok = match num {
+            Some(Num::Float) => matches!(a.itemsize(), 4 | 8),
+            Some(_) => matches!(a.itemsize(), 1 | 2 | 4 | 8),
+            None => false,
+        };
+        a.num = num.filter(|_| size_ok);
+        a.big_endian = big_endian;
+        Ok(Some(a))
+    }
+
+    /// The element kind, None when the elements are not plain numbers (objects, records).
+    pub fn num(&self) -> Option<Num> {
+        self.num
+    }
+
+    pub fn itemsize(&self) -> usize {
+        self.view.itemsize as usize
+    }
+
+    pub fn ndim(&self) -> usize {
+        self.view.ndim as usize
+    }
+
+    pub fn shape(&self) -> &[isize] {
+        if self.view.shape.is_null() {
+            return &[];
+        }
+        unsafe { std::slice::from_raw_parts(self.view.shape, self.ndim()) }
+    }
+
+    pub fn strides(&self) -> &[isize] {
+        if self.view.strides.is_null() {
+            return &[];
+        }
+        unsafe { std::slice::from_raw_parts(self.view.strides, self.ndim()) }
+    }
+
+    /// The shape as Python writes it: `(2, 4)`, `(3,)`.
+    pub fn shape_text(&self) -> String {
+        let dims: Vec<String> = self.shape().iter().map(|d| d.to_string()).collect();
+        if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) }
+    }
+
+    /// The format string (`"B"` when the exporter gives none).
+    pub fn format(&self) -> String {
+        if self.view.format.is_null() {
+            return "B".into();
+        }
+        unsafe { std::ffi::CStr::from_ptr(self.view.format) }.to_string_lossy().into_owned()
+    }
+
+    /// A short description of the elements for error messages: numpy's dtype names.
+    pub fn dtype_name(&self) -> String {
+        let bits = self.itemsize() * 8;
+        match self.num {
+            Some(Num::Float) => format!("float{bits}"),
+            Some(Num::Signed) => format!("int{bits}"),
+            Some(Num::Unsigned) => format!("uint{bits}"),
+            None => format!("elements of buffer format {:?}", self.format()),
+        }
+    }
+
+    #[inline]
+    fn raw<const N: usize>(&self, off: isize) -> [u8; N] {
+        // Safety: callers only pass offsets of elements inside the buffer (index < shape).
+        let mut b: [u8; N] = unsafe { std::ptr::read_unaligned((self.view.buf as *const u8).offset(off) as *const [u8; N]) };
+        if self.big_endian != cfg!(target_endian = "big") {
+            b.reverse();
+        }
+        b
+    }
+
+    /// The float at byte offset `off` (the buffer holds floats).
+    #[inline]
+    pub fn f64_at(&self, off: isize) -> f64 {
+        match self.itemsize() {
+            4 => f32::from_ne_bytes(self.raw(off)) as f64,
+            _ => f64::from_ne_bytes(self.raw(off)),
+        }
+    }
+
+    /// The float32 at byte offset `off` (the buffer holds float32).
+    #[inline]
+    pub fn f32_at(&self, off: isize) -> f32 {
+        f32::from_ne_bytes(self.raw(off))
+    }
+
+    /// The integer at byte offset `off` (the buffer holds integers).
+    #[inline]
+    pub fn i128_at(&self, off: isize) -> i128 {
+        let signed = self.num == Some(Num::Signed);
+        match (self.itemsize(), signed) {
+            (1, true) => i8::from_ne_bytes(self.raw(off)) as i128,
+            (1, false) => u8::from_ne_bytes(self.raw(off)) as i128,
+            (2, true) => i16::from_ne_bytes(self.raw(off)) as i128,
+            (2, false) => u16::from_ne_bytes(self.raw(off)) as i128,
+            (4, true) => i32::from_ne_bytes(self.raw(off)) as i128,
+            (4, false) => u32::from_ne_bytes(self.raw(off)) as i128,
+            (_, true) => i64::from_ne_bytes(self.raw(off)) as i128,
+            (_, false) => u64::from_ne_bytes(self.raw(off)) as i128,
+        }
+    }
+}
+
+/// A numpy array of `dtype` over `data` (native byte order), shaped `(rows,)` or
+/// `(rows, width)`; with `mask` (one flag per element), a `numpy.ma.MaskedArray`.
+pub fn numpy_array<'py>(
+    np: &Bound<'py, PyModule>,
+    data: &[u8],
+    dtype: &str,
+    rows: usize,
+    width: Option<usize>,
+    mask: Option<&[u8]>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = np.py();
+    let shape = |a: Bound<'py, PyAny>| -> PyResult<Bound<'py, PyAny>> {
+        match width {
+            Some(w) => a.call_method1("reshape", ((rows, w),)),
+            None => Ok(a),
+        }
+    };
+    let arr = shape(np.call_method1("frombuffer", (PyByteArray::new(py, data), dtype))?)?;
+    match mask {
+        None => Ok(arr),
+        Some(m) => {
+            let m = shape(np.call_method1("frombuffer", (PyByteArray::new(py, m), "?"))?)?;
+            let kw = pyo3::types::PyDict::new(py);
+            kw.set_item("mask", m)?;
+            np.getattr("ma")?.getattr("masked_array")?.call((arr,), Some(&kw))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        let native_be = cfg!(target_endian = "big");
+        assert_eq!(parse_format("f"), (Some(Num::Float), native_be));
+        assert_eq!(parse_format("<d"), (Some(Num::Float), false));
+        assert_eq!(parse_format(">f"), (Some(Num::Float), true));
+        assert_eq!(parse_format("=l"), (Some(Num::Signed), native_be));
+        assert_eq!(parse_format("B"), (Some(Num::Unsigned), native_be));
+        assert_eq!(parse_format("O").0, None);
+        assert_eq!(parse_format("e").0, None);
+        assert_eq!(parse_format("T{f:x:}").0, None);
+    }
+}
