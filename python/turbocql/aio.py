@@ -21,6 +21,7 @@ request and frees what it holds.
 
 import asyncio
 import weakref
+from threading import get_ident as _get_ident
 
 from turbocql import _engine
 from turbocql import cluster as _cluster
@@ -100,18 +101,20 @@ class Session:
         if columnar:
             row_factory, columnar = s._row_mode()
         request = s._request(query, parameters, s.default_timeout if timeout is _NOT_SET else timeout, trace, columnar)
-        loop = _get_running_loop()
-        queue = self._queue if loop is self._loop else self._queue_for(loop)
+        # The loop of the last call, if it still runs on this thread (asyncio's
+        # get_running_loop makes a getpid() system call each time).
+        thread, loop, queue = self._last_loop
+        if thread != _get_ident() or loop is None or not loop.is_running():
+            loop, queue = self._remember_loop()
         return request.aio(loop, queue, AsyncResultSet, (s, request, row_factory, query), paging_state)
 
-    _loop = None
-    _queue = None
+    _last_loop = (None, None, None)
 
-    def _queue_for(self, loop):
+    def _remember_loop(self):
+        loop = _get_running_loop()
         queue = _loop_queue(loop)
-        object.__setattr__(self, "_loop", loop)
-        object.__setattr__(self, "_queue", queue)
-        return queue
+        object.__setattr__(self, "_last_loop", (_get_ident(), loop, queue))
+        return loop, queue
 
     async def prepare(self, query, custom_payload=None, keyspace=None):
         loop = asyncio.get_running_loop()

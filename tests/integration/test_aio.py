@@ -228,3 +228,34 @@ def test_task_context_survives_the_await(cassandra, keyspace):
             assert got == ["v%d" % i for i in range(50)]
             assert var.get() == "unset"
     run(main())
+
+
+def test_one_session_on_several_loops_and_threads(cassandra, keyspace):
+    """The session follows the running loop: used by a second asyncio.run, and by loops
+    running at the same time in other threads."""
+    from turbocql.aio import Session
+    from turbocql.cluster import Cluster as SyncCluster
+
+    with SyncCluster([HOST], port=PORT) as cluster:
+        session = Session(cluster.connect(keyspace))
+
+        async def keys(n):
+            rs = await asyncio.gather(*(session.execute("SELECT key FROM system.local") for _ in range(n)))
+            return {r.one().key for r in rs}
+
+        assert asyncio.run(keys(20)) == {"local"}
+        assert asyncio.run(keys(20)) == {"local"}   # a new loop on the same thread
+        results, errors = [], []
+
+        def in_thread():
+            try:
+                results.append(asyncio.run(keys(200)))
+            except Exception as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=in_thread) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert not errors and results == [{"local"}] * 4
