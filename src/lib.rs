@@ -54,7 +54,6 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rows::named_rows, m)?)?;
     m.add_class::<session::Session>()?;
     m.add_class::<session::Prepared>()?;
-    m.add_class::<session::RequestHandle>()?;
     m.add_class::<session::PyRequest>()?;
     m.add_class::<concurrent::ConcurrentRun>()?;
     m.add_class::<aio::LoopQueue>()?;

@@ -290,52 +290,28 @@ pub fn outcome_to_py<'py>(py: Python<'py>, out: Outcome) -> PyResult<Bound<'py, 
     PyTuple::new(py, [rows, names, types, paging_state, tracing_id, warnings])
 }
 
-/// Cancels a submitted request (asyncio cancellation): its task is aborted and its
-/// resources freed; no completion is delivered.
-#[pyclass(frozen, module = "turbocql._engine")]
-pub struct RequestHandle {
-    abort: futures::future::AbortHandle,
-}
-
-#[pymethods]
-impl RequestHandle {
-    fn cancel(&self) {
-        self.abort.abort();
-    }
-    #[getter]
-    fn cancelled(&self) -> bool {
-        self.abort.is_aborted()
-    }
-}
-
 /// Starts `task` on the runtime. Requests of an asyncio loop (`aio`) are handed over
 /// once per loop iteration (see `aio::LoopQueue::defer`) and can be cancelled through
-/// their `AioRequest`; the others start at once. Returns a handle that cancels the
-/// request when `cancellable`.
-fn start_task(
-    py: Python<'_>,
-    aio: Option<Bound<'_, AioRequest>>,
-    task: impl std::future::Future<Output = ()> + Send + 'static,
-    cancellable: bool,
-) -> PyResult<Option<RequestHandle>> {
-    let (abort, registration) = futures::future::AbortHandle::new_pair();
-    let task = async move {
-        let _ = futures::future::Abortable::new(task, registration).await;
-    };
+/// their `AioRequest`, which aborts the task; the others start at once.
+fn start_task(py: Python<'_>, aio: Option<Bound<'_, AioRequest>>, task: impl std::future::Future<Output = ()> + Send + 'static) -> PyResult<()> {
     match aio {
         Some(req) => {
+            let (abort, registration) = futures::future::AbortHandle::new_pair();
+            let task = async move {
+                let _ = futures::future::Abortable::new(task, registration).await;
+            };
             let (queue, event_loop) = {
-                let r = req.borrow();
+                let mut r = req.borrow_mut();
+                r.set_abort(abort);
                 (r.queue(py).clone(), r.event_loop(py).clone())
             };
-            req.borrow_mut().set_abort(abort.clone());
-            LoopQueue::defer(&queue, &event_loop, Box::pin(task))?;
+            LoopQueue::defer(&queue, &event_loop, Box::pin(task))
         }
         None => {
             runtime::get().spawn(task);
+            Ok(())
         }
     }
-    Ok(cancellable.then(|| RequestHandle { abort }))
 }
 
 /// A statement with its values converted and its options applied (`Session.request`).
@@ -358,7 +334,7 @@ impl PyRequest {
         Call { session: self.session.clone(), req: self.req.clone(), paged: self.paged, state: paging_state.map(paging_state_from) }
     }
 
-    fn start(&self, py: Python<'_>, target: Py<PyAny>, paging_state: Option<&[u8]>, cancellable: bool) -> PyResult<Option<RequestHandle>> {
+    fn start(&self, py: Python<'_>, target: Py<PyAny>, paging_state: Option<&[u8]>) -> PyResult<()> {
         let call = self.call(paging_state);
         let (timeout, hosts, columnar) = (self.timeout, self.hosts.clone(), self.columnar);
         let aio = target.bind(py).cast::<AioRequest>().ok().cloned();
@@ -370,7 +346,7 @@ impl PyRequest {
             });
             completion::complete(target, outcome, hosts);
         };
-        start_task(py, aio, task, cancellable)
+        start_task(py, aio, task)
     }
 }
 
@@ -389,11 +365,10 @@ impl PyRequest {
     }
 
     /// Starts it without waiting: `target(page, exc)` is called by the dispatcher (see
-    /// `completion`), or `target` is an `AioRequest`, settled by its loop. Returns a
-    /// `RequestHandle` when `cancellable`.
-    #[pyo3(signature = (target, paging_state=None, cancellable=false))]
-    fn submit_to(&self, py: Python<'_>, target: Py<PyAny>, paging_state: Option<&[u8]>, cancellable: bool) -> PyResult<Option<RequestHandle>> {
-        self.start(py, target, paging_state, cancellable)
+    /// `completion`), or `target` is an `AioRequest`, settled by its loop.
+    #[pyo3(signature = (target, paging_state=None))]
+    fn submit_to(&self, py: Python<'_>, target: Py<PyAny>, paging_state: Option<&[u8]>) -> PyResult<()> {
+        self.start(py, target, paging_state)
     }
 
     /// Starts it on asyncio loop `event_loop` (its queue `queue`) and returns the
@@ -401,7 +376,7 @@ impl PyRequest {
     #[pyo3(signature = (event_loop, queue, wrap, args, paging_state=None))]
     fn aio<'py>(&self, py: Python<'py>, event_loop: Py<PyAny>, queue: Py<LoopQueue>, wrap: Py<PyAny>, args: Py<PyTuple>, paging_state: Option<&[u8]>) -> PyResult<Bound<'py, AioRequest>> {
         let req = Bound::new(py, AioRequest::new(event_loop, queue, wrap, args))?;
-        self.start(py, req.clone().into_any().unbind(), paging_state, false)?;
+        self.start(py, req.clone().into_any().unbind(), paging_state)?;
         Ok(req)
     }
 }
@@ -502,8 +477,8 @@ impl Session {
         outcome_to_py(py, Outcome { result, paging: None, columnar: false })
     }
 
-    /// Like `execute_batch`, without waiting (see `submit`).
-    #[pyo3(signature = (target, batch_type, items, consistency_level=None, serial_consistency_level=None, timeout=None, trace=false, timestamp=None, idempotent=false, cancellable=false))]
+    /// Like `execute_batch`, without waiting (see `Request.submit_to`).
+    #[pyo3(signature = (target, batch_type, items, consistency_level=None, serial_consistency_level=None, timeout=None, trace=false, timestamp=None, idempotent=false))]
     #[allow(clippy::too_many_arguments)]
     fn submit_batch<'py>(
         &self,
@@ -517,8 +492,7 @@ impl Session {
         trace: bool,
         timestamp: Option<i64>,
         idempotent: bool,
-        cancellable: bool,
-    ) -> PyResult<Option<RequestHandle>> {
+    ) -> PyResult<()> {
         let opts = Options::new(consistency_level, serial_consistency_level, timeout, trace, timestamp, idempotent)?;
         let session = self.get(py)?;
         let (batch, values) = build_batch(py, batch_type, &items, &opts)?;
@@ -529,7 +503,7 @@ impl Session {
             let outcome = timed(opts.timeout, async { session.batch(&batch, &values).await.map(|result| Outcome { result, paging: None, columnar: false }) }).await;
             completion::complete(target, outcome, hosts);
         };
-        start_task(py, aio, task, cancellable)
+        start_task(py, aio, task)
     }
 
     /// Starts `execute_concurrent`: `statement` (a `Prepared` or str) with each item of

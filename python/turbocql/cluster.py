@@ -381,8 +381,8 @@ class _BatchRequest:
     def run(self, paging_state=None):
         return self._engine.execute_batch(*self._args)
 
-    def submit_to(self, target, paging_state=None, cancellable=False):
-        return self._engine.submit_batch(target, *self._args, cancellable)
+    def submit_to(self, target, paging_state=None):
+        return self._engine.submit_batch(target, *self._args)
 
     def aio(self, event_loop, queue, wrap, args, paging_state=None):
         waiter = _engine.AioRequest(event_loop, queue, wrap, args)
