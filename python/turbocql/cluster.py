@@ -635,7 +635,10 @@ class ResponseFuture:
                 to_call = self._errbacks
                 self._running.release()
             for fn, args, kwargs in to_call:
-                _run_callback(fn, exc, args, kwargs)
+                try:
+                    fn(exc, *args, **kwargs)
+                except Exception:
+                    log.exception("Failed executing errback %r", fn)
             return
         raw = page[0]
         rows = self.row_factory(page[1], raw) if raw is not None else None
@@ -646,7 +649,10 @@ class ResponseFuture:
             to_call = self._callbacks
             self._running.release()
         for fn, args, kwargs in to_call:
-            _run_callback(fn, rows, args, kwargs)
+            try:
+                fn(rows, *args, **kwargs)
+            except Exception:
+                log.exception("Failed executing callback %r", fn)
 
     @property
     def done(self):
@@ -692,9 +698,18 @@ class ResponseFuture:
 
     def add_callbacks(self, callback, errback, callback_args=(), callback_kwargs=None,
                       errback_args=(), errback_kwargs=None):
-        """``add_callback`` and ``add_errback`` together."""
-        self.add_callback(callback, *callback_args, **(callback_kwargs or {}))
-        self.add_errback(errback, *errback_args, **(errback_kwargs or {}))
+        """``add_callback`` and ``add_errback`` together (under one lock: the request
+        cannot finish in between)."""
+        callback_kwargs = callback_kwargs or {}
+        errback_kwargs = errback_kwargs or {}
+        with self._lock:
+            self._callbacks = self._callbacks + ((callback, callback_args, callback_kwargs),)
+            self._errbacks = self._errbacks + ((errback, errback_args, errback_kwargs),)
+            result, exc = self._final_result, self._final_exception
+        if result is not _PENDING:
+            callback(result, *callback_args, **callback_kwargs)
+        elif exc is not None:
+            errback(exc, *errback_args, **errback_kwargs)
         return self
 
     def clear_callbacks(self):
@@ -721,11 +736,3 @@ class ResponseFuture:
     def __repr__(self):
         state = "done" if self.done else "pending"
         return "<ResponseFuture: query=%r %s>" % (self.query, state)
-
-
-def _run_callback(fn, value, args, kwargs):
-    try:
-        fn(value, *args, **kwargs)
-    except Exception:
-        log.exception("Failed executing callback %r", fn)
-

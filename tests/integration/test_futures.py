@@ -179,3 +179,30 @@ def test_threads_mixing_sync_and_async(session, table):
         th.join(60)
     assert not errors
     assert session.execute("SELECT count(*) FROM %s" % table).one()[0] == 800
+
+
+def test_add_callbacks_after_completion_run_at_once_and_failing_callbacks_are_logged(cassandra, session, caplog):
+    ok = session.execute_async("SELECT key FROM system.local")
+    ok.result()
+    bad = session.execute_async("SELECT * FROM no_such_table_here")
+    with pytest.raises(InvalidRequest):
+        bad.result()
+    seen = []
+    ok.add_callbacks(lambda rows, tag, n=0: seen.append(("cb", rows[0].key, tag, n)), seen.append,
+                     callback_args=("T",), callback_kwargs={"n": 3})
+    bad.add_callbacks(seen.append, lambda exc, tag: seen.append(("eb", type(exc).__name__, tag)),
+                      errback_args=("E",))
+    assert seen == [("cb", "local", "T", 3), ("eb", "InvalidRequest", "E")]
+
+    # A callback that raises on the dispatcher is logged; the next callback still runs.
+    done = threading.Event()
+
+    def boom(rows):
+        raise RuntimeError("callback failed on purpose")
+
+    with paused(cassandra):   # both callbacks are added before the request can finish
+        f = session.execute_async("SELECT key FROM system.local", timeout=30)
+        f.add_callback(boom)
+        f.add_callback(lambda rows: done.set())
+    assert done.wait(20)
+    assert any("callback failed on purpose" in r.exc_text for r in caplog.records if r.exc_text)
