@@ -564,22 +564,27 @@ def run_asyncio(args, prefix: str):
                         raise RuntimeError(f"populating {args.rows} rows: {errs} errors")
             else:
                 stmt, finish = insert, nothing
-            if args.warmup:
-                _, werr = await workers(session, stmt, params_for("w", args.warmup), finish)
-                if werr >= args.warmup:
-                    raise RuntimeError(f"every warm-up request failed, first: {FIRST_ERROR[:1]}")
-            params = params_for("", args.ops)
-            srv0 = proc_cpu_us(args.server_pid)
-            cpu0 = self_cpu_us()
-            t0 = time.perf_counter()
-            lat, errors = await workers(session, stmt, params, finish)
-            seconds = time.perf_counter() - t0
-            cpu = self_cpu_us() - cpu0
-            srv1 = proc_cpu_us(args.server_pid)
-            return lat, errors, seconds, cpu, (
-                None if srv0 is None or srv1 is None else srv1 - srv0)
+            return await _timed_async(args, workers, session, stmt, finish, params_for)
 
     return _run_loop(amain, loop_factory)
+
+
+async def _timed_async(args, workers, session, stmt, finish, params_for):
+    """The asyncio clients' warm-up, then their timed section: ``(latencies, errors,
+    seconds, client CPU µs, server CPU µs or None)``."""
+    if args.warmup:
+        _, werr = await workers(session, stmt, params_for("w", args.warmup), finish)
+        if werr >= args.warmup:
+            raise RuntimeError(f"every warm-up request failed, first: {FIRST_ERROR[:1]}")
+    params = params_for("", args.ops)
+    srv0 = proc_cpu_us(args.server_pid)
+    cpu0 = self_cpu_us()
+    t0 = time.perf_counter()
+    lat, errors = await workers(session, stmt, params, finish)
+    seconds = time.perf_counter() - t0
+    cpu = self_cpu_us() - cpu0
+    srv1 = proc_cpu_us(args.server_pid)
+    return lat, errors, seconds, cpu, (None if srv0 is None or srv1 is None else srv1 - srv0)
 
 
 def _run_loop(amain, loop_factory):
@@ -688,20 +693,7 @@ def run_acsylla(args, prefix: str):
                         raise RuntimeError(f"populating {args.rows} rows: {errs} errors")
             else:
                 stmt, finish = insert, nothing
-            if args.warmup:
-                _, werr = await workers(session, stmt, params_for("w", args.warmup), finish)
-                if werr >= args.warmup:
-                    raise RuntimeError(f"every warm-up request failed, first: {FIRST_ERROR[:1]}")
-            params = params_for("", args.ops)
-            srv0 = proc_cpu_us(args.server_pid)
-            cpu0 = self_cpu_us()
-            t0 = time.perf_counter()
-            lat, errors = await workers(session, stmt, params, finish)
-            seconds = time.perf_counter() - t0
-            cpu = self_cpu_us() - cpu0
-            srv1 = proc_cpu_us(args.server_pid)
-            return lat, errors, seconds, cpu, (
-                None if srv0 is None or srv1 is None else srv1 - srv0)
+            return await _timed_async(args, workers, session, stmt, finish, params_for)
         finally:
             await session.close()
 
