@@ -25,8 +25,7 @@ from threading import get_ident as _get_ident
 
 from turbocql import _engine
 from turbocql import cluster as _cluster
-from turbocql.cluster import _DEFAULT_HANDLER, _NOT_SET, ResultSet
-from turbocql.query import numpy_factory
+from turbocql.cluster import _NOT_SET, ResultSet
 from turbocql.concurrent import ExecutionResult, execute_concurrent, execute_concurrent_with_args
 
 __all__ = ["Cluster", "Session", "AsyncResultSet"]
@@ -96,10 +95,7 @@ class Session:
         task would): ``await`` it, or pass it to ``asyncio.gather``/``wait_for``.
         Cancelling it (or the task awaiting it) drops the request in the engine."""
         s = self._session
-        row_factory = s.row_factory
-        columnar = row_factory is numpy_factory or s.client_protocol_handler is not _DEFAULT_HANDLER
-        if columnar:
-            row_factory, columnar = s._row_mode()
+        row_factory, columnar = s._row_mode()
         request = s._request(query, parameters, s.default_timeout if timeout is _NOT_SET else timeout, trace, columnar)
         # The loop of the last call, if it still runs on this thread (asyncio's
         # get_running_loop makes a getpid() system call each time).

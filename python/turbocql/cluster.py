@@ -264,10 +264,7 @@ class Session:
         """
         if timeout is _NOT_SET:
             timeout = self.default_timeout
-        row_factory = self.row_factory
-        columnar = row_factory is numpy_factory or self.client_protocol_handler is not _DEFAULT_HANDLER
-        if columnar:
-            row_factory, columnar = self._row_mode()
+        row_factory, columnar = self._row_mode()
         request = self._request(query, parameters, timeout, trace, columnar)
         return ResultSet(request.run(paging_state), self, request, row_factory, query)
 
@@ -281,10 +278,7 @@ class Session:
         """
         if timeout is _NOT_SET:
             timeout = self.default_timeout
-        row_factory = self.row_factory
-        columnar = row_factory is numpy_factory or self.client_protocol_handler is not _DEFAULT_HANDLER
-        if columnar:
-            row_factory, columnar = self._row_mode()
+        row_factory, columnar = self._row_mode()
         request = self._request(query, parameters, timeout, trace, columnar)
         future = ResponseFuture(self, request, query, row_factory, timeout)
         _ensure_dispatcher()
@@ -592,7 +586,6 @@ class ResultSet:
 
 
 _PENDING = _NotSet()
-_DEFAULT_HANDLER = protocol.ProtocolHandler
 log = logging.getLogger("turbocql.cluster")
 
 
