@@ -209,6 +209,17 @@ impl AioRequest {
         }
     }
 
+    /// Schedules `callback(self)` on the loop, in `context` if given.
+    fn call_soon(slf: &Bound<'_, Self>, event_loop: &Bound<'_, PyAny>, callback: Py<PyAny>, context: Option<Py<PyAny>>) -> PyResult<()> {
+        let py = slf.py();
+        let kw = PyDict::new(py);
+        if let Some(ctx) = context {
+            kw.set_item(intern!(py, "context"), ctx)?;
+        }
+        event_loop.call_method(intern!(py, "call_soon"), (callback, slf), Some(&kw))?;
+        Ok(())
+    }
+
     /// The settled value: `wrap(page, *args)`, built once; or the error.
     fn value(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
         let py = slf.py();
@@ -334,12 +345,7 @@ impl AioRequest {
         }
         let event_loop = r.event_loop.clone_ref(py);
         drop(r);
-        let kw = PyDict::new(py);
-        if let Some(ctx) = context {
-            kw.set_item(intern!(py, "context"), ctx)?;
-        }
-        event_loop.bind(py).call_method(intern!(py, "call_soon"), (callback, slf), Some(&kw))?;
-        Ok(())
+        Self::call_soon(slf, event_loop.bind(py), callback, context)
     }
 
     fn remove_done_callback(&mut self, py: Python<'_>, callback: &Bound<'_, PyAny>) -> PyResult<usize> {
@@ -372,11 +378,7 @@ impl AioRequest {
             (std::mem::take(&mut r.callbacks), r.event_loop.clone_ref(py))
         };
         for (cb, ctx) in callbacks {
-            let kw = PyDict::new(py);
-            if let Some(ctx) = ctx {
-                kw.set_item(intern!(py, "context"), ctx)?;
-            }
-            event_loop.bind(py).call_method(intern!(py, "call_soon"), (cb, slf), Some(&kw))?;
+            Self::call_soon(slf, event_loop.bind(py), cb, ctx)?;
         }
         Ok(true)
     }
