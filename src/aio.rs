@@ -142,6 +142,11 @@ enum State {
     Cancelled(Option<Py<PyAny>>),
 }
 
+enum Step<'py> {
+    Yield(Bound<'py, PyAny>),
+    Return(Py<PyAny>),
+}
+
 static CANCELLED_ERROR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static INVALID_STATE_ERROR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
@@ -245,6 +250,27 @@ impl AioRequest {
         }
     }
 
+    /// One step of `await`: yield this object to the task while pending (once), then
+    /// return the value.
+    fn step<'py>(slf: &Bound<'py, Self>) -> PyResult<Step<'py>> {
+        let mut r = slf.try_borrow_mut()?;
+        match &r.state {
+            State::Pending => {
+                if r.yielded {
+                    return Err(PyRuntimeError::new_err("await wasn't used with future"));
+                }
+                r.yielded = true;
+                r._asyncio_future_blocking = true;
+                drop(r);
+                Ok(Step::Yield(slf.clone().into_any()))
+            }
+            State::Done(_) | State::Cancelled(_) => {
+                drop(r);
+                Ok(Step::Return(Self::value(slf)?))
+            }
+        }
+    }
+
     fn cancelled_error(py: Python<'_>, msg: &Option<Py<PyAny>>) -> PyErr {
         match asyncio_class(py, &CANCELLED_ERROR, "CancelledError") {
             Ok(cls) => {
@@ -285,24 +311,12 @@ impl AioRequest {
     }
 
     /// First step of `await`: hand this object to the task (which waits on it); once
-    /// settled: the result set, or the exception raised.
+    /// settled: the result set, or the exception raised. (`await` itself goes through
+    /// [`am_send`], which returns the value without a `StopIteration`.)
     fn __next__(slf: Bound<'_, Self>) -> PyResult<Bound<'_, PyAny>> {
-        let mut r = slf.borrow_mut();
-        match &r.state {
-            State::Pending => {
-                if r.yielded {
-                    return Err(PyRuntimeError::new_err("await wasn't used with future"));
-                }
-                r.yielded = true;
-                r._asyncio_future_blocking = true;
-                drop(r);
-                Ok(slf.into_any())
-            }
-            State::Done(_) | State::Cancelled(_) => {
-                drop(r);
-                let value = Self::value(&slf)?;
-                Err(PyStopIteration::new_err((value,)))
-            }
+        match Self::step(&slf)? {
+            Step::Yield(obj) => Ok(obj),
+            Step::Return(value) => Err(PyStopIteration::new_err((value,))),
         }
     }
 
@@ -389,6 +403,56 @@ impl AioRequest {
             State::Done(Ok(_)) => "<AioRequest finished>",
             State::Done(Err(_)) => "<AioRequest failed>",
             State::Cancelled(_) => "<AioRequest cancelled>",
+        }
+    }
+}
+
+/// `am_send` of [`AioRequest`]: what `await` calls (`PyIter_Send`) on each step. Same as
+/// `__next__`, but the final value is handed back directly instead of through a
+/// `StopIteration` exception, which saves creating and catching one per request.
+unsafe extern "C" fn am_send(
+    slf: *mut pyo3::ffi::PyObject,
+    _arg: *mut pyo3::ffi::PyObject,
+    result: *mut *mut pyo3::ffi::PyObject,
+) -> pyo3::ffi::PySendResult {
+    // SAFETY: called by the interpreter with the GIL held, `slf` a live AioRequest.
+    let py = unsafe { Python::assume_attached() };
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // SAFETY: `slf` is a borrowed reference to an object of our type.
+        let obj = unsafe { Bound::from_borrowed_ptr(py, slf) };
+        AioRequest::step(obj.cast::<AioRequest>()?)
+    }));
+    let outcome = outcome.unwrap_or_else(|_| Err(PyRuntimeError::new_err("turbocql: panic in AioRequest.send")));
+    // SAFETY: `result` is a valid out-pointer given by the interpreter.
+    unsafe {
+        match outcome {
+            Ok(Step::Yield(obj)) => {
+                *result = obj.into_ptr();
+                pyo3::ffi::PySendResult::PYGEN_NEXT
+            }
+            Ok(Step::Return(value)) => {
+                *result = value.into_ptr();
+                pyo3::ffi::PySendResult::PYGEN_RETURN
+            }
+            Err(e) => {
+                e.restore(py);
+                *result = std::ptr::null_mut();
+                pyo3::ffi::PySendResult::PYGEN_ERROR
+            }
+        }
+    }
+}
+
+/// Gives the `AioRequest` type its `am_send` slot (pyo3 has no way to declare it).
+pub fn install_send(py: Python<'_>) {
+    let tp = <AioRequest as pyo3::PyTypeInfo>::type_object_raw(py);
+    // SAFETY: `tp` is our heap type; heap types always have their own `tp_as_async`
+    // struct (pyo3 fills `am_await` there from `__await__`). Set once, at import.
+    unsafe {
+        let am = (*tp).tp_as_async;
+        if !am.is_null() {
+            (*am).am_send = Some(am_send);
+            pyo3::ffi::PyType_Modified(tp);
         }
     }
 }

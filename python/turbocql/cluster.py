@@ -423,76 +423,25 @@ def bind_params_if(query, parameters, encoder):
     return bind_params(query, parameters, encoder)
 
 
-class ResultSet:
+class ResultSet(_engine.ResultCore):
     """The rows of a request, a page at a time.
 
     Iterating goes through every page, fetching the next one (GIL released) when the
     current one is exhausted. ``current_rows`` is the current page; ``one()`` and ``all()``
     are shortcuts; ``was_applied`` reads a lightweight transaction's outcome.
+
+    Built as ``ResultSet(page, session, request, row_factory, query, rows=None,
+    response_future=None)``: cheap, the row factory runs on first access to the rows. The
+    page's fields (``column_names``, ``column_types``, ``paging_state``, ``warnings``),
+    ``current_rows`` and ``one()`` come from the engine (``_engine.ResultCore``).
     """
 
-    response_future = None
     _list_mode = False
     _page_iter = None
-    _page_rows = _NOT_SET
-
-    def __init__(self, page, session, request, row_factory, query, rows=_NOT_SET, response_future=None):
-        # Cheap to build: the page's fields are read from the raw page when asked for,
-        # and the row factory runs on first access to the rows.
-        self._page = page
-        self._session = session
-        self._request = request
-        self._row_factory = row_factory
-        self.query = query
-        if rows is not _NOT_SET:
-            self._page_rows = rows if rows is not None else []
-        if response_future is not None:
-            self.response_future = response_future
 
     def _set_page(self, page):
-        self._page = page
-        self._page_rows = _NOT_SET
+        self._reset_page(page)
         self._page_iter = None
-
-    @property
-    def _current_rows(self):
-        rows = self._page_rows
-        if rows is _NOT_SET:
-            raw = self._page[0]
-            rows = self._page_rows = [] if raw is None else self._row_factory(self._page[1], raw)
-        return rows
-
-    @_current_rows.setter
-    def _current_rows(self, rows):
-        self._page_rows = rows
-
-    @property
-    def column_names(self):
-        return self._page[1]
-
-    @property
-    def column_types(self):
-        return self._page[2]
-
-    @property
-    def paging_state(self):
-        return self._page[3]
-
-    @property
-    def _trace_id(self):
-        return self._page[4]
-
-    @property
-    def warnings(self):
-        return self._page[5]
-
-    @property
-    def has_more_pages(self):
-        return self.paging_state is not None
-
-    @property
-    def current_rows(self):
-        return self._current_rows or []
 
     def fetch_next_page(self):
         """Replaces ``current_rows`` with the next page (no-op on the last page)."""
@@ -665,8 +614,9 @@ class ResponseFuture:
             running.release()
         if self._final_exception is not None:
             raise self._final_exception
+        rows = self._final_result
         return ResultSet(self._page, self.session, self._request, self.row_factory, self.query,
-                         self._final_result, self)
+                         [] if rows is None else rows, self)
 
     def get_query_trace(self, max_wait=None):
         return self.result().get_query_trace(max_wait)

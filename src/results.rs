@@ -1,0 +1,197 @@
+//! Results: [`ResultCore`], the engine half of `turbocql.cluster.ResultSet`.
+//!
+//! A result holds one page: the tuple `(rows, column_names, column_types, paging_state,
+//! tracing_id, warnings)` made by `session::outcome_to_py`, and the rows the row factory
+//! makes of it, built on first access. Building a result and reading `one()` or
+//! `current_rows` run here, with no Python frame; paging, iteration and the rest of the
+//! classic API are the Python subclass's (`turbocql.cluster.ResultSet`).
+
+use pyo3::gc::PyVisit;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyList, PyTuple};
+use pyo3::PyTraverseError;
+
+use crate::rows::named_rows;
+
+/// The engine's `named_rows` function object: the default row factory, called directly.
+static NAMED_ROWS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+fn is_named_rows(py: Python<'_>, factory: &Bound<'_, PyAny>) -> bool {
+    NAMED_ROWS.get(py).is_some_and(|f| f.as_ptr() == factory.as_ptr())
+}
+
+/// Remembers the module's `named_rows` function (at import).
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let f = m.getattr("named_rows")?.unbind();
+    let _ = NAMED_ROWS.set(m.py(), f);
+    Ok(())
+}
+
+/// One page of a request's result and its rows (see the module doc).
+#[pyclass(subclass, module = "turbocql._engine")]
+pub struct ResultCore {
+    /// `(rows, column_names, column_types, paging_state, tracing_id, warnings)`.
+    #[pyo3(get, set)]
+    _page: Py<PyAny>,
+    /// The row factory's output for the page, once built (or set).
+    rows: Option<Py<PyAny>>,
+    #[pyo3(get)]
+    _session: Py<PyAny>,
+    #[pyo3(get)]
+    _request: Py<PyAny>,
+    #[pyo3(get)]
+    _row_factory: Py<PyAny>,
+    #[pyo3(get, set)]
+    query: Py<PyAny>,
+    #[pyo3(get, set)]
+    response_future: Py<PyAny>,
+}
+
+impl ResultCore {
+    fn page_item<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyAny>> {
+        self._page.bind(py).get_item(i)
+    }
+}
+
+#[pymethods]
+impl ResultCore {
+    /// `rows`, when given, are the page's rows already made by the row factory.
+    #[new]
+    #[pyo3(signature = (page, session, request, row_factory, query, rows=None, response_future=None))]
+    fn new(
+        py: Python<'_>,
+        page: Py<PyAny>,
+        session: Py<PyAny>,
+        request: Py<PyAny>,
+        row_factory: Py<PyAny>,
+        query: Py<PyAny>,
+        rows: Option<Py<PyAny>>,
+        response_future: Option<Py<PyAny>>,
+    ) -> Self {
+        ResultCore {
+            _page: page,
+            rows,
+            _session: session,
+            _request: request,
+            _row_factory: row_factory,
+            query,
+            response_future: response_future.unwrap_or_else(|| py.None()),
+        }
+    }
+
+    /// The current page's rows, made by the row factory on first access (`[]` for a
+    /// result without rows).
+    #[getter]
+    fn _current_rows(&mut self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        if let Some(rows) = &self.rows {
+            return Ok(rows.clone_ref(py));
+        }
+        let raw = self.page_item(py, 0)?;
+        let rows = if raw.is_none() {
+            PyList::empty(py).into_any()
+        } else {
+            let names = self.page_item(py, 1)?;
+            let factory = self._row_factory.bind(py);
+            if is_named_rows(py, factory) {
+                named_rows(&names, &raw)?.into_any()
+            } else {
+                factory.call1((names, raw))?
+            }
+        };
+        let rows = rows.unbind();
+        self.rows = Some(rows.clone_ref(py));
+        Ok(rows)
+    }
+
+    #[setter(_current_rows)]
+    fn set_current_rows(&mut self, rows: Py<PyAny>) {
+        self.rows = Some(rows);
+    }
+
+    /// Replaces the page (its rows are made again on next access).
+    fn _reset_page(&mut self, page: Py<PyAny>) {
+        self._page = page;
+        self.rows = None;
+    }
+
+    /// The current page's rows (`[]` if none).
+    #[getter]
+    fn current_rows(&mut self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let rows = self._current_rows(py)?;
+        if rows.bind(py).is_truthy()? {
+            Ok(rows)
+        } else {
+            Ok(PyList::empty(py).into_any().unbind())
+        }
+    }
+
+    /// The first row of the current page, or None.
+    fn one(&mut self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let rows = self._current_rows(py)?;
+        let rows = rows.bind(py);
+        if let Ok(list) = rows.cast::<PyList>() {
+            return Ok(list.get_item(0).map(|r| r.unbind()).unwrap_or_else(|_| py.None()));
+        }
+        if rows.is_truthy()? {
+            Ok(rows.get_item(0)?.unbind())
+        } else {
+            Ok(py.None())
+        }
+    }
+
+    #[getter]
+    fn column_names<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.page_item(py, 1)
+    }
+
+    #[getter]
+    fn column_types<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.page_item(py, 2)
+    }
+
+    /// Where the next page starts (bytes), or None on the last page.
+    #[getter]
+    fn paging_state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.page_item(py, 3)
+    }
+
+    #[getter]
+    fn has_more_pages(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(!self.page_item(py, 3)?.is_none())
+    }
+
+    #[getter]
+    fn _trace_id<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.page_item(py, 4)
+    }
+
+    /// The server's warnings for this request (a list of str), or None.
+    #[getter]
+    fn warnings<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.page_item(py, 5)
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self._page)?;
+        if let Some(rows) = &self.rows {
+            visit.call(rows)?;
+        }
+        visit.call(&self._session)?;
+        visit.call(&self._request)?;
+        visit.call(&self._row_factory)?;
+        visit.call(&self.query)?;
+        visit.call(&self.response_future)
+    }
+
+    fn __clear__(&mut self, py: Python<'_>) {
+        self.rows = None;
+        self.response_future = py.None();
+        self.query = py.None();
+        self._request = py.None();
+        self._session = py.None();
+        self._page = PyTuple::new(py, [py.None(), py.None(), py.None(), py.None(), py.None(), py.None()])
+            .map(|t| t.into_any().unbind())
+            .unwrap_or_else(|_| py.None());
+    }
+}
