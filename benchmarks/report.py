@@ -33,6 +33,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import run_patterns  # noqa: E402
+import run_sync  # noqa: E402
 import run_tuning  # noqa: E402
 import run_vectors  # noqa: E402
 
@@ -65,7 +66,7 @@ def _sync_lines(sync: list[dict], workload: str, threads: list[int]) -> list[str
         if rust is not None and "failed" in rust:
             rust = None
         pattern = f"sync, {th} thread{'s' if th != 1 else ''}"
-        for label in CLIENT_ORDER:
+        for label in (*CLIENT_ORDER, run_sync.RUST_OS_LABEL):
             r = by.get((label, workload, th))
             if r is not None:
                 out.append(run_patterns.row_line(workload, pattern, r, classic, rust, ""))
@@ -94,7 +95,9 @@ def document_table(scen: dict, doc: list[tuple[str, list[str]]],
     if sync:
         notes.append("Sync rows: ops/s vs classic at the same thread count, CPU vs the Rust "
                      "reference at the same count (its threads are tokio tasks on one worker "
-                     "thread). Pattern rows: CPU vs the Rust reference with 120 in flight.")
+                     f"thread; the row `{run_sync.RUST_OS_LABEL}` is the same reference with "
+                     "blocking OS threads, as Python threads are). Pattern rows: CPU vs the "
+                     "Rust reference with 120 in flight.")
     return "\n".join(lines) + ("\n\n" + "\n\n".join(notes) if notes else "")
 
 
@@ -306,6 +309,11 @@ def plot_sync(scen: dict, path: Path) -> bool:
                     ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
                             color=CLIENT_COLORS[client], label=CLIENT_NAMES[client]
                             + (" (tokio tasks)" if client == "rust" else ""))
+            pts = sorted((r["threads"], r[metric]) for r in results
+                         if r["label"] == run_sync.RUST_OS_LABEL and r["workload"] == wl)
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="s", linestyle=":",
+                        color=CLIENT_COLORS["rust"], label="Rust reference (OS threads)")
             ref = next((r for r in results if r["label"] == "rust, 120 in flight"
                         and r["workload"] == wl), None)
             if ref and metric == "ops_per_s":

@@ -47,7 +47,9 @@ from run_sync import (  # noqa: E402  (shared helpers of the sync runner)
     clients_meta,
     ensure_rust_bin,
     find_server_pid,
+    add_repeat_argument,
     fmt_num,
+    median_runs,
     run_client,
     unavailable_lines,
     wait_for_port,
@@ -228,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rust-bin", type=Path, default=DEFAULT_RUST_BIN)
     ap.add_argument("--build", action="store_true", help="cargo build the Rust reference first")
     peers.add_arguments(ap)
+    add_repeat_argument(ap)
     ap.add_argument("--wait", type=float, default=0, help="seconds to wait for the server port")
     ap.add_argument("--timeout", type=float, default=None,
                     help="per client run, seconds (default 900; --quick: 300)")
@@ -291,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['cpu_us_per_op']:.1f} µs CPU/op", file=sys.stderr, flush=True)
         results.append(r)
 
-    for wl in workloads:
+    for _round, wl in ((i, wl) for i in range(max(1, args.repeat)) for wl in workloads):
         if "rust" in clients:
             record("rust", "rust_concurrent", wl,
                    None if rust_bin is None else rust_cmd(
@@ -313,6 +316,7 @@ def main(argv: list[str] | None = None) -> int:
                     cmd += ["--read-consume", args.read_consume]
                 record(label, spec.name, wl, cmd)
 
+    results = median_runs(results, lambda r: (r["label"], r["spec"], r["workload"]))
     chosen = {s.name for s in specs}
 
     def doc_rows(doc) -> list[tuple[str, str]]:
@@ -322,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
     heading = (f"{ops:,} ops per client run (+{warmup:,} warm-up), prepared statements, "
                f"distinct keys for writes, one-row reads over {args.rows:,} keys; "
                f"single node, {os.cpu_count()} CPUs{pin}; "
+               + (f"each client run {args.repeat} times in interleaved rounds, the median run "
+                  "(client CPU) shown; " if args.repeat > 1 else "")
                + (f"server warmed with {server_warmup:,} Rust writes and reads; "
                   if server_warmup > 0 else "no server warm-up by this runner; ")
                + f"server pid {server_pid or 'unknown'}; "

@@ -334,6 +334,7 @@ def run(args: argparse.Namespace) -> int:
                      else 50000 if q else 100000)
     vector_rows = args.vector_rows or (5000 if q else 100_000)
     common = ["--host", args.host, "--port", str(args.port), "--wait", str(args.wait)]
+    repeat = ["--repeat", str(args.repeat)] if args.repeat > 1 else []
     if server_pid:
         common += ["--server-pid", str(server_pid)]
     if args.pin_client is not None:
@@ -346,7 +347,7 @@ def run(args: argparse.Namespace) -> int:
             "scenarios": scenarios, "clients": clients, "benchmarks_dir": str(bdir),
             "pin_client": args.pin_client, "pin_server": args.pin_server,
             "loadavg_start": round(os.getloadavg()[0], 2),
-            "options": {"quick": q, "ops": ops, "client_warmup": warmup,
+            "options": {"quick": q, "ops": ops, "repeat": args.repeat, "client_warmup": warmup,
                         "server_warmup_ops": server_warmup, "sync_threads": args.threads,
                         "vector_rows": vector_rows, "tuning_grid": "fine" if args.fine else
                         "quick" if q else "coarse", "tuning_ops": args.tuning_ops}}
@@ -380,13 +381,14 @@ def run(args: argparse.Namespace) -> int:
             if s == "sync":
                 argv = [*common, *py_args, "--ops", str(ops), "--threads", args.threads,
                         "--warmup", str(warmup), "--server-warmup-ops", "0",
-                        "--clients", client_list]
+                        "--clients", client_list, *repeat]
                 if rust_bin is not None:
                     argv += ["--rust-bin", str(rust_bin)]
                 results[s] = _scenario(run_sync.main, argv)
             elif s == "patterns":
                 argv = [*common, *py_args, "--ops", str(ops), "--warmup", str(warmup),
-                        "--server-warmup-ops", "0", "--no-report", "--clients", client_list]
+                        "--server-warmup-ops", "0", "--no-report", "--clients", client_list,
+                        *repeat]
                 if q:
                     argv.append("--quick")
                 if rust_bin is not None:
@@ -465,6 +467,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                         "available while the run goes on")
     p.add_argument("--peers", action="store_true",
                    help="add the optional peers scylla-driver and acsylla to --clients")
+    p.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="sync and patterns: run every client N times in interleaved rounds and "
+                        "report each one's median run by client CPU (default 1)")
     p.add_argument("--fine", action="store_true", help="tuning: the fine grid (13 × 11)")
     p.add_argument("--tuning-ops", type=int, default=None,
                    help="tuning: requests per grid point (default 10000; --quick: 3000)")

@@ -197,3 +197,28 @@ def test_bench_command_offers_the_peer_options():
     args = parser.parse_args(["bench", "--peers", "--classic-python", "/x/python", "--latest"])
     assert args.peers and args.latest and args.classic_python == "/x/python"
     assert args.clients == "classic,turbocql,rust"
+
+
+def test_median_runs_keeps_the_median_run_of_each_client():
+    runs = [
+        {"label": "rust", "workload": "write", "cpu_us_per_op": 9.0, "ops_per_s": 100},
+        {"label": "turbocql", "workload": "write", "cpu_us_per_op": 14.0, "ops_per_s": 70},
+        {"label": "rust", "workload": "write", "cpu_us_per_op": 6.0, "ops_per_s": 120},
+        {"label": "turbocql", "workload": "write", "failed": "exit 1"},
+        {"label": "rust", "workload": "write", "cpu_us_per_op": 7.0, "ops_per_s": 110},
+        {"label": "turbocql", "workload": "write", "cpu_us_per_op": 12.0, "ops_per_s": 80},
+        {"label": "classic", "workload": "write", "failed": "not installed"},
+    ]
+    out = run_sync.median_runs(runs, lambda r: (r["label"], r["workload"]))
+    assert [r["label"] for r in out] == ["rust", "turbocql", "classic"]
+    rust, turbo, classic = out
+    assert rust["cpu_us_per_op"] == 7.0 and rust["ops_per_s"] == 110  # the whole median run
+    assert rust["cpu_us_per_op_runs"] == [6.0, 7.0, 9.0] and rust["failed_runs"] == 0
+    # Two good runs out of three: the lower middle one; the failure is counted.
+    assert turbo["cpu_us_per_op"] == 12.0 and turbo["failed_runs"] == 1
+    assert classic == {"label": "classic", "workload": "write", "failed": "not installed"}
+
+
+def test_a_single_run_is_reported_as_it_is():
+    run = {"label": "rust", "workload": "read", "cpu_us_per_op": 9.0, "ops_per_s": 100}
+    assert run_sync.median_runs([run], lambda r: r["label"]) == [run]

@@ -14,8 +14,10 @@
 //!   untimed, then for each of `--runs` runs: TRUNCATE (untimed), insert all rows with
 //!   `--concurrency` in flight (timed). Prints one JSON line with every run and best/avg/worst.
 //!
-//! Patterns: `sync` (N tokio tasks, each awaiting one request at a time) and `concurrent`
-//! (K requests in flight from one task, via `buffer_unordered`).
+//! Patterns: `sync` (N tokio tasks, each awaiting one request at a time), `sync-threads`
+//! (N OS threads, each blocking on one request at a time with `Handle::block_on`, as N
+//! Python threads calling a blocking `execute` do) and `concurrent` (K requests in flight
+//! from one task, via `buffer_unordered`).
 //!
 //! Client CPU is `getrusage(RUSAGE_SELF)` (user + system, all threads) around the timed
 //! section only; setup and warm-up are outside it. With `--server-pid`, the server's CPU
@@ -93,6 +95,7 @@ enum Workload {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Pattern {
     Sync,
+    SyncThreads,
     Concurrent,
 }
 
@@ -118,7 +121,7 @@ struct Opts {
 
 const USAGE: &str = "\
 usage: turbocql-rust-ref [--host H] [--port P] [--keyspace KS] [--ops N]
-                         [--pattern sync|concurrent] [--threads N] [--concurrency K]
+                         [--pattern sync|sync-threads|concurrent] [--threads N] [--concurrency K]
                          [--workload write|read|populate|vector] [--tokio-workers W]
                          [--warmup N] [--rows N] [--key-prefix S] [--server-pid PID]
                          [--dim D] [--runs R] [--table NAME]   (vector workload)";
@@ -189,6 +192,7 @@ fn parse_args() -> Result<Opts, String> {
             "--pattern" | "--mode" => {
                 o.pattern = match val()?.as_str() {
                     "sync" => Pattern::Sync,
+                    "sync-threads" => Pattern::SyncThreads,
                     "concurrent" => Pattern::Concurrent,
                     v => return Err(format!("--pattern: unknown {v:?}")),
                 }
@@ -273,6 +277,43 @@ async fn run_sync(
     out
 }
 
+/// `sync-threads`: `threads` OS threads, each blocking on its requests one at a time
+/// (`Handle::block_on`, the runtime's worker doing the I/O) over its slice of keys.
+fn run_sync_threads(
+    rt: tokio::runtime::Handle,
+    session: Arc<Session>,
+    stmt: Arc<PreparedStatement>,
+    workload: Workload,
+    keys: Arc<Vec<String>>,
+    threads: usize,
+) -> RunResult {
+    let n = keys.len();
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let (lo, hi) = (n * t / threads, n * (t + 1) / threads);
+            let (rt, session, stmt, keys) = (rt.clone(), session.clone(), stmt.clone(), keys.clone());
+            std::thread::spawn(move || {
+                let mut lat = Vec::with_capacity(hi - lo);
+                let mut errors = 0usize;
+                for key in &keys[lo..hi] {
+                    let t0 = Instant::now();
+                    let ok = rt.block_on(one(&session, &stmt, workload, key));
+                    lat.push(t0.elapsed().as_nanos() as u64);
+                    errors += usize::from(!ok);
+                }
+                (lat, errors)
+            })
+        })
+        .collect();
+    let mut out = RunResult { latencies_ns: Vec::with_capacity(n), errors: 0 };
+    for h in handles {
+        let (lat, errors) = h.join().expect("sync thread panicked");
+        out.latencies_ns.extend(lat);
+        out.errors += errors;
+    }
+    out
+}
+
 /// `concurrent`: one task keeps `concurrency` requests in flight (`buffer_unordered`).
 async fn run_concurrent(
     session: &Session,
@@ -305,6 +346,13 @@ async fn run(
 ) -> RunResult {
     match o.pattern {
         Pattern::Sync => run_sync(session, stmt, workload, &Arc::new(keys), o.threads).await,
+        Pattern::SyncThreads => {
+            let (session, stmt, threads) = (session.clone(), stmt.clone(), o.threads);
+            let rt = tokio::runtime::Handle::current();
+            tokio::task::spawn_blocking(move || run_sync_threads(rt, session, stmt, workload, Arc::new(keys), threads))
+                .await
+                .expect("sync-threads runner panicked")
+        }
         Pattern::Concurrent => run_concurrent(session, stmt, workload, &keys, o.concurrency).await,
     }
 }
@@ -416,6 +464,7 @@ async fn amain(o: Opts) -> Result<(), Box<dyn std::error::Error>> {
     let ops = o.ops as f64;
     let pattern = match o.pattern {
         Pattern::Sync => "sync",
+        Pattern::SyncThreads => "sync-threads",
         Pattern::Concurrent => "concurrent",
     };
     let workload_name = match workload {
@@ -431,8 +480,8 @@ async fn amain(o: Opts) -> Result<(), Box<dyn std::error::Error>> {
          \"threads\":{},\"concurrency\":{},\"tokio_workers\":{},\
          \"ops\":{},\"seconds\":{:.4},\"ops_per_s\":{:.1},\"cpu_us_per_op\":{:.2}{server},\
          \"p50_us\":{:.1},\"p95_us\":{:.1},\"p99_us\":{:.1},\"errors\":{}}}",
-        if o.pattern == Pattern::Sync { o.threads } else { 1 },
-        if o.pattern == Pattern::Sync { o.threads } else { o.concurrency },
+        if o.pattern == Pattern::Concurrent { 1 } else { o.threads },
+        if o.pattern == Pattern::Concurrent { o.concurrency } else { o.threads },
         o.tokio_workers,
         o.ops,
         seconds,
