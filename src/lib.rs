@@ -62,6 +62,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<concurrent::ConcurrentRun>()?;
     m.add_class::<aio::LoopQueue>()?;
     m.add_class::<aio::AioRequest>()?;
+    m.add_class::<aio::AioExecute>()?;
     aio::install_send(m.py());
     m.add_class::<pipeline::PipelineCore>()?;
     m.add_function(wrap_pyfunction!(completion::run_dispatcher, m)?)?;

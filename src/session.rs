@@ -374,7 +374,7 @@ impl PyRequest {
     /// Starts it on asyncio loop `event_loop` (its queue `queue`) and returns the
     /// `AioRequest`, whose awaiting gives `wrap(page, *args)`.
     #[pyo3(signature = (event_loop, queue, wrap, args, paging_state=None))]
-    fn aio<'py>(&self, py: Python<'py>, event_loop: Py<PyAny>, queue: Py<LoopQueue>, wrap: Py<PyAny>, args: Py<PyTuple>, paging_state: Option<&[u8]>) -> PyResult<Bound<'py, AioRequest>> {
+    pub(crate) fn aio<'py>(&self, py: Python<'py>, event_loop: Py<PyAny>, queue: Py<LoopQueue>, wrap: Py<PyAny>, args: Py<PyTuple>, paging_state: Option<&[u8]>) -> PyResult<Bound<'py, AioRequest>> {
         let req = Bound::new(py, AioRequest::new(event_loop, queue, wrap, args))?;
         self.start(py, req.clone().into_any().unbind(), paging_state)?;
         Ok(req)
@@ -432,7 +432,7 @@ impl Session {
     /// means unpaged. See [`PyRequest`].
     #[pyo3(signature = (statement, values=None, consistency_level=None, serial_consistency_level=None, fetch_size=None, timeout=None, trace=false, timestamp=None, idempotent=false, columnar=false))]
     #[allow(clippy::too_many_arguments)]
-    fn request(
+    pub(crate) fn request(
         &self,
         py: Python<'_>,
         statement: &Bound<'_, PyAny>,

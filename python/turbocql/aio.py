@@ -26,6 +26,8 @@ from threading import get_ident as _get_ident
 from turbocql import _engine
 from turbocql import cluster as _cluster
 from turbocql.cluster import _NOT_SET, ResultSet
+from turbocql.protocol import NumpyProtocolHandler
+from turbocql.query import FETCH_SIZE_UNSET, PreparedStatement, numpy_factory
 from turbocql.concurrent import ExecutionResult, execute_concurrent, execute_concurrent_with_args
 
 __all__ = ["Cluster", "Session", "AsyncResultSet"]
@@ -69,6 +71,11 @@ class Session:
 
     def __init__(self, session):
         self._session = session
+        # execute(): prepared statements go straight to the engine (no Python frame); the
+        # engine calls the method below for every other statement.
+        object.__setattr__(self, "execute", _engine.AioExecute(
+            session, self._execute, AsyncResultSet, _loop_queue,
+            (PreparedStatement, _NOT_SET, FETCH_SIZE_UNSET, numpy_factory, NumpyProtocolHandler)))
 
     @property
     def sync_session(self):
@@ -93,7 +100,13 @@ class Session:
 
         Bad values raise here, before anything is sent. The request starts at once (as a
         task would): ``await`` it, or pass it to ``asyncio.gather``/``wait_for``.
-        Cancelling it (or the task awaiting it) drops the request in the engine."""
+        Cancelling it (or the task awaiting it) drops the request in the engine.
+
+        (Each instance's ``execute`` is the engine's ``AioExecute``, which does this for
+        prepared statements and calls this method for the others.)"""
+        return self._execute(query, parameters, timeout, trace, paging_state)
+
+    def _execute(self, query, parameters, timeout, trace, paging_state):
         s = self._session
         row_factory, columnar = s._row_mode()
         request = s._request(query, parameters, s.default_timeout if timeout is _NOT_SET else timeout, trace, columnar)

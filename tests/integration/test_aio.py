@@ -259,3 +259,60 @@ def test_one_session_on_several_loops_and_threads(cassandra, keyspace):
         for t in threads:
             t.join(60)
         assert not errors and results == [{"local"}] * 4
+
+
+def test_prepared_statement_options_reach_the_engine(cassandra, keyspace):
+    """session.execute(prepared, ...) runs in the engine without Python code: the statement's
+    and the session's options are read at each call, as the Python path reads them."""
+    from turbocql import ConsistencyLevel, Unavailable
+    from turbocql.query import dict_factory, named_tuple_factory
+
+    async def main():
+        async with Cluster([HOST], port=PORT) as cluster:
+            session = await cluster.connect(keyspace)
+            await session.execute("CREATE TABLE IF NOT EXISTS aio_opts (k int, c int, PRIMARY KEY (k, c))")
+            ins = await session.prepare("INSERT INTO aio_opts (k, c) VALUES (?, ?)")
+            await asyncio.gather(*(session.execute(ins, (1, c)) for c in range(10)))
+            sel = await session.prepare("SELECT c FROM aio_opts WHERE k = ?")
+            # Consistency: the statement's, else the session's default (one node: THREE fails).
+            sel.consistency_level = ConsistencyLevel.THREE
+            with pytest.raises(Unavailable):
+                await session.execute(sel, (1,))
+            sel.consistency_level = None
+            session.default_consistency_level = ConsistencyLevel.THREE
+            with pytest.raises(Unavailable):
+                await session.execute(sel, (1,))
+            session.default_consistency_level = ConsistencyLevel.ONE
+            # Fetch size: the statement's, else the session's.
+            sel.fetch_size = 3
+            rs = await session.execute(sel, (1,))
+            assert [r.c for r in rs.current_rows] == [0, 1, 2] and rs.has_more_pages
+            assert [r.c async for r in rs] == list(range(10))
+            del sel.fetch_size
+            session.default_fetch_size = 4
+            rs = await session.execute(sel, [1])
+            assert len(rs.current_rows) == 4 and rs.has_more_pages
+            session.default_fetch_size = 5000
+            # Row factory and paging state.
+            session.row_factory = dict_factory
+            rs = await session.execute(sel, (1,), paging_state=None)
+            assert rs.one() == {"c": 0} and isinstance(rs, AsyncResultSet)
+            session.row_factory = named_tuple_factory
+            # Bad values raise at the call, before anything is sent.
+            with pytest.raises(TypeError, match='column "k"'):
+                session.execute(sel, ("x",))
+            with pytest.raises(ValueError):
+                session.execute(sel, (1, 2))
+            # Timeouts: the given one; omitted = the session's; None = none at all.
+            session.default_timeout = 0.3
+            with paused(cassandra):
+                with pytest.raises(OperationTimedOut):
+                    await session.execute(sel, (1,))
+                with pytest.raises(OperationTimedOut):
+                    await session.execute(sel, (1,), timeout=0.2)
+                unbounded = asyncio.ensure_future(session.execute(sel, (1,), timeout=None))
+                done, _ = await asyncio.wait([unbounded], timeout=0.8)
+                assert not done  # still waiting for the frozen server, no client timeout
+            session.default_timeout = 10.0
+            assert (await asyncio.wait_for(unbounded, 20)).one().c == 0
+    run(main())
