@@ -12,9 +12,8 @@
 //!   by `drain`: no coroutine frame, no `asyncio.Future`, no extra `call_soon` per request.
 //!   It also works with `asyncio.gather`, `wait_for`, `shield` and `ensure_future`.
 //! - [`AioExecute`]: `turbocql.aio.Session.execute` itself for prepared statements: the
-//!   statement's and session's options resolved, the request built and started on the
-//!   running loop in one call, with no Python frame; other statements go to the Python
-//!   implementation.
+//!   request built (`session::PreparedRequests`) and started on the running loop in one
+//!   call, with no Python frame; other statements go to the Python implementation.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -28,7 +27,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple};
 
 use crate::completion::{push_batched, to_python, Completion};
-use crate::session::{PyRequest, Session};
+use crate::session::{given, Given, PreparedRequests};
 
 type Task = Pin<Box<dyn Future<Output = ()> + Send>>;
 
@@ -462,33 +461,18 @@ pub fn install_send(py: Python<'_>) {
     }
 }
 
-/// An argument as given, `None` included (`None` here: not given).
-pub struct Given<'py>(Option<Bound<'py, PyAny>>);
-
-fn given<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Given<'py>> {
-    Ok(Given(Some(obj.clone())))
-}
-
 /// `turbocql.aio.Session.execute(query, parameters=None, timeout=_NOT_SET, trace=False,
-/// paging_state=None)` (see the module doc). Options are read from the statement and the
-/// session (`turbocql.cluster.Session`) at each call, as the Python path does, so changing
-/// them takes effect at once.
+/// paging_state=None)` (see the module doc).
 #[pyclass(frozen, module = "turbocql._engine")]
 pub struct AioExecute {
-    /// `turbocql.cluster.Session`.
-    session: Py<PyAny>,
-    engine: Py<Session>,
+    /// Builds the requests of prepared statements (the session's `_prepared_request`).
+    requests: Py<PreparedRequests>,
     /// The Python implementation, for every statement but a `PreparedStatement`.
     fallback: Py<PyAny>,
     /// `AsyncResultSet`, built as `(page, session, request, row_factory, query)`.
     result_class: Py<PyAny>,
     /// `turbocql.aio._loop_queue(loop)`.
     loop_queue: Py<PyAny>,
-    prepared_type: Py<pyo3::types::PyType>,
-    not_set: Py<PyAny>,
-    fetch_size_unset: Py<PyAny>,
-    numpy_factory: Py<PyAny>,
-    numpy_handler: Py<PyAny>,
     get_running_loop: Py<PyAny>,
     /// `(thread, loop, queue)` of the last call: `asyncio.get_running_loop()` costs a
     /// `getpid()` system call on each call, so the loop is remembered per thread.
@@ -517,32 +501,9 @@ impl AioExecute {
 #[pymethods]
 impl AioExecute {
     #[new]
-    #[pyo3(signature = (session, fallback, result_class, loop_queue, constants))]
-    fn new(
-        py: Python<'_>,
-        session: Py<PyAny>,
-        fallback: Py<PyAny>,
-        result_class: Py<PyAny>,
-        loop_queue: Py<PyAny>,
-        constants: (Py<pyo3::types::PyType>, Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>),
-    ) -> PyResult<Self> {
-        let engine = session.bind(py).getattr(intern!(py, "_session"))?.cast_into::<Session>()?.unbind();
-        let (prepared_type, not_set, fetch_size_unset, numpy_factory, numpy_handler) = constants;
+    fn new(py: Python<'_>, requests: Py<PreparedRequests>, fallback: Py<PyAny>, result_class: Py<PyAny>, loop_queue: Py<PyAny>) -> PyResult<Self> {
         let get_running_loop = py.import("asyncio")?.getattr("get_running_loop")?.unbind();
-        Ok(AioExecute {
-            session,
-            engine,
-            fallback,
-            result_class,
-            loop_queue,
-            prepared_type,
-            not_set,
-            fetch_size_unset,
-            numpy_factory,
-            numpy_handler,
-            get_running_loop,
-            last: Mutex::new(None),
-        })
+        Ok(AioExecute { requests, fallback, result_class, loop_queue, get_running_loop, last: Mutex::new(None) })
     }
 
     #[pyo3(signature = (query, parameters=None, timeout=Given(None), trace=false, paging_state=None))]
@@ -555,54 +516,19 @@ impl AioExecute {
         trace: bool,
         paging_state: Option<&[u8]>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        // Omitted: the session's default; None: no timeout.
-        let timeout = timeout.0.unwrap_or_else(|| self.not_set.bind(py).clone());
-        if !query.get_type().is(self.prepared_type.bind(py)) {
+        let requests = self.requests.get();
+        if !requests.takes(py, query) {
+            let timeout = timeout.or_not_set(py, requests);
             return self.fallback.bind(py).call1((query, parameters, timeout, trace, paging_state));
         }
-        let s = self.session.bind(py);
-        // The row mode (Session._row_mode): numpy columns or the row factory's rows.
-        let (row_factory, columnar) = if s.getattr(intern!(py, "client_protocol_handler"))?.is(self.numpy_handler.bind(py)) {
-            (self.numpy_factory.bind(py).clone(), true)
-        } else {
-            let f = s.getattr(intern!(py, "row_factory"))?;
-            let columnar = f.is(self.numpy_factory.bind(py));
-            (f, columnar)
-        };
-        let option = |own: Bound<'py, PyAny>, unset: &Bound<'py, PyAny>, default: &Bound<'py, PyAny>| -> PyResult<Bound<'py, PyAny>> {
-            if own.is(unset) {
-                s.getattr(default.cast::<pyo3::types::PyString>()?)
-            } else {
-                Ok(own)
-            }
-        };
-        let none = py.None().into_bound(py);
-        let timeout = option(timeout, self.not_set.bind(py), intern!(py, "default_timeout").as_any())?;
-        let cl = option(query.getattr(intern!(py, "consistency_level"))?, &none, intern!(py, "default_consistency_level").as_any())?;
-        let serial = option(query.getattr(intern!(py, "serial_consistency_level"))?, &none, intern!(py, "default_serial_consistency_level").as_any())?;
-        let fetch_size = option(query.getattr(intern!(py, "fetch_size"))?, self.fetch_size_unset.bind(py), intern!(py, "default_fetch_size").as_any())?;
-        let request = self.engine.get().request(
-            py,
-            &query.getattr(intern!(py, "_prepared"))?,
-            parameters,
-            cl.extract()?,
-            serial.extract()?,
-            fetch_size.extract()?,
-            timeout.extract()?,
-            trace,
-            None,
-            query.getattr(intern!(py, "is_idempotent"))?.is_truthy()?,
-            columnar,
-        )?;
-        let request = Bound::new(py, request)?;
+        let (request, row_factory) = requests.build(py, query, parameters, timeout, trace)?;
         let (event_loop, queue) = self.running_loop(py)?;
-        let args = PyTuple::new(py, [s.clone(), request.clone().into_any(), row_factory, query.clone()])?;
-        let aio: Bound<'py, PyRequest> = request;
-        Ok(aio.get().aio(py, event_loop, queue, self.result_class.clone_ref(py), args.unbind(), paging_state)?.into_any())
+        let args = PyTuple::new(py, [requests.session(py).clone(), request.clone().into_any(), row_factory, query.clone()])?;
+        Ok(request.get().aio(py, event_loop, queue, self.result_class.clone_ref(py), args.unbind(), paging_state)?.into_any())
     }
 
     fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
-        visit.call(&self.session)?;
+        visit.call(&self.requests)?;
         visit.call(&self.fallback)?;
         visit.call(&self.result_class)?;
         visit.call(&self.loop_queue)

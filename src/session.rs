@@ -381,6 +381,113 @@ impl PyRequest {
     }
 }
 
+/// An argument as given, `None` included (`Given(None)`: not given).
+pub struct Given<'py>(pub Option<Bound<'py, PyAny>>);
+
+pub fn given<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Given<'py>> {
+    Ok(Given(Some(obj.clone())))
+}
+
+impl<'py> Given<'py> {
+    /// The argument, or `_NOT_SET` if not given.
+    pub fn or_not_set(self, py: Python<'py>, requests: &PreparedRequests) -> Bound<'py, PyAny> {
+        self.0.unwrap_or_else(|| requests.not_set.bind(py).clone())
+    }
+}
+
+/// `turbocql.cluster.Session._prepared_request(query, parameters=None, timeout=_NOT_SET,
+/// trace=False)` → `(Request, row_factory)` for a `PreparedStatement`: what
+/// `Session._row_mode` and `Session._request` do, with no Python frame. The options are
+/// read from the statement and the session at each call (statement first, then the
+/// session's defaults), so changing either takes effect at once.
+#[pyclass(frozen, module = "turbocql._engine")]
+pub struct PreparedRequests {
+    /// `turbocql.cluster.Session`.
+    session: Py<PyAny>,
+    engine: Py<Session>,
+    prepared_type: Py<pyo3::types::PyType>,
+    not_set: Py<PyAny>,
+    fetch_size_unset: Py<PyAny>,
+    numpy_factory: Py<PyAny>,
+    numpy_handler: Py<PyAny>,
+}
+
+impl PreparedRequests {
+    pub fn session<'py>(&self, py: Python<'py>) -> &Bound<'py, PyAny> {
+        self.session.bind(py)
+    }
+
+    /// Whether `query` is a `PreparedStatement` (not a subclass: those go the Python way).
+    pub fn takes(&self, py: Python<'_>, query: &Bound<'_, PyAny>) -> bool {
+        query.get_type().is(self.prepared_type.bind(py))
+    }
+
+    /// The request of prepared statement `query`, and the row factory of its results.
+    pub fn build<'py>(&self, py: Python<'py>, query: &Bound<'py, PyAny>, parameters: Option<Bound<'py, PyAny>>, timeout: Given<'py>, trace: bool) -> PyResult<(Bound<'py, PyRequest>, Bound<'py, PyAny>)> {
+        let s = self.session.bind(py);
+        // The row mode (Session._row_mode): numpy columns, or the row factory's rows.
+        let (row_factory, columnar) = if s.getattr(pyo3::intern!(py, "client_protocol_handler"))?.is(self.numpy_handler.bind(py)) {
+            (self.numpy_factory.bind(py).clone(), true)
+        } else {
+            let f = s.getattr(pyo3::intern!(py, "row_factory"))?;
+            let columnar = f.is(self.numpy_factory.bind(py));
+            (f, columnar)
+        };
+        // The statement's option, unless `unset`: then the session's `default`.
+        let option = |own: Bound<'py, PyAny>, unset: &Bound<'py, PyAny>, default: &Bound<'py, PyString>| -> PyResult<Bound<'py, PyAny>> {
+            if own.is(unset) {
+                s.getattr(default)
+            } else {
+                Ok(own)
+            }
+        };
+        let none = py.None().into_bound(py);
+        let timeout = match timeout.0 {
+            Some(t) if !t.is(self.not_set.bind(py)) => t,
+            _ => s.getattr(pyo3::intern!(py, "default_timeout"))?,
+        };
+        let cl = option(query.getattr(pyo3::intern!(py, "consistency_level"))?, &none, pyo3::intern!(py, "default_consistency_level"))?;
+        let serial = option(query.getattr(pyo3::intern!(py, "serial_consistency_level"))?, &none, pyo3::intern!(py, "default_serial_consistency_level"))?;
+        let fetch_size = option(query.getattr(pyo3::intern!(py, "fetch_size"))?, self.fetch_size_unset.bind(py), pyo3::intern!(py, "default_fetch_size"))?;
+        let request = self.engine.get().request(
+            py,
+            &query.getattr(pyo3::intern!(py, "_prepared"))?,
+            parameters,
+            cl.extract()?,
+            serial.extract()?,
+            fetch_size.extract()?,
+            timeout.extract()?,
+            trace,
+            None,
+            query.getattr(pyo3::intern!(py, "is_idempotent"))?.is_truthy()?,
+            columnar,
+        )?;
+        Ok((Bound::new(py, request)?, row_factory))
+    }
+}
+
+#[pymethods]
+impl PreparedRequests {
+    /// `constants`: `(PreparedStatement, _NOT_SET, FETCH_SIZE_UNSET, numpy_factory,
+    /// NumpyProtocolHandler)`.
+    #[new]
+    fn new(py: Python<'_>, session: Py<PyAny>, constants: (Py<pyo3::types::PyType>, Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>)) -> PyResult<Self> {
+        let engine = session.bind(py).getattr(pyo3::intern!(py, "_session"))?.cast_into::<Session>()?.unbind();
+        let (prepared_type, not_set, fetch_size_unset, numpy_factory, numpy_handler) = constants;
+        Ok(PreparedRequests { session, engine, prepared_type, not_set, fetch_size_unset, numpy_factory, numpy_handler })
+    }
+
+    #[pyo3(signature = (query, parameters=None, timeout=Given(None), trace=false))]
+    fn __call__<'py>(&self, py: Python<'py>, query: &Bound<'py, PyAny>, parameters: Option<Bound<'py, PyAny>>, #[pyo3(from_py_with = given)] timeout: Given<'py>, trace: bool) -> PyResult<Bound<'py, PyTuple>> {
+        let (request, row_factory) = self.build(py, query, parameters, timeout, trace)?;
+        PyTuple::new(py, [request.into_any(), row_factory])
+    }
+
+    fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        visit.call(&self.session)
+    }
+}
+
 /// A connected session.
 #[pyclass(frozen, module = "turbocql._engine")]
 pub struct Session {

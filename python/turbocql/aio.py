@@ -26,8 +26,6 @@ from threading import get_ident as _get_ident
 from turbocql import _engine
 from turbocql import cluster as _cluster
 from turbocql.cluster import _NOT_SET, ResultSet
-from turbocql.protocol import NumpyProtocolHandler
-from turbocql.query import FETCH_SIZE_UNSET, PreparedStatement, numpy_factory
 from turbocql.concurrent import ExecutionResult, execute_concurrent, execute_concurrent_with_args
 
 __all__ = ["Cluster", "Session", "AsyncResultSet"]
@@ -74,8 +72,7 @@ class Session:
         # execute(): prepared statements go straight to the engine (no Python frame); the
         # engine calls the method below for every other statement.
         object.__setattr__(self, "execute", _engine.AioExecute(
-            session, self._execute, AsyncResultSet, _loop_queue,
-            (PreparedStatement, _NOT_SET, FETCH_SIZE_UNSET, numpy_factory, NumpyProtocolHandler)))
+            session._prepared_request, self._execute, AsyncResultSet, _loop_queue))
 
     @property
     def sync_session(self):
@@ -108,8 +105,7 @@ class Session:
 
     def _execute(self, query, parameters, timeout, trace, paging_state):
         s = self._session
-        row_factory, columnar = s._row_mode()
-        request = s._request(query, parameters, s.default_timeout if timeout is _NOT_SET else timeout, trace, columnar)
+        request, row_factory = s._request_and_factory(query, parameters, timeout, trace)
         # The loop of the last call, if it still runs on this thread (asyncio's
         # get_running_loop makes a getpid() system call each time).
         thread, loop, queue = self._last_loop

@@ -241,6 +241,10 @@ class Session:
         self.cluster = cluster
         self._session = engine_session
         self.encoder = Encoder()
+        # (request, row factory) of a PreparedStatement, built by the engine: what
+        # _row_mode and _request do for other statements, with no Python frame.
+        self._prepared_request = _engine.PreparedRequests(
+            self, (PreparedStatement, _NOT_SET, FETCH_SIZE_UNSET, numpy_factory, protocol.NumpyProtocolHandler))
 
     @property
     def keyspace(self):
@@ -262,10 +266,10 @@ class Session:
         BatchStatement. ``parameters`` fill ``%s`` / ``%(name)s`` for strings and simple
         statements, ``?`` / ``:name`` for prepared ones.
         """
-        if timeout is _NOT_SET:
-            timeout = self.default_timeout
-        row_factory, columnar = self._row_mode()
-        request = self._request(query, parameters, timeout, trace, columnar)
+        if type(query) is PreparedStatement:
+            request, row_factory = self._prepared_request(query, parameters, timeout, trace)
+        else:
+            request, row_factory = self._request_and_factory(query, parameters, timeout, trace)
         return ResultSet(request.run(paging_state), self, request, row_factory, query)
 
     def execute_async(self, query, parameters=None, trace=False, custom_payload=None, timeout=_NOT_SET,
@@ -276,10 +280,10 @@ class Session:
         callbacks added with :meth:`ResponseFuture.add_callbacks` run on the dispatcher
         thread, which hands back all ready completions under one GIL acquisition.
         """
-        if timeout is _NOT_SET:
-            timeout = self.default_timeout
-        row_factory, columnar = self._row_mode()
-        request = self._request(query, parameters, timeout, trace, columnar)
+        if type(query) is PreparedStatement:
+            request, row_factory = self._prepared_request(query, parameters, timeout, trace)
+        else:
+            request, row_factory = self._request_and_factory(query, parameters, timeout, trace)
         future = ResponseFuture(self, request, query, row_factory, timeout)
         _ensure_dispatcher()
         request.submit_to(future._on_page, paging_state)
@@ -292,19 +296,19 @@ class Session:
         row_factory = self.row_factory
         return row_factory, row_factory is numpy_factory
 
+    def _request_and_factory(self, query, parameters, timeout, trace):
+        """``(request, row_factory)`` of any statement (``timeout`` may be ``_NOT_SET``);
+        ``_prepared_request`` does the same for a PreparedStatement in the engine."""
+        if timeout is _NOT_SET:
+            timeout = self.default_timeout
+        row_factory, columnar = self._row_mode()
+        return self._request(query, parameters, timeout, trace, columnar), row_factory
+
     def _request(self, query, parameters, timeout, trace, columnar=False):
         """The engine's request (``_engine.Request``, or :class:`_BatchRequest`): values
         converted and checked, options resolved; ``run``, ``submit_to`` and ``aio`` start
         it. ``columnar`` asks for pages as dicts of numpy arrays
         (:func:`~turbocql.query.numpy_factory`)."""
-        if type(query) is PreparedStatement:  # the hot path, kept short
-            cl, serial, fetch_size = query.consistency_level, query.serial_consistency_level, query.fetch_size
-            return self._session.request(
-                query._prepared, parameters,
-                self.default_consistency_level if cl is None else cl,
-                self.default_serial_consistency_level if serial is None else serial,
-                self.default_fetch_size if fetch_size is FETCH_SIZE_UNSET else fetch_size,
-                timeout, trace, None, query.is_idempotent, columnar)
         cl = serial = None
         fetch_size = FETCH_SIZE_UNSET
         idempotent = False

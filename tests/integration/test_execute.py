@@ -171,3 +171,48 @@ def test_trace(session, table):
     trace = rs.get_query_trace(max_wait_sec=10)
     assert trace is not None and trace.request_type
     assert trace.duration is not None
+
+
+def test_prepared_statement_options_with_execute_and_execute_async(cassandra, session, table):
+    """A PreparedStatement's request is built by the engine (Session._prepared_request) for
+    execute and execute_async: the statement's options, else the session's, read at each
+    call; an omitted timeout is the session's, ``timeout=None`` none at all."""
+    from turbocql import OperationTimedOut
+    from tests.integration.conftest import paused
+
+    ins = session.prepare("INSERT INTO %s (k, a) VALUES (?, ?)" % table)
+    for i in range(6):
+        session.execute_async(ins, ("o%d" % i, "x")).result()
+    sel = session.prepare("SELECT k FROM %s WHERE k IN ?" % table)
+    keys = ["o%d" % i for i in range(6)]
+    for run in (lambda: session.execute(sel, [keys]), lambda: session.execute_async(sel, [keys]).result()):
+        sel.consistency_level = ConsistencyLevel.THREE
+        with pytest.raises(Unavailable):
+            run()
+        sel.consistency_level = None
+        session.default_consistency_level = ConsistencyLevel.THREE
+        with pytest.raises(Unavailable):
+            run()
+        session.default_consistency_level = ConsistencyLevel.LOCAL_ONE
+        sel.fetch_size = 2
+        rs = run()
+        assert len(rs.current_rows) == 2 and rs.has_more_pages and sorted(r.k for r in rs) == keys
+        del sel.fetch_size
+        session.row_factory = dict_factory
+        assert sorted(r["k"] for r in run()) == keys
+        session.row_factory = named_tuple_factory
+    with pytest.raises(TypeError, match='column "k"'):
+        session.execute(ins, (1, "x"))
+    session.default_timeout = 0.3
+    try:
+        with paused(cassandra):
+            with pytest.raises(OperationTimedOut):
+                session.execute(sel, [keys])
+            with pytest.raises(OperationTimedOut):
+                session.execute_async(sel, [keys], timeout=0.2).result()
+            unbounded = session.execute_async(sel, [keys], timeout=None)
+            with pytest.raises(OperationTimedOut, match="result"):
+                unbounded.result(timeout=0.8)  # only this wait is bounded
+        assert sorted(r.k for r in unbounded.result(timeout=20)) == keys
+    finally:
+        session.default_timeout = 10.0
