@@ -10,6 +10,7 @@
 //! - [`concurrent`]: `execute_concurrent`, with the requests kept in flight in Rust;
 //! - [`pipeline`]: document 001's write and read pipelines;
 //! - [`completion`]: results of requests submitted without waiting, handed back in batches;
+//! - [`future`]: `ResponseFuture`'s core: settled by the dispatcher, waited on, callbacks;
 //! - [`aio`]: asyncio: the per-loop completion queue and the awaitable request;
 //! - [`codec`]: the per-type encoders and decoders on their own (benchmarks, tests);
 //! - [`errors`]: scylla errors → the classic driver's exception classes;
@@ -24,6 +25,7 @@ pub mod codec;
 pub mod completion;
 pub mod concurrent;
 pub mod errors;
+pub mod future;
 pub mod pipeline;
 pub mod results;
 pub mod rows;
@@ -56,6 +58,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rows::named_rows, m)?)?;
     results::register(m)?;
     m.add_class::<results::ResultCore>()?;
+    m.add_class::<future::ResponseFutureCore>()?;
     m.add_class::<session::Session>()?;
     m.add_class::<session::Prepared>()?;
     m.add_class::<session::PyRequest>()?;

@@ -28,6 +28,17 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
+/// The rows `factory` makes of `page`'s raw rows (`factory(column_names, raw_rows)`), or
+/// None for a result without rows.
+pub fn page_rows_of<'py>(py: Python<'py>, page: &Bound<'py, PyAny>, factory: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let raw = page.get_item(0)?;
+    if raw.is_none() {
+        return Ok(None);
+    }
+    let names = page.get_item(1)?;
+    Ok(Some(if is_named_rows(py, factory) { named_rows(&names, &raw)?.into_any() } else { factory.call1((names, raw))? }))
+}
+
 /// One page of a request's result and its rows (see the module doc).
 #[pyclass(subclass, module = "turbocql._engine")]
 pub struct ResultCore {
@@ -87,19 +98,10 @@ impl ResultCore {
         if let Some(rows) = &self.rows {
             return Ok(rows.clone_ref(py));
         }
-        let raw = self.page_item(py, 0)?;
-        let rows = if raw.is_none() {
-            PyList::empty(py).into_any()
-        } else {
-            let names = self.page_item(py, 1)?;
-            let factory = self._row_factory.bind(py);
-            if is_named_rows(py, factory) {
-                named_rows(&names, &raw)?.into_any()
-            } else {
-                factory.call1((names, raw))?
-            }
+        let rows = match page_rows_of(py, self._page.bind(py), self._row_factory.bind(py))? {
+            Some(rows) => rows.unbind(),
+            None => PyList::empty(py).into_any().unbind(),
         };
-        let rows = rows.unbind();
         self.rows = Some(rows.clone_ref(py));
         Ok(rows)
     }

@@ -9,7 +9,6 @@ import decimal
 import logging
 import os
 import threading
-from _thread import allocate_lock as _allocate_lock
 import uuid
 from collections import namedtuple
 
@@ -285,8 +284,9 @@ class Session:
         else:
             request, row_factory = self._request_and_factory(query, parameters, timeout, trace)
         future = ResponseFuture(self, request, query, row_factory, timeout)
-        _ensure_dispatcher()
-        request.submit_to(future._on_page, paging_state)
+        if _dispatcher_thread is None:
+            _start_dispatcher()
+        request.submit_to(future, paging_state)
         return future
 
     def _row_mode(self):
@@ -392,13 +392,8 @@ _dispatcher_lock = threading.Lock()
 _dispatcher_thread = None
 
 
-def _ensure_dispatcher():
-    """Starts the dispatcher thread on first use (and again in a forked child)."""
-    if _dispatcher_thread is None:
-        _start_dispatcher()
-
-
 def _start_dispatcher():
+    """Starts the dispatcher thread on first use (and again in a forked child)."""
     global _dispatcher_thread
     with _dispatcher_lock:
         if _dispatcher_thread is None:
@@ -538,7 +533,6 @@ class ResultSet(_engine.ResultCore):
         return "<ResultSet rows=%d, has_more_pages=%s>" % (len(self.current_rows), self.has_more_pages)
 
 
-_PENDING = _NotSet()
 log = logging.getLogger("turbocql.cluster")
 
 
@@ -546,139 +540,26 @@ class QueryExhausted(Exception):
     """``start_fetching_next_page()`` was called on the last page."""
 
 
-class ResponseFuture:
+class ResponseFuture(_engine.ResponseFutureCore):
     """The future result of :meth:`Session.execute_async`.
 
-    ``result()`` waits (GIL released) and returns a :class:`ResultSet` or raises the
-    request's exception. Callbacks get the page's rows (``None`` for a write) and errbacks
-    the exception; they run on the dispatcher thread, or at once in the caller's thread
-    when added after completion. A callback may call ``execute_async`` again.
+    ``result(timeout=None)`` waits (GIL released) and returns a :class:`ResultSet` or raises
+    the request's exception; ``timeout`` bounds that wait only (``OperationTimedOut``).
+    ``add_callback(fn, *args, **kwargs)``, ``add_errback``, ``add_callbacks(callback,
+    errback, callback_args=(), callback_kwargs=None, errback_args=(), errback_kwargs=None)``
+    and ``clear_callbacks()``: callbacks get the page's rows (``None`` for a write) and
+    errbacks the exception; they run on the dispatcher thread, or at once in the caller's
+    thread when added after completion; failures are logged. A callback may call
+    ``execute_async`` again. ``has_more_pages`` and ``start_fetching_next_page()`` (the
+    callbacks run again with the next page). ``done``, ``query``, ``session``,
+    ``row_factory``, ``timeout``.
+
+    Built as ``ResponseFuture(session, request, query, row_factory, timeout)``; the engine
+    (``_engine.ResponseFutureCore``) settles it: the request's target is the future itself.
     """
-
-    _final_exception = None
-    _page = None
-    _paging_state = None
-    _callbacks = ()
-    _errbacks = ()
-
-    def __init__(self, session, request, query, row_factory, timeout):
-        self.session = session
-        self.query = query
-        self.row_factory = row_factory
-        self.timeout = timeout
-        self._request = request
-        self._lock = _allocate_lock()
-        self._final_result = _PENDING
-        # Held while the request runs; result() waits by acquiring it (GIL released).
-        self._running = _allocate_lock()
-        self._running.acquire()
-
-    # -- completion, on the dispatcher thread
-    def _on_page(self, page, exc):
-        if exc is not None:
-            with self._lock:
-                self._final_exception = exc
-                to_call = self._errbacks
-                self._running.release()
-            for fn, args, kwargs in to_call:
-                try:
-                    fn(exc, *args, **kwargs)
-                except Exception:
-                    log.exception("Failed executing errback %r", fn)
-            return
-        raw = page[0]
-        rows = self.row_factory(page[1], raw) if raw is not None else None
-        with self._lock:
-            self._page = page
-            self._paging_state = page[3]
-            self._final_result = rows
-            to_call = self._callbacks
-            self._running.release()
-        for fn, args, kwargs in to_call:
-            try:
-                fn(rows, *args, **kwargs)
-            except Exception:
-                log.exception("Failed executing callback %r", fn)
-
-    @property
-    def done(self):
-        return self._final_result is not _PENDING or self._final_exception is not None
-
-    def result(self, timeout=None):
-        """Waits for the result (GIL released) and returns a :class:`ResultSet`, or raises
-        the request's exception. ``timeout`` (seconds) bounds this wait only:
-        ``OperationTimedOut`` if it passes; the request's own timeout still applies."""
-        if self._final_result is _PENDING and self._final_exception is None:
-            running = self._running
-            if timeout is None:
-                running.acquire()
-            elif not running.acquire(True, timeout):
-                raise OperationTimedOut(errors="ResponseFuture.result(timeout=%s) elapsed" % timeout,
-                                        last_host=self.session.hosts)
-            running.release()
-        if self._final_exception is not None:
-            raise self._final_exception
-        rows = self._final_result
-        return ResultSet(self._page, self.session, self._request, self.row_factory, self.query,
-                         [] if rows is None else rows, self)
 
     def get_query_trace(self, max_wait=None):
         return self.result().get_query_trace(max_wait)
-
-    def add_callback(self, fn, *args, **kwargs):
-        """Calls ``fn(rows, *args, **kwargs)`` on success (at once if already done)."""
-        with self._lock:
-            self._callbacks = self._callbacks + ((fn, args, kwargs),)
-            run_now = self._final_result is not _PENDING
-        if run_now:
-            fn(self._final_result, *args, **kwargs)
-        return self
-
-    def add_errback(self, fn, *args, **kwargs):
-        """Calls ``fn(exception, *args, **kwargs)`` on failure (at once if already failed)."""
-        with self._lock:
-            self._errbacks = self._errbacks + ((fn, args, kwargs),)
-            run_now = self._final_exception is not None
-        if run_now:
-            fn(self._final_exception, *args, **kwargs)
-        return self
-
-    def add_callbacks(self, callback, errback, callback_args=(), callback_kwargs=None,
-                      errback_args=(), errback_kwargs=None):
-        """``add_callback`` and ``add_errback`` together (under one lock: the request
-        cannot finish in between)."""
-        callback_kwargs = callback_kwargs or {}
-        errback_kwargs = errback_kwargs or {}
-        with self._lock:
-            self._callbacks = self._callbacks + ((callback, callback_args, callback_kwargs),)
-            self._errbacks = self._errbacks + ((errback, errback_args, errback_kwargs),)
-            result, exc = self._final_result, self._final_exception
-        if result is not _PENDING:
-            callback(result, *callback_args, **callback_kwargs)
-        elif exc is not None:
-            errback(exc, *errback_args, **errback_kwargs)
-        return self
-
-    def clear_callbacks(self):
-        with self._lock:
-            self._callbacks = ()
-            self._errbacks = ()
-
-    @property
-    def has_more_pages(self):
-        return self._paging_state is not None
-
-    def start_fetching_next_page(self):
-        """Fetches the next page; the callbacks run again with its rows."""
-        if self._paging_state is None:
-            raise QueryExhausted()
-        state = self._paging_state
-        with self._lock:
-            self._running.acquire()
-            self._final_result = _PENDING
-            self._final_exception = None
-            self._paging_state = None
-        self._request.submit_to(self._on_page, state)
 
     def __repr__(self):
         state = "done" if self.done else "pending"

@@ -1,0 +1,360 @@
+//! Futures: [`ResponseFutureCore`], the engine half of `turbocql.cluster.ResponseFuture`.
+//!
+//! `Session.execute_async` makes one and submits its request with the future itself as
+//! the target: the dispatcher thread calls it with `(page, exc)` (no Python frame), it
+//! settles, wakes `result()` waiters (which wait with the GIL released) and runs the
+//! callbacks or errbacks. Callbacks are kept: `start_fetching_next_page` runs them again
+//! with the next page's rows.
+
+use parking_lot::{Condvar, Mutex};
+use pyo3::gc::PyVisit;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::PyTraverseError;
+use std::time::{Duration, Instant};
+
+use crate::errors;
+use crate::results::page_rows_of;
+
+/// A callback or errback: `(fn, args, kwargs)`.
+type Callback = (Py<PyAny>, Py<PyTuple>, Option<Py<PyDict>>);
+
+enum Status {
+    Pending,
+    /// The page tuple and the row factory's rows (None for a result without rows).
+    Done(Py<PyAny>, Py<PyAny>),
+    Failed(Py<PyAny>),
+}
+
+struct State {
+    status: Status,
+    /// The paging state of the last page, if more pages follow.
+    paging_state: Option<Py<PyAny>>,
+    callbacks: Vec<Callback>,
+    errbacks: Vec<Callback>,
+}
+
+/// `turbocql.cluster` objects used here, fetched on first use.
+static CLUSTER: PyOnceLock<(Py<PyAny>, Py<PyAny>, Py<PyAny>)> = PyOnceLock::new();
+
+/// `(ResultSet, QueryExhausted, the "turbocql.cluster" logger)`.
+fn cluster_objects(py: Python<'_>) -> PyResult<&(Py<PyAny>, Py<PyAny>, Py<PyAny>)> {
+    CLUSTER.get_or_try_init(py, || {
+        let m = py.import("turbocql.cluster")?;
+        Ok::<_, PyErr>((m.getattr("ResultSet")?.unbind(), m.getattr("QueryExhausted")?.unbind(), m.getattr("log")?.unbind()))
+    })
+}
+
+/// The result of `Session.execute_async` (see the module doc).
+#[pyclass(frozen, subclass, module = "turbocql._engine")]
+pub struct ResponseFutureCore {
+    #[pyo3(get)]
+    session: Py<PyAny>,
+    #[pyo3(get)]
+    query: Py<PyAny>,
+    row_factory: Mutex<Py<PyAny>>,
+    #[pyo3(get)]
+    timeout: Py<PyAny>,
+    #[pyo3(get)]
+    _request: Py<PyAny>,
+    state: Mutex<State>,
+    settled: Condvar,
+}
+
+impl ResponseFutureCore {
+    /// Calls each of `calls` with `first` then its own arguments, logging failures.
+    fn run_callbacks(py: Python<'_>, calls: Vec<Callback>, first: &Py<PyAny>, what: &str) {
+        for (f, args, kwargs) in calls {
+            let mut all: Vec<Bound<'_, PyAny>> = Vec::with_capacity(args.bind(py).len() + 1);
+            all.push(first.bind(py).clone());
+            all.extend(args.bind(py).iter());
+            let res = PyTuple::new(py, all).and_then(|a| f.bind(py).call(a, kwargs.as_ref().map(|k| k.bind(py))));
+            if let Err(e) = res {
+                Self::log_failure(py, what, &f, e);
+            }
+        }
+    }
+
+    /// `log.exception("Failed executing callback %r", fn)`, as the classic driver does.
+    fn log_failure(py: Python<'_>, what: &str, f: &Py<PyAny>, e: PyErr) {
+        let logged = cluster_objects(py).and_then(|(_, _, log)| {
+            let kw = PyDict::new(py);
+            kw.set_item("exc_info", e.value(py))?;
+            log.bind(py).call_method(intern!(py, "error"), (format!("Failed executing {what} %r"), f), Some(&kw))?;
+            Ok(())
+        });
+        if let Err(le) = logged {
+            le.write_unraisable(py, None);
+        }
+    }
+
+    fn add(list: &mut Vec<Callback>, py: Python<'_>, f: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) {
+        let kwargs = kwargs.filter(|k| !k.is_empty()).map(|k| k.clone().unbind());
+        list.push((f.clone().unbind(), args.clone().unbind(), kwargs));
+        let _ = py;
+    }
+
+    fn clone_calls(py: Python<'_>, calls: &[Callback]) -> Vec<Callback> {
+        calls.iter().map(|(f, a, k)| (f.clone_ref(py), a.clone_ref(py), k.as_ref().map(|k| k.clone_ref(py)))).collect()
+    }
+}
+
+#[pymethods]
+impl ResponseFutureCore {
+    #[new]
+    fn new(session: Py<PyAny>, request: Py<PyAny>, query: Py<PyAny>, row_factory: Py<PyAny>, timeout: Py<PyAny>) -> Self {
+        ResponseFutureCore {
+            session,
+            query,
+            row_factory: Mutex::new(row_factory),
+            timeout,
+            _request: request,
+            state: Mutex::new(State { status: Status::Pending, paging_state: None, callbacks: Vec::new(), errbacks: Vec::new() }),
+            settled: Condvar::new(),
+        }
+    }
+
+    /// Settles it with a page (`exc` None) or an exception, then runs the callbacks or
+    /// errbacks. Called by the dispatcher thread.
+    fn __call__(&self, py: Python<'_>, page: Py<PyAny>, exc: Py<PyAny>) -> PyResult<()> {
+        if !exc.is_none(py) {
+            let errbacks = {
+                let mut st = self.state.lock();
+                st.status = Status::Failed(exc.clone_ref(py));
+                self.settled.notify_all();
+                Self::clone_calls(py, &st.errbacks)
+            };
+            Self::run_callbacks(py, errbacks, &exc, "errback");
+            return Ok(());
+        }
+        let factory = self.row_factory.lock().clone_ref(py);
+        let rows = match page_rows_of(py, page.bind(py), factory.bind(py)) {
+            Ok(rows) => rows.map(|r| r.unbind()).unwrap_or_else(|| py.None()),
+            Err(e) => {
+                // The row factory failed: the request fails with its error.
+                let exc = e.into_value(py).into_any();
+                return self.__call__(py, py.None(), exc);
+            }
+        };
+        let paging_state = page.bind(py).get_item(3)?;
+        let callbacks = {
+            let mut st = self.state.lock();
+            st.paging_state = (!paging_state.is_none()).then(|| paging_state.unbind());
+            st.status = Status::Done(page, rows.clone_ref(py));
+            self.settled.notify_all();
+            Self::clone_calls(py, &st.callbacks)
+        };
+        Self::run_callbacks(py, callbacks, &rows, "callback");
+        Ok(())
+    }
+
+    #[getter]
+    fn row_factory(&self, py: Python<'_>) -> Py<PyAny> {
+        self.row_factory.lock().clone_ref(py)
+    }
+
+    #[setter]
+    fn set_row_factory(&self, factory: Py<PyAny>) {
+        *self.row_factory.lock() = factory;
+    }
+
+    #[getter]
+    fn done(&self) -> bool {
+        !matches!(self.state.lock().status, Status::Pending)
+    }
+
+    /// Waits for the result (GIL released) and returns a `ResultSet`, or raises the
+    /// request's exception. `timeout` (seconds) bounds this wait only:
+    /// `OperationTimedOut` if it passes; the request's own timeout still applies.
+    #[pyo3(signature = (timeout=None))]
+    fn result(slf: &Bound<'_, Self>, timeout: Option<f64>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let this = slf.get();
+        let pending = matches!(this.state.lock().status, Status::Pending);
+        if pending {
+            let deadline = match timeout {
+                Some(t) if t.is_finite() && t >= 0.0 => Some(Instant::now() + Duration::from_secs_f64(t)),
+                Some(t) if t.is_nan() || t < 0.0 => Some(Instant::now()),
+                _ => None,
+            };
+            let settled = py.detach(|| {
+                let mut st = this.state.lock();
+                while matches!(st.status, Status::Pending) {
+                    match deadline {
+                        None => this.settled.wait(&mut st),
+                        Some(d) => {
+                            if this.settled.wait_until(&mut st, d).timed_out() && matches!(st.status, Status::Pending) {
+                                return false;
+                            }
+                        }
+                    }
+                }
+                true
+            });
+            if !settled {
+                let kw = PyDict::new(py);
+                kw.set_item("errors", format!("ResponseFuture.result(timeout={}) elapsed", timeout.unwrap_or_default()))?;
+                kw.set_item("last_host", this.session.bind(py).getattr(intern!(py, "hosts"))?)?;
+                return Err(errors::make(py, "OperationTimedOut", (), Some(&kw)));
+            }
+        }
+        let (page, rows) = match &this.state.lock().status {
+            Status::Done(page, rows) => (page.clone_ref(py), rows.clone_ref(py)),
+            Status::Failed(exc) => return Err(PyErr::from_value(exc.bind(py).clone())),
+            Status::Pending => unreachable!("settled above"),
+        };
+        let rows = if rows.is_none(py) { PyList::empty(py).into_any().unbind() } else { rows };
+        let (result_set, _, _) = cluster_objects(py)?;
+        let args = (page, this.session.clone_ref(py), this._request.clone_ref(py), this.row_factory.lock().clone_ref(py), this.query.clone_ref(py), rows, slf.clone());
+        Ok(result_set.bind(py).call1(args)?.unbind())
+    }
+
+    /// Calls `fn(rows, *args, **kwargs)` on success (at once if already done).
+    #[pyo3(signature = (r#fn, *args, **kwargs))]
+    fn add_callback<'py>(slf: &Bound<'py, Self>, r#fn: &Bound<'py, PyAny>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, Self>> {
+        Self::add_callbacks_impl(slf, Some((r#fn, args, kwargs)), None)?;
+        Ok(slf.clone())
+    }
+
+    /// Calls `fn(exception, *args, **kwargs)` on failure (at once if already failed).
+    #[pyo3(signature = (r#fn, *args, **kwargs))]
+    fn add_errback<'py>(slf: &Bound<'py, Self>, r#fn: &Bound<'py, PyAny>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, Self>> {
+        Self::add_callbacks_impl(slf, None, Some((r#fn, args, kwargs)))?;
+        Ok(slf.clone())
+    }
+
+    /// `add_callback` and `add_errback` together (under one lock: the request cannot
+    /// finish in between).
+    #[pyo3(signature = (callback, errback, callback_args=None, callback_kwargs=None, errback_args=None, errback_kwargs=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn add_callbacks<'py>(
+        slf: &Bound<'py, Self>,
+        callback: &Bound<'py, PyAny>,
+        errback: &Bound<'py, PyAny>,
+        callback_args: Option<&Bound<'py, PyAny>>,
+        callback_kwargs: Option<&Bound<'py, PyDict>>,
+        errback_args: Option<&Bound<'py, PyAny>>,
+        errback_kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let py = slf.py();
+        let as_tuple = |a: Option<&Bound<'py, PyAny>>| -> PyResult<Bound<'py, PyTuple>> {
+            match a {
+                None => Ok(PyTuple::empty(py)),
+                Some(a) => match a.cast::<PyTuple>() {
+                    Ok(t) => Ok(t.clone()),
+                    Err(_) => pyo3::types::PySequenceMethods::to_tuple(a.cast::<pyo3::types::PySequence>()?),
+                },
+            }
+        };
+        let (cargs, eargs) = (as_tuple(callback_args)?, as_tuple(errback_args)?);
+        Self::add_callbacks_impl(slf, Some((callback, &cargs, callback_kwargs)), Some((errback, &eargs, errback_kwargs)))?;
+        Ok(slf.clone())
+    }
+
+    fn clear_callbacks(&self) {
+        let mut st = self.state.lock();
+        st.callbacks.clear();
+        st.errbacks.clear();
+    }
+
+    /// Whether another page follows the last one fetched.
+    #[getter]
+    fn has_more_pages(&self) -> bool {
+        self.state.lock().paging_state.is_some()
+    }
+
+    /// Fetches the next page; the callbacks run again with its rows. `QueryExhausted` on
+    /// the last page.
+    fn start_fetching_next_page(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let py = slf.py();
+        let this = slf.get();
+        let state = {
+            let mut st = this.state.lock();
+            match st.paging_state.take() {
+                None => None,
+                Some(ps) => {
+                    st.status = Status::Pending;
+                    Some(ps)
+                }
+            }
+        };
+        let Some(state) = state else {
+            let (_, exhausted, _) = cluster_objects(py)?;
+            return Err(PyErr::from_value(exhausted.bind(py).call0()?));
+        };
+        this._request.bind(py).call_method1(intern!(py, "submit_to"), (slf, state))?;
+        Ok(())
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.session)?;
+        visit.call(&self.query)?;
+        if let Some(f) = self.row_factory.try_lock() {
+            visit.call(&*f)?;
+        }
+        visit.call(&self.timeout)?;
+        visit.call(&self._request)?;
+        // try_lock: a traversal never waits (a holder of the lock holds the GIL too).
+        if let Some(st) = self.state.try_lock() {
+            match &st.status {
+                Status::Done(page, rows) => {
+                    visit.call(page)?;
+                    visit.call(rows)?;
+                }
+                Status::Failed(exc) => visit.call(exc)?,
+                Status::Pending => {}
+            }
+            for (f, a, k) in st.callbacks.iter().chain(st.errbacks.iter()) {
+                visit.call(f)?;
+                visit.call(a)?;
+                if let Some(k) = k {
+                    visit.call(k)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn __clear__(&self) {
+        let mut st = self.state.lock();
+        st.callbacks.clear();
+        st.errbacks.clear();
+    }
+}
+
+impl ResponseFutureCore {
+    /// Registers a callback and/or an errback under the lock; one that applies to an
+    /// already settled future runs at once, in this thread.
+    #[allow(clippy::type_complexity)]
+    fn add_callbacks_impl<'py>(
+        slf: &Bound<'py, Self>,
+        callback: Option<(&Bound<'py, PyAny>, &Bound<'py, PyTuple>, Option<&Bound<'py, PyDict>>)>,
+        errback: Option<(&Bound<'py, PyAny>, &Bound<'py, PyTuple>, Option<&Bound<'py, PyDict>>)>,
+    ) -> PyResult<()> {
+        let py = slf.py();
+        let this = slf.get();
+        let now = {
+            let mut st = this.state.lock();
+            if let Some((f, a, k)) = callback {
+                Self::add(&mut st.callbacks, py, f, a, k);
+            }
+            if let Some((f, a, k)) = errback {
+                Self::add(&mut st.errbacks, py, f, a, k);
+            }
+            match &st.status {
+                Status::Done(_, rows) => callback.map(|c| (c, rows.clone_ref(py))),
+                Status::Failed(exc) => errback.map(|e| (e, exc.clone_ref(py))),
+                Status::Pending => None,
+            }
+        };
+        if let Some(((f, args, kwargs), first)) = now {
+            let mut all: Vec<Bound<'py, PyAny>> = Vec::with_capacity(args.len() + 1);
+            all.push(first.into_bound(py));
+            all.extend(args.iter());
+            f.call(PyTuple::new(py, all)?, kwargs)?;
+        }
+        Ok(())
+    }
+}
