@@ -90,10 +90,14 @@ impl ResponseFutureCore {
         }
     }
 
-    fn add(list: &mut Vec<Callback>, py: Python<'_>, f: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) {
+    fn add(list: &mut Vec<Callback>, f: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) {
         let kwargs = kwargs.filter(|k| !k.is_empty()).map(|k| k.clone().unbind());
         list.push((f.clone().unbind(), args.clone().unbind(), kwargs));
-        let _ = py;
+    }
+
+    fn take_callbacks(&self) -> (Vec<Callback>, Vec<Callback>) {
+        let mut st = self.state.lock();
+        (std::mem::take(&mut st.callbacks), std::mem::take(&mut st.errbacks))
     }
 
     fn clone_calls(py: Python<'_>, calls: &[Callback]) -> Vec<Callback> {
@@ -120,11 +124,11 @@ impl ResponseFutureCore {
     /// errbacks. Called by the dispatcher thread.
     fn __call__(&self, py: Python<'_>, page: Py<PyAny>, exc: Py<PyAny>) -> PyResult<()> {
         if !exc.is_none(py) {
-            let errbacks = {
+            let (errbacks, _old) = {
                 let mut st = self.state.lock();
-                st.status = Status::Failed(exc.clone_ref(py));
+                let old = std::mem::replace(&mut st.status, Status::Failed(exc.clone_ref(py)));
                 self.settled.notify_all();
-                Self::clone_calls(py, &st.errbacks)
+                (Self::clone_calls(py, &st.errbacks), old)
             };
             Self::run_callbacks(py, errbacks, &exc, "errback");
             return Ok(());
@@ -139,12 +143,12 @@ impl ResponseFutureCore {
             }
         };
         let paging_state = page.bind(py).get_item(3)?;
-        let callbacks = {
+        let (callbacks, _old) = {
             let mut st = self.state.lock();
             st.paging_state = (!paging_state.is_none()).then(|| paging_state.unbind());
-            st.status = Status::Done(page, rows.clone_ref(py));
+            let old = std::mem::replace(&mut st.status, Status::Done(page, rows.clone_ref(py)));
             self.settled.notify_all();
-            Self::clone_calls(py, &st.callbacks)
+            (Self::clone_calls(py, &st.callbacks), old)
         };
         Self::run_callbacks(py, callbacks, &rows, "callback");
         Ok(())
@@ -157,7 +161,7 @@ impl ResponseFutureCore {
 
     #[setter]
     fn set_row_factory(&self, factory: Py<PyAny>) {
-        *self.row_factory.lock() = factory;
+        let _old = std::mem::replace(&mut *self.row_factory.lock(), factory);
     }
 
     #[getter]
@@ -254,9 +258,8 @@ impl ResponseFutureCore {
     }
 
     fn clear_callbacks(&self) {
-        let mut st = self.state.lock();
-        st.callbacks.clear();
-        st.errbacks.clear();
+        // Dropped after the lock is released: dropping a callback can run Python code.
+        let _dropped = self.take_callbacks();
     }
 
     /// Whether another page follows the last one fetched.
@@ -270,14 +273,11 @@ impl ResponseFutureCore {
     fn start_fetching_next_page(slf: &Bound<'_, Self>) -> PyResult<()> {
         let py = slf.py();
         let this = slf.get();
-        let state = {
+        let (state, _old) = {
             let mut st = this.state.lock();
             match st.paging_state.take() {
-                None => None,
-                Some(ps) => {
-                    st.status = Status::Pending;
-                    Some(ps)
-                }
+                None => (None, None),
+                Some(ps) => (Some(ps), Some(std::mem::replace(&mut st.status, Status::Pending))),
             }
         };
         let Some(state) = state else {
@@ -318,9 +318,7 @@ impl ResponseFutureCore {
     }
 
     fn __clear__(&self) {
-        let mut st = self.state.lock();
-        st.callbacks.clear();
-        st.errbacks.clear();
+        let _dropped = self.take_callbacks();
     }
 }
 
@@ -338,10 +336,10 @@ impl ResponseFutureCore {
         let now = {
             let mut st = this.state.lock();
             if let Some((f, a, k)) = callback {
-                Self::add(&mut st.callbacks, py, f, a, k);
+                Self::add(&mut st.callbacks, f, a, k);
             }
             if let Some((f, a, k)) = errback {
-                Self::add(&mut st.errbacks, py, f, a, k);
+                Self::add(&mut st.errbacks, f, a, k);
             }
             match &st.status {
                 Status::Done(_, rows) => callback.map(|c| (c, rows.clone_ref(py))),

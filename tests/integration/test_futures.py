@@ -206,3 +206,34 @@ def test_add_callbacks_after_completion_run_at_once_and_failing_callbacks_are_lo
         f.add_callback(lambda rows: done.set())
     assert done.wait(20)
     assert any("callback failed on purpose" in r.exc_text for r in caplog.records if r.exc_text)
+
+
+def test_many_waiters_one_future_and_reentrant_callback_release(cassandra, session):
+    """Several threads wait on one future (GIL released); dropping a callback whose
+    finalizer touches the same future does not deadlock; row_factory can be changed
+    on the future before it completes."""
+    from turbocql.query import dict_factory
+
+    with paused(cassandra):
+        f = session.execute_async("SELECT key FROM system.local")
+        f.row_factory = dict_factory
+        got = []
+        waiters = [threading.Thread(target=lambda: got.append(f.result(timeout=20).one())) for _ in range(8)]
+        for t in waiters:
+            t.start()
+        time.sleep(0.3)
+        assert not f.done and not got
+
+        class Finalized:
+            def __call__(self, rows):
+                pass
+
+            def __del__(self):
+                f.add_errback(lambda exc: None)  # re-enters the future while it is cleared
+
+        f.add_callback(Finalized())
+        f.clear_callbacks()  # drops Finalized: its __del__ runs after the future's lock is released
+    for t in waiters:
+        t.join(20)
+    assert got == [{"key": "local"}] * 8
+    assert f.done and f.result().one() == {"key": "local"}
