@@ -11,9 +11,9 @@
 //!   `add_done_callback`, `result`, `cancel`, …), so a task awaiting it is woken directly
 //!   by `drain`: no coroutine frame, no `asyncio.Future`, no extra `call_soon` per request.
 //!   It also works with `asyncio.gather`, `wait_for`, `shield` and `ensure_future`.
-//! - [`AioExecute`]: `turbocql.aio.Session.execute` itself for prepared statements: the
-//!   request built (`session::PreparedRequests`) and started on the running loop in one
-//!   call, with no Python frame; other statements go to the Python implementation.
+//! - [`AioExecute`]: `turbocql.aio.Session.execute` itself: the request built
+//!   (`session::RequestBuilder`, with no Python frame for a prepared statement) and started
+//!   on the running loop in one call.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -27,7 +27,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple};
 
 use crate::completion::{push_batched, to_python, Completion};
-use crate::session::{given, Given, PreparedRequests};
+use crate::session::{given, Given, PyRequest, RequestBuilder};
 
 type Task = Pin<Box<dyn Future<Output = ()> + Send>>;
 
@@ -465,10 +465,8 @@ pub fn install_send(py: Python<'_>) {
 /// paging_state=None)` (see the module doc).
 #[pyclass(frozen, module = "turbocql._engine")]
 pub struct AioExecute {
-    /// Builds the requests of prepared statements (the session's `_prepared_request`).
-    requests: Py<PreparedRequests>,
-    /// The Python implementation, for every statement but a `PreparedStatement`.
-    fallback: Py<PyAny>,
+    /// The session's request builder (`Session._build_request`).
+    requests: Py<RequestBuilder>,
     /// `AsyncResultSet`, built as `(page, session, request, row_factory, query)`.
     result_class: Py<PyAny>,
     /// `turbocql.aio._loop_queue(loop)`.
@@ -501,9 +499,9 @@ impl AioExecute {
 #[pymethods]
 impl AioExecute {
     #[new]
-    fn new(py: Python<'_>, requests: Py<PreparedRequests>, fallback: Py<PyAny>, result_class: Py<PyAny>, loop_queue: Py<PyAny>) -> PyResult<Self> {
+    fn new(py: Python<'_>, requests: Py<RequestBuilder>, result_class: Py<PyAny>, loop_queue: Py<PyAny>) -> PyResult<Self> {
         let get_running_loop = py.import("asyncio")?.getattr("get_running_loop")?.unbind();
-        Ok(AioExecute { requests, fallback, result_class, loop_queue, get_running_loop, last: Mutex::new(None) })
+        Ok(AioExecute { requests, result_class, loop_queue, get_running_loop, last: Mutex::new(None) })
     }
 
     #[pyo3(signature = (query, parameters=None, timeout=Given(None), trace=false, paging_state=None))]
@@ -517,19 +515,19 @@ impl AioExecute {
         paging_state: Option<&[u8]>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let requests = self.requests.get();
-        if !requests.takes(py, query) {
-            let timeout = timeout.or_not_set(py, requests);
-            return self.fallback.bind(py).call1((query, parameters, timeout, trace, paging_state));
-        }
         let (request, row_factory) = requests.build(py, query, parameters, timeout, trace)?;
         let (event_loop, queue) = self.running_loop(py)?;
-        let args = PyTuple::new(py, [requests.session(py).clone(), request.clone().into_any(), row_factory, query.clone()])?;
-        Ok(request.get().aio(py, event_loop, queue, self.result_class.clone_ref(py), args.unbind(), paging_state)?.into_any())
+        let args = PyTuple::new(py, [requests.session(py).clone(), request.clone(), row_factory, query.clone()])?.unbind();
+        let wrap = self.result_class.clone_ref(py);
+        match request.cast::<PyRequest>() {
+            Ok(r) => Ok(r.get().aio(py, event_loop, queue, wrap, args, paging_state)?.into_any()),
+            // A batch (`cluster._BatchRequest`): same method, in Python.
+            Err(_) => request.call_method1(intern!(py, "aio"), (event_loop, queue, wrap, args, paging_state)),
+        }
     }
 
     fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
         visit.call(&self.requests)?;
-        visit.call(&self.fallback)?;
         visit.call(&self.result_class)?;
         visit.call(&self.loop_queue)
     }

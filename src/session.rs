@@ -388,23 +388,19 @@ pub fn given<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Given<'py>> {
     Ok(Given(Some(obj.clone())))
 }
 
-impl<'py> Given<'py> {
-    /// The argument, or `_NOT_SET` if not given.
-    pub fn or_not_set(self, py: Python<'py>, requests: &PreparedRequests) -> Bound<'py, PyAny> {
-        self.0.unwrap_or_else(|| requests.not_set.bind(py).clone())
-    }
-}
-
-/// `turbocql.cluster.Session._prepared_request(query, parameters=None, timeout=_NOT_SET,
-/// trace=False)` → `(Request, row_factory)` for a `PreparedStatement`: what
-/// `Session._row_mode` and `Session._request` do, with no Python frame. The options are
-/// read from the statement and the session at each call (statement first, then the
-/// session's defaults), so changing either takes effect at once.
+/// `turbocql.cluster.Session._build_request(query, parameters=None, timeout=_NOT_SET,
+/// trace=False)` → `(request, row_factory)`: the engine request of any statement and the
+/// row factory of its results. A `PreparedStatement`'s is built here, with no Python frame
+/// (what `Session._row_mode` and `Session._request` do): its options are read from the
+/// statement and the session at each call (statement first, then the session's defaults),
+/// so changing either takes effect at once. Other statements go to `fallback`
+/// (`Session._request_and_factory`, same arguments and result).
 #[pyclass(frozen, module = "turbocql._engine")]
-pub struct PreparedRequests {
+pub struct RequestBuilder {
     /// `turbocql.cluster.Session`.
     session: Py<PyAny>,
     engine: Py<Session>,
+    fallback: Py<PyAny>,
     prepared_type: Py<pyo3::types::PyType>,
     not_set: Py<PyAny>,
     fetch_size_unset: Py<PyAny>,
@@ -412,18 +408,19 @@ pub struct PreparedRequests {
     numpy_handler: Py<PyAny>,
 }
 
-impl PreparedRequests {
+impl RequestBuilder {
     pub fn session<'py>(&self, py: Python<'py>) -> &Bound<'py, PyAny> {
         self.session.bind(py)
     }
 
-    /// Whether `query` is a `PreparedStatement` (not a subclass: those go the Python way).
-    pub fn takes(&self, py: Python<'_>, query: &Bound<'_, PyAny>) -> bool {
-        query.get_type().is(self.prepared_type.bind(py))
-    }
-
-    /// The request of prepared statement `query`, and the row factory of its results.
-    pub fn build<'py>(&self, py: Python<'py>, query: &Bound<'py, PyAny>, parameters: Option<Bound<'py, PyAny>>, timeout: Given<'py>, trace: bool) -> PyResult<(Bound<'py, PyRequest>, Bound<'py, PyAny>)> {
+    /// The request of `query` (an `_engine.Request`, or the fallback's request object,
+    /// e.g. a batch's) and the row factory of its results.
+    pub fn build<'py>(&self, py: Python<'py>, query: &Bound<'py, PyAny>, parameters: Option<Bound<'py, PyAny>>, timeout: Given<'py>, trace: bool) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        if !query.get_type().is(self.prepared_type.bind(py)) {
+            // Not a PreparedStatement (subclasses too): the Python implementation.
+            let timeout = timeout.0.unwrap_or_else(|| self.not_set.bind(py).clone());
+            return self.fallback.bind(py).call1((query, parameters, timeout, trace))?.extract();
+        }
         let s = self.session.bind(py);
         // The row mode (Session._row_mode): numpy columns, or the row factory's rows.
         let (row_factory, columnar) = if s.getattr(pyo3::intern!(py, "client_protocol_handler"))?.is(self.numpy_handler.bind(py)) {
@@ -462,29 +459,30 @@ impl PreparedRequests {
             query.getattr(pyo3::intern!(py, "is_idempotent"))?.is_truthy()?,
             columnar,
         )?;
-        Ok((Bound::new(py, request)?, row_factory))
+        Ok((Bound::new(py, request)?.into_any(), row_factory))
     }
 }
 
 #[pymethods]
-impl PreparedRequests {
+impl RequestBuilder {
     /// `constants`: `(PreparedStatement, _NOT_SET, FETCH_SIZE_UNSET, numpy_factory,
     /// NumpyProtocolHandler)`.
     #[new]
-    fn new(py: Python<'_>, session: Py<PyAny>, constants: (Py<pyo3::types::PyType>, Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>)) -> PyResult<Self> {
+    fn new(py: Python<'_>, session: Py<PyAny>, fallback: Py<PyAny>, constants: (Py<pyo3::types::PyType>, Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>)) -> PyResult<Self> {
         let engine = session.bind(py).getattr(pyo3::intern!(py, "_session"))?.cast_into::<Session>()?.unbind();
         let (prepared_type, not_set, fetch_size_unset, numpy_factory, numpy_handler) = constants;
-        Ok(PreparedRequests { session, engine, prepared_type, not_set, fetch_size_unset, numpy_factory, numpy_handler })
+        Ok(RequestBuilder { session, engine, fallback, prepared_type, not_set, fetch_size_unset, numpy_factory, numpy_handler })
     }
 
     #[pyo3(signature = (query, parameters=None, timeout=Given(None), trace=false))]
     fn __call__<'py>(&self, py: Python<'py>, query: &Bound<'py, PyAny>, parameters: Option<Bound<'py, PyAny>>, #[pyo3(from_py_with = given)] timeout: Given<'py>, trace: bool) -> PyResult<Bound<'py, PyTuple>> {
         let (request, row_factory) = self.build(py, query, parameters, timeout, trace)?;
-        PyTuple::new(py, [request.into_any(), row_factory])
+        PyTuple::new(py, [request, row_factory])
     }
 
     fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
-        visit.call(&self.session)
+        visit.call(&self.session)?;
+        visit.call(&self.fallback)
     }
 }
 

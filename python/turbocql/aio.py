@@ -21,7 +21,6 @@ request and frees what it holds.
 
 import asyncio
 import weakref
-from threading import get_ident as _get_ident
 
 from turbocql import _engine
 from turbocql import cluster as _cluster
@@ -69,10 +68,8 @@ class Session:
 
     def __init__(self, session):
         self._session = session
-        # execute(): prepared statements go straight to the engine (no Python frame); the
-        # engine calls the method below for every other statement.
-        object.__setattr__(self, "execute", _engine.AioExecute(
-            session._prepared_request, self._execute, AsyncResultSet, _loop_queue))
+        # execute() is the engine's: no Python frame per call (see Session.execute).
+        object.__setattr__(self, "execute", _engine.AioExecute(session._build_request, AsyncResultSet, _loop_queue))
 
     @property
     def sync_session(self):
@@ -99,27 +96,9 @@ class Session:
         task would): ``await`` it, or pass it to ``asyncio.gather``/``wait_for``.
         Cancelling it (or the task awaiting it) drops the request in the engine.
 
-        (Each instance's ``execute`` is the engine's ``AioExecute``, which does this for
-        prepared statements and calls this method for the others.)"""
-        return self._execute(query, parameters, timeout, trace, paging_state)
-
-    def _execute(self, query, parameters, timeout, trace, paging_state):
-        s = self._session
-        request, row_factory = s._request_and_factory(query, parameters, timeout, trace)
-        # The loop of the last call, if it still runs on this thread (asyncio's
-        # get_running_loop makes a getpid() system call each time).
-        thread, loop, queue = self._last_loop
-        if thread != _get_ident() or loop is None or not loop.is_running():
-            loop, queue = self._remember_loop()
-        return request.aio(loop, queue, AsyncResultSet, (s, request, row_factory, query), paging_state)
-
-    _last_loop = (None, None, None)
-
-    def _remember_loop(self):
-        loop = _get_running_loop()
-        queue = _loop_queue(loop)
-        object.__setattr__(self, "_last_loop", (_get_ident(), loop, queue))
-        return loop, queue
+        (Each session's ``execute`` attribute is the engine's ``AioExecute``, which does
+        all this in one call; this method forwards to it.)"""
+        return self.__dict__["execute"](query, parameters, timeout, trace, paging_state)
 
     async def prepare(self, query, custom_payload=None, keyspace=None):
         loop = asyncio.get_running_loop()

@@ -240,10 +240,11 @@ class Session:
         self.cluster = cluster
         self._session = engine_session
         self.encoder = Encoder()
-        # (request, row factory) of a PreparedStatement, built by the engine: what
-        # _row_mode and _request do for other statements, with no Python frame.
-        self._prepared_request = _engine.PreparedRequests(
-            self, (PreparedStatement, _NOT_SET, FETCH_SIZE_UNSET, numpy_factory, protocol.NumpyProtocolHandler))
+        # (request, row factory) of a statement: built by the engine for a
+        # PreparedStatement, with no Python frame; by _request_and_factory otherwise.
+        self._build_request = _engine.RequestBuilder(
+            self, self._request_and_factory,
+            (PreparedStatement, _NOT_SET, FETCH_SIZE_UNSET, numpy_factory, protocol.NumpyProtocolHandler))
 
     @property
     def keyspace(self):
@@ -265,10 +266,7 @@ class Session:
         BatchStatement. ``parameters`` fill ``%s`` / ``%(name)s`` for strings and simple
         statements, ``?`` / ``:name`` for prepared ones.
         """
-        if type(query) is PreparedStatement:
-            request, row_factory = self._prepared_request(query, parameters, timeout, trace)
-        else:
-            request, row_factory = self._request_and_factory(query, parameters, timeout, trace)
+        request, row_factory = self._build_request(query, parameters, timeout, trace)
         return ResultSet(request.run(paging_state), self, request, row_factory, query)
 
     def execute_async(self, query, parameters=None, trace=False, custom_payload=None, timeout=_NOT_SET,
@@ -279,10 +277,7 @@ class Session:
         callbacks added with :meth:`ResponseFuture.add_callbacks` run on the dispatcher
         thread, which hands back all ready completions under one GIL acquisition.
         """
-        if type(query) is PreparedStatement:
-            request, row_factory = self._prepared_request(query, parameters, timeout, trace)
-        else:
-            request, row_factory = self._request_and_factory(query, parameters, timeout, trace)
+        request, row_factory = self._build_request(query, parameters, timeout, trace)
         future = ResponseFuture(self, request, query, row_factory, timeout)
         if _dispatcher_thread is None:
             _start_dispatcher()
@@ -297,8 +292,9 @@ class Session:
         return row_factory, row_factory is numpy_factory
 
     def _request_and_factory(self, query, parameters, timeout, trace):
-        """``(request, row_factory)`` of any statement (``timeout`` may be ``_NOT_SET``);
-        ``_prepared_request`` does the same for a PreparedStatement in the engine."""
+        """``(request, row_factory)`` of any statement (``timeout`` may be ``_NOT_SET``).
+        ``_build_request`` calls it for all but a PreparedStatement, whose request it
+        builds itself."""
         if timeout is _NOT_SET:
             timeout = self.default_timeout
         row_factory, columnar = self._row_mode()

@@ -316,3 +316,28 @@ def test_prepared_statement_options_reach_the_engine(cassandra, keyspace):
             session.default_timeout = 10.0
             assert (await asyncio.wait_for(unbounded, 20)).one().c == 0
     run(main())
+
+
+def test_every_statement_kind(cassandra, keyspace):
+    """Strings, SimpleStatement, BoundStatement and BatchStatement go the Python way inside
+    the engine's execute; all of them run and return an AsyncResultSet."""
+    from turbocql.query import BatchStatement
+
+    async def main():
+        async with Cluster([HOST], port=PORT) as cluster:
+            session = await cluster.connect(keyspace)
+            await session.execute("CREATE TABLE IF NOT EXISTS aio_kinds (k int PRIMARY KEY, v text)")
+            ins = await session.prepare("INSERT INTO aio_kinds (k, v) VALUES (?, ?)")
+            batch = BatchStatement()
+            for i in range(3):
+                batch.add(ins, (i, "b%d" % i))
+            assert isinstance(await session.execute(batch), AsyncResultSet)
+            await session.execute(ins.bind((3, "bound")))
+            await session.execute(SimpleStatement("INSERT INTO aio_kinds (k, v) VALUES (%s, %s)"), (4, "simple"))
+            await session.execute("INSERT INTO aio_kinds (k, v) VALUES (%s, %s)", (5, "str"), timeout=None)
+            rows = await session.execute(SimpleStatement("SELECT k, v FROM aio_kinds", fetch_size=2))
+            got = sorted((r.k, r.v) for r in await rows.all_pages())
+            assert got == [(0, "b0"), (1, "b1"), (2, "b2"), (3, "bound"), (4, "simple"), (5, "str")]
+            with pytest.raises(ValueError, match="BatchStatement"):
+                session.execute(batch, (1,))
+    run(main())
