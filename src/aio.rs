@@ -37,6 +37,10 @@ pub struct LoopQueue {
     inner: Arc<LoopInner>,
     /// Requests submitted during the current loop iteration, not yet on the runtime.
     pending: Mutex<Vec<Task>>,
+    /// Set while `drain` runs: the tasks it wakes submit their next requests then, and
+    /// `drain` hands those to the runtime itself when it ends (no `call_soon`, so no
+    /// extra loop iteration per batch).
+    draining: std::sync::atomic::AtomicBool,
 }
 
 impl LoopQueue {
@@ -45,9 +49,10 @@ impl LoopQueue {
     }
 
     /// Queues `task` for the runtime. The first request of a loop iteration schedules
-    /// `flush` with `call_soon` on `event_loop`, so the runtime is woken once per
-    /// iteration rather than once per request (Python code between two submissions is
-    /// slow enough for the runtime's worker to fall asleep in between).
+    /// `flush` with `call_soon` on `event_loop` (unless `drain` is running: it flushes when
+    /// it ends), so the runtime is woken once per iteration rather than once per request
+    /// (Python code between two submissions is slow enough for the runtime's worker to
+    /// fall asleep in between).
     pub fn defer(slf: &Bound<'_, LoopQueue>, event_loop: &Bound<'_, PyAny>, task: Task) -> PyResult<()> {
         let py = slf.py();
         let first = {
@@ -55,7 +60,7 @@ impl LoopQueue {
             pending.push(task);
             pending.len() == 1
         };
-        if first {
+        if first && !slf.get().draining.load(std::sync::atomic::Ordering::Relaxed) {
             event_loop.call_method1(intern!(py, "call_soon"), (slf.getattr(intern!(py, "flush"))?,))?;
         }
         Ok(())
@@ -98,7 +103,11 @@ impl LoopQueue {
         if efd < 0 {
             return Err(std::io::Error::last_os_error().into());
         }
-        Ok(LoopQueue { inner: Arc::new(LoopInner { items: Mutex::new(Vec::new()), efd }), pending: Mutex::new(Vec::new()) })
+        Ok(LoopQueue {
+            inner: Arc::new(LoopInner { items: Mutex::new(Vec::new()), efd }),
+            pending: Mutex::new(Vec::new()),
+            draining: std::sync::atomic::AtomicBool::new(false),
+        })
     }
 
     /// Hands the requests of this loop iteration to the runtime, with one wake-up.
@@ -119,13 +128,16 @@ impl LoopQueue {
     }
 
     /// Settles every queued request (on the loop's thread) and wakes the tasks awaiting
-    /// them. Requests cancelled meanwhile are skipped. Returns how many were taken.
+    /// them; the requests those tasks submit meanwhile go to the runtime when it ends.
+    /// Requests cancelled meanwhile are skipped. Returns how many were taken.
     fn drain(&self, py: Python<'_>) -> PyResult<usize> {
+        use std::sync::atomic::Ordering;
         let mut counter: u64 = 0;
         // SAFETY: reading 8 bytes into a valid u64 from our own non-blocking eventfd.
         unsafe { libc::read(self.inner.efd, &mut counter as *mut u64 as *mut libc::c_void, 8) };
         let batch = std::mem::take(&mut *self.inner.items.lock());
         let n = batch.len();
+        let nested = self.draining.swap(true, Ordering::Relaxed);
         for c in batch {
             let Ok(req) = c.target.bind(py).cast::<AioRequest>() else { continue };
             if !req.borrow().is_pending() {
@@ -133,6 +145,10 @@ impl LoopQueue {
             }
             let outcome = to_python(py, c.outcome, &c.hosts).map(|p| p.unbind()).map_err(|e| e.unbind());
             AioRequest::settle(req, State::Done(outcome));
+        }
+        if !nested {
+            self.draining.store(false, Ordering::Relaxed);
+            self.flush();
         }
         Ok(n)
     }
