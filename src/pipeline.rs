@@ -16,6 +16,7 @@ use futures::StreamExt;
 use parking_lot::{Condvar, Mutex};
 use pyo3::exceptions::{PyRuntimeError, PyStopIteration};
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 use scylla::client::session::Session as ScyllaSession;
 use scylla::errors::ExecutionError;
 use tokio::sync::{mpsc, Notify};
@@ -111,11 +112,35 @@ async fn drive(
 }
 
 impl PipelineCore {
-    fn take_result(&self, py: Python<'_>, make_result: &Bound<'_, PyAny>, res: Result<Outcome, ExecutionError>) -> PyResult<Result<Py<PyAny>, PyErr>> {
-        Ok(match res {
-            Ok(out) => Ok(make_result.call1((outcome_to_py(py, out)?,))?.unbind()),
+    /// `wrap(page, *args)` of a result, or the request's exception.
+    fn take_result(&self, py: Python<'_>, wrap: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>, res: Result<Outcome, ExecutionError>) -> PyResult<Py<PyAny>> {
+        match res {
+            Ok(out) => {
+                let mut items: Vec<Bound<'_, PyAny>> = Vec::with_capacity(args.len() + 1);
+                items.push(outcome_to_py(py, out)?.into_any());
+                items.extend(args.iter());
+                Ok(wrap.call1(PyTuple::new(py, items)?)?.unbind())
+            }
             Err(e) => Err(errors::execution_error(py, &e, &self.hosts)),
-        })
+        }
+    }
+
+    /// The next result in submission order if it is there (`Ok(None)`: wait for it);
+    /// `Err(())` once every queued request has been consumed or the pipeline is closed.
+    fn pop_ready(&self, p: &mut Progress) -> Result<Option<Result<Outcome, ExecutionError>>, ()> {
+        if p.consumed >= p.submitted {
+            return Err(());
+        }
+        let idx = p.consumed;
+        if let Some(r) = p.results.remove(&idx) {
+            p.consumed += 1;
+            self.shared.consumer_moved.notify_one();
+            return Ok(Some(r));
+        }
+        if p.closed {
+            return Err(());
+        }
+        Ok(None)
     }
 }
 
@@ -154,35 +179,32 @@ impl PipelineCore {
         Ok(failures.into_iter().map(|(_, e)| errors::execution_error(py, &e, &self.hosts).into_value(py).into_any()).collect())
     }
 
-    /// The next result in submission order, as `make_result(page)`; raises the request's
+    /// The next result in submission order, as `wrap(page, *args)`; raises the request's
     /// exception for a failed one, and StopIteration once every queued request has been
-    /// consumed.
-    fn next_result(&self, py: Python<'_>, make_result: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    /// consumed. Waits with the GIL released only when the result is not there yet.
+    #[pyo3(signature = (wrap, args))]
+    fn next_result(&self, py: Python<'_>, wrap: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
         if !self.keep_results {
             return Err(PyRuntimeError::new_err("results() is for read pipelines"));
         }
-        let res = py.detach(|| {
-            let mut p = self.shared.progress.lock();
-            loop {
-                if p.consumed >= p.submitted {
-                    return None;
+        let ready = self.pop_ready(&mut self.shared.progress.lock());
+        let res = match ready {
+            Ok(Some(r)) => Ok(r),
+            Err(()) => Err(()),
+            Ok(None) => py.detach(|| {
+                let mut p = self.shared.progress.lock();
+                loop {
+                    match self.pop_ready(&mut p) {
+                        Ok(Some(r)) => return Ok(r),
+                        Err(()) => return Err(()),
+                        Ok(None) => self.shared.changed.wait(&mut p),
+                    }
                 }
-                let idx = p.consumed;
-                if let Some(r) = p.results.remove(&idx) {
-                    p.consumed += 1;
-                    drop(p);
-                    self.shared.consumer_moved.notify_one();
-                    return Some(r);
-                }
-                if p.closed {
-                    return None;
-                }
-                self.shared.changed.wait(&mut p);
-            }
-        });
+            }),
+        };
         match res {
-            None => Err(PyStopIteration::new_err(())),
-            Some(r) => self.take_result(py, make_result, r)?.map_err(|e| e),
+            Err(()) => Err(PyStopIteration::new_err(())),
+            Ok(r) => self.take_result(py, wrap, args, r),
         }
     }
 

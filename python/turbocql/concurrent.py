@@ -153,8 +153,10 @@ class _Pipeline:
 
     def execute(self, statement, parameters=None):
         """Queues one request. Bad values raise here, before anything is sent."""
-        stmt, values = _resolve(self.session, statement, parameters)
-        self._core.execute(stmt, values)
+        if type(statement) is PreparedStatement:  # the common case, without a call
+            self._core.execute(statement._prepared, parameters if parameters is not None else ())
+        else:
+            self._core.execute(*_resolve(self.session, statement, parameters))
 
     @property
     def pending(self):
@@ -221,15 +223,11 @@ class ReadPipeline(_Pipeline):
     def results(self):
         """Yields the results of the requests queued so far, in submission order."""
         session = self.session
-        row_factory = session.row_factory
-
-        def make_result(page):
-            return ResultSet(page, session, None, row_factory, None)
-
+        args = (session, None, session.row_factory, None)  # ResultSet(page, *args)
         next_result = self._core.next_result
         while True:
             try:
-                rs = next_result(make_result)
+                rs = next_result(ResultSet, args)
             except StopIteration:
                 return
             except Exception as exc:
