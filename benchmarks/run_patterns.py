@@ -48,8 +48,10 @@ from run_sync import (  # noqa: E402  (shared helpers of the sync runner)
     ensure_rust_bin,
     find_server_pid,
     add_repeat_argument,
+    add_reset_argument,
     fmt_num,
     median_runs,
+    reset_table,
     run_client,
     unavailable_lines,
     wait_for_port,
@@ -231,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--build", action="store_true", help="cargo build the Rust reference first")
     peers.add_arguments(ap)
     add_repeat_argument(ap)
+    add_reset_argument(ap)
     ap.add_argument("--wait", type=float, default=0, help="seconds to wait for the server port")
     ap.add_argument("--timeout", type=float, default=None,
                     help="per client run, seconds (default 900; --quick: 300)")
@@ -294,7 +297,12 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['cpu_us_per_op']:.1f} µs CPU/op", file=sys.stderr, flush=True)
         results.append(r)
 
+    def reset() -> None:
+        if args.reset:
+            reset_table(rust_bin, common, args.pin_client, timeout)
+
     for _round, wl in ((i, wl) for i in range(max(1, args.repeat)) for wl in workloads):
+        reset()
         if "rust" in clients:
             record("rust", "rust_concurrent", wl,
                    None if rust_bin is None else rust_cmd(
@@ -304,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
         for spec in specs:
             if wl not in spec.workloads:
                 continue
+            reset()
             for label in TABLE_CLIENTS:
                 if label not in clients or not spec.runs_on(label):
                     continue
@@ -330,6 +339,8 @@ def main(argv: list[str] | None = None) -> int:
                   "(client CPU) shown; " if args.repeat > 1 else "")
                + (f"server warmed with {server_warmup:,} Rust writes and reads; "
                   if server_warmup > 0 else "no server warm-up by this runner; ")
+               + ("table truncated and read rows rewritten before each pattern's runs; "
+                  if args.reset else "")
                + f"server pid {server_pid or 'unknown'}; "
                f"1-min load average {load_start:.1f} at the start, "
                f"{os.getloadavg()[0]:.1f} at the end.")

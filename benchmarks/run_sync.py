@@ -191,6 +191,29 @@ def warm_up_server(rust_bin: Path | None, common: list[str], ops: int, pin: str 
             print(f"  warm-up {wl} failed: {r['failed']}", file=sys.stderr)
 
 
+def add_reset_argument(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--no-reset", dest="reset", action="store_false",
+                    help="do not TRUNCATE the table (and write the read rows again) before "
+                         "each group of client runs")
+
+
+def reset_table(rust_bin: Path | None, common: list[str], pin: str | None,
+                timeout: float) -> None:
+    """``TRUNCATE`` the benchmark table and write the read rows again (Rust reference,
+    untimed), so that every group of runs meets a table of the same size.
+
+    Without it the table grows with every write of the run: a full run leaves millions of
+    rows, the server slows down as it flushes and compacts them, and the clients measured
+    late in a run meet a slower server than those measured early.
+    """
+    if rust_bin is None:
+        return
+    r = run_client([str(rust_bin), *common, "--workload", "reset", "--ops", "1",
+                    "--warmup", "0"], pin, timeout)
+    if "failed" in r:
+        print(f"  table reset failed: {r['failed']}", file=sys.stderr)
+
+
 def fmt_num(x: float | None, digits: int = 0) -> str:
     if x is None:
         return ""
@@ -309,6 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--build", action="store_true", help="cargo build the Rust reference first")
     peers.add_arguments(ap)
     add_repeat_argument(ap)
+    add_reset_argument(ap)
     ap.add_argument("--wait", type=float, default=0, help="seconds to wait for the server port")
     ap.add_argument("--timeout", type=float, default=1800, help="per client run, seconds")
     ap.add_argument("--out", nargs="?", const="", default=None, metavar="PATH",
@@ -335,6 +359,7 @@ def main(argv: list[str] | None = None) -> int:
     server_pid = args.server_pid or find_server_pid(args.port)
     rust_bin = ensure_rust_bin(args.rust_bin, args.build) if "rust" in clients else None
     pyclients = peers.from_args(args, clients)
+    reset_bin = rust_bin or (ensure_rust_bin(args.rust_bin, args.build) if args.reset else None)
 
     common = ["--host", args.host, "--port", str(args.port), "--keyspace", args.keyspace,
               "--rows", str(args.rows)]
@@ -372,7 +397,11 @@ def main(argv: list[str] | None = None) -> int:
             runs.append(("rust, 120 in flight", 120, None if rust_bin is None else rust_cmd(
                 wl, args.ops, ["--pattern", "concurrent", "--concurrency", "120",
                                "--warmup", str(args.warmup)])))
-        for label, th, cmd in runs * max(1, args.repeat):
+        group = None
+        for i, (label, th, cmd) in enumerate(runs * max(1, args.repeat)):
+            if args.reset and (th, i // len(runs)) != group:  # each thread count, each round
+                reset_table(reset_bin, common, args.pin_client, args.timeout)
+            group = (th, i // len(runs))
             print(f"{wl:5} {label:>20} threads={th:<3} ...", end=" ", file=sys.stderr, flush=True)
             r = ({"failed": "Rust reference not built"} if cmd is None
                  else run_client(cmd, args.pin_client, args.timeout))
@@ -387,6 +416,8 @@ def main(argv: list[str] | None = None) -> int:
     cpu_info = f"{os.cpu_count()} CPUs"
     if args.repeat > 1:
         cpu_info += f"; each client run {args.repeat} times, the median run (client CPU) shown"
+    if args.reset:
+        cpu_info += "; table truncated and read rows rewritten before each thread count's runs"
     heading = (f"Sync execute, {args.ops:,} ops per run, prepared statements; {cpu_info}"
                f"{', client pinned to CPU ' + args.pin_client if args.pin_client else ''}; "
                f"server pid {server_pid or 'unknown'}.")

@@ -8,6 +8,8 @@
 //! * `--workload read`: prepared `SELECT * FROM t WHERE thekey = ?` of one row by key, over
 //!   the keys `row<i>`, `i < --rows`, written (if missing) before timing. Rows are decoded.
 //! * `--workload populate`: only writes the read keys (used by the runner to prepare reads).
+//! * `--workload reset`: `TRUNCATE t`, then writes the read keys: the runners do it before
+//!   each group of runs so every client meets a table of the same size.
 //! * `--workload vector`: document 004's vector ingestion. Table `<table> (id int PRIMARY KEY,
 //!   vector vector<float, DIM>)`, prepared INSERT at CL ONE; `--ops` rows (`--dim` float32s
 //!   each, pseudo-random) are built in memory before timing, `--warmup` rows are inserted
@@ -33,6 +35,7 @@ use futures::stream::{self, StreamExt};
 use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
 use scylla::statement::prepared::PreparedStatement;
+use scylla::statement::unprepared::Statement;
 
 // ---------------------------------------------------------------------------------------------
 // getrusage(2), declared by hand (Linux, 64-bit: timeval is two longs, then 14 longs).
@@ -89,6 +92,7 @@ enum Workload {
     Write,
     Read,
     Populate,
+    Reset,
     Vector,
 }
 
@@ -122,7 +126,7 @@ struct Opts {
 const USAGE: &str = "\
 usage: turbocql-rust-ref [--host H] [--port P] [--keyspace KS] [--ops N]
                          [--pattern sync|sync-threads|concurrent] [--threads N] [--concurrency K]
-                         [--workload write|read|populate|vector] [--tokio-workers W]
+                         [--workload write|read|populate|reset|vector] [--tokio-workers W]
                          [--warmup N] [--rows N] [--key-prefix S] [--server-pid PID]
                          [--dim D] [--runs R] [--table NAME]   (vector workload)";
 
@@ -185,6 +189,7 @@ fn parse_args() -> Result<Opts, String> {
                     "write" => Workload::Write,
                     "read" => Workload::Read,
                     "populate" => Workload::Populate,
+                    "reset" => Workload::Reset,
                     "vector" => Workload::Vector,
                     v => return Err(format!("--workload: unknown {v:?}")),
                 }
@@ -215,7 +220,7 @@ fn parse_args() -> Result<Opts, String> {
 /// One request of the workload; Ok(()) when the server answered as expected.
 async fn one(session: &Session, stmt: &PreparedStatement, workload: Workload, key: &str) -> bool {
     match workload {
-        Workload::Write | Workload::Populate | Workload::Vector => session
+        Workload::Write | Workload::Populate | Workload::Reset | Workload::Vector => session
             .execute_unpaged(stmt, (key, "a", "b"))
             .await
             .is_ok(),
@@ -411,20 +416,28 @@ async fn amain(o: Opts) -> Result<(), Box<dyn std::error::Error>> {
             .await?,
     );
 
+    if o.workload == Workload::Reset {
+        let mut truncate = Statement::new(format!("TRUNCATE {}.t", o.keyspace));
+        truncate.set_request_timeout(Some(Duration::from_secs(120)));
+        session.query_unpaged(truncate, &[]).await?;
+    }
+    let setup_only = matches!(o.workload, Workload::Populate | Workload::Reset);
+
     // Reads (and `populate`) need the rows `row0..row<rows>`; write them if the last is missing.
     if o.workload != Workload::Write {
         let last = read_key(o.rows - 1);
         let present = one(&session, &select, Workload::Read, &last).await;
-        if !present || o.workload == Workload::Populate {
+        if !present || setup_only {
             let keys: Vec<String> = (0..o.rows).map(read_key).collect();
             let r = run_concurrent(&session, &insert, Workload::Write, &keys, 120).await;
             if r.errors > 0 {
                 return Err(format!("populating {} rows: {} errors", o.rows, r.errors).into());
             }
         }
-        if o.workload == Workload::Populate {
+        if setup_only {
             println!(
-                "{{\"client\":\"rust\",\"workload\":\"populate\",\"rows\":{},\"errors\":0}}",
+                "{{\"client\":\"rust\",\"workload\":\"{}\",\"rows\":{},\"errors\":0}}",
+                if o.workload == Workload::Reset { "reset" } else { "populate" },
                 o.rows
             );
             return Ok(());
