@@ -391,10 +391,13 @@ pub fn given<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Given<'py>> {
 /// `turbocql.cluster.Session._build_request(query, parameters=None, timeout=_NOT_SET,
 /// trace=False)` → `(request, row_factory)`: the engine request of any statement and the
 /// row factory of its results. A `PreparedStatement`'s is built here, with no Python frame
-/// (what `Session._row_mode` and `Session._request` do): its options are read from the
-/// statement and the session at each call (statement first, then the session's defaults),
-/// so changing either takes effect at once. Other statements go to `fallback`
-/// (`Session._request_and_factory`, same arguments and result).
+/// (what `Session._row_mode` and `Session._request` do): its options (statement first, then
+/// the session's defaults) are resolved once and kept on the statement as
+/// [`StatementOpts`], stamped with this builder and its settings version. Assigning any
+/// attribute of the statement drops them (`PreparedStatement.__setattr__`); assigning any
+/// attribute of the session bumps the version (`Session.__setattr__` calls
+/// `settings_changed`), so a change takes effect at the next call. Other statements go to
+/// `fallback` (`Session._request_and_factory`, same arguments and result).
 #[pyclass(frozen, module = "turbocql._engine")]
 pub struct RequestBuilder {
     /// `turbocql.cluster.Session`.
@@ -406,20 +409,42 @@ pub struct RequestBuilder {
     fetch_size_unset: Py<PyAny>,
     numpy_factory: Py<PyAny>,
     numpy_handler: Py<PyAny>,
+    /// Bumped by every assignment to a session attribute.
+    version: std::sync::atomic::AtomicU64,
+    /// Unique among the builders of this process (what a statement's cache is stamped with).
+    id: u64,
+}
+
+static BUILDER_IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// A prepared statement's options as resolved by one [`RequestBuilder`] at one settings
+/// version (kept in the statement's `_engine_opts`).
+#[pyclass(frozen, module = "turbocql._engine")]
+pub struct StatementOpts {
+    builder: u64,
+    version: u64,
+    prepared: Py<PyAny>,
+    consistency: Option<u16>,
+    serial_consistency: Option<u16>,
+    fetch_size: Option<i32>,
+    idempotent: bool,
+    default_timeout: Option<f64>,
+    row_factory: Py<PyAny>,
+    columnar: bool,
 }
 
 impl RequestBuilder {
-    pub fn session<'py>(&self, py: Python<'py>) -> &Bound<'py, PyAny> {
-        self.session.bind(py)
-    }
-
-    /// The request of `query` (an `_engine.Request`, or the fallback's request object,
-    /// e.g. a batch's) and the row factory of its results.
-    pub fn build<'py>(&self, py: Python<'py>, query: &Bound<'py, PyAny>, parameters: Option<Bound<'py, PyAny>>, timeout: Given<'py>, trace: bool) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-        if !query.get_type().is(self.prepared_type.bind(py)) {
-            // Not a PreparedStatement (subclasses too): the Python implementation.
-            let timeout = timeout.0.unwrap_or_else(|| self.not_set.bind(py).clone());
-            return self.fallback.bind(py).call1((query, parameters, timeout, trace))?.extract();
+    /// The options of prepared statement `query` for this session now: from the
+    /// statement's cache if it is this builder's at the current version, else resolved
+    /// (statement, then session defaults) and cached.
+    fn opts<'py>(&self, py: Python<'py>, query: &Bound<'py, PyAny>) -> PyResult<Bound<'py, StatementOpts>> {
+        let version = self.version.load(std::sync::atomic::Ordering::Acquire);
+        let key = pyo3::intern!(py, "_engine_opts");
+        if let Ok(cached) = query.getattr(key)?.cast_into::<StatementOpts>() {
+            let o = cached.get();
+            if o.builder == self.id && o.version == version {
+                return Ok(cached);
+            }
         }
         let s = self.session.bind(py);
         // The row mode (Session._row_mode): numpy columns, or the row factory's rows.
@@ -439,26 +464,58 @@ impl RequestBuilder {
             }
         };
         let none = py.None().into_bound(py);
-        let timeout = match timeout.0 {
-            Some(t) if !t.is(self.not_set.bind(py)) => t,
-            _ => s.getattr(pyo3::intern!(py, "default_timeout"))?,
-        };
         let cl = option(query.getattr(pyo3::intern!(py, "consistency_level"))?, &none, pyo3::intern!(py, "default_consistency_level"))?;
         let serial = option(query.getattr(pyo3::intern!(py, "serial_consistency_level"))?, &none, pyo3::intern!(py, "default_serial_consistency_level"))?;
         let fetch_size = option(query.getattr(pyo3::intern!(py, "fetch_size"))?, self.fetch_size_unset.bind(py), pyo3::intern!(py, "default_fetch_size"))?;
+        let opts = StatementOpts {
+            builder: self.id,
+            version,
+            prepared: query.getattr(pyo3::intern!(py, "_prepared"))?.unbind(),
+            consistency: cl.extract()?,
+            serial_consistency: serial.extract()?,
+            fetch_size: fetch_size.extract()?,
+            idempotent: query.getattr(pyo3::intern!(py, "is_idempotent"))?.is_truthy()?,
+            default_timeout: s.getattr(pyo3::intern!(py, "default_timeout"))?.extract()?,
+            row_factory: row_factory.unbind(),
+            columnar,
+        };
+        let opts = Bound::new(py, opts)?;
+        query.setattr(key, &opts)?;
+        Ok(opts)
+    }
+
+    pub fn session<'py>(&self, py: Python<'py>) -> &Bound<'py, PyAny> {
+        self.session.bind(py)
+    }
+
+    /// The request of `query` (an `_engine.Request`, or the fallback's request object,
+    /// e.g. a batch's) and the row factory of its results.
+    pub fn build<'py>(&self, py: Python<'py>, query: &Bound<'py, PyAny>, parameters: Option<Bound<'py, PyAny>>, timeout: Given<'py>, trace: bool) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        if !query.get_type().is(self.prepared_type.bind(py)) {
+            // Not a PreparedStatement (subclasses too): the Python implementation.
+            let timeout = timeout.0.unwrap_or_else(|| self.not_set.bind(py).clone());
+            return self.fallback.bind(py).call1((query, parameters, timeout, trace))?.extract();
+        }
+        let opts = self.opts(py, query)?;
+        let o = opts.get();
+        let timeout = match timeout.0 {
+            Some(t) if !t.is(self.not_set.bind(py)) => t.extract()?,
+            _ => o.default_timeout,
+        };
         let request = self.engine.get().request(
             py,
-            &query.getattr(pyo3::intern!(py, "_prepared"))?,
+            o.prepared.bind(py),
             parameters,
-            cl.extract()?,
-            serial.extract()?,
-            fetch_size.extract()?,
-            timeout.extract()?,
+            o.consistency,
+            o.serial_consistency,
+            o.fetch_size,
+            timeout,
             trace,
             None,
-            query.getattr(pyo3::intern!(py, "is_idempotent"))?.is_truthy()?,
-            columnar,
+            o.idempotent,
+            o.columnar,
         )?;
+        let row_factory = o.row_factory.bind(py).clone();
         Ok((Bound::new(py, request)?.into_any(), row_factory))
     }
 }
@@ -471,7 +528,12 @@ impl RequestBuilder {
     fn new(py: Python<'_>, session: Py<PyAny>, fallback: Py<PyAny>, constants: (Py<pyo3::types::PyType>, Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>)) -> PyResult<Self> {
         let engine = session.bind(py).getattr(pyo3::intern!(py, "_session"))?.cast_into::<Session>()?.unbind();
         let (prepared_type, not_set, fetch_size_unset, numpy_factory, numpy_handler) = constants;
-        Ok(RequestBuilder { session, engine, fallback, prepared_type, not_set, fetch_size_unset, numpy_factory, numpy_handler })
+        Ok(RequestBuilder { session, engine, fallback, prepared_type, not_set, fetch_size_unset, numpy_factory, numpy_handler, version: Default::default(), id: BUILDER_IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) })
+    }
+
+    /// A session attribute was assigned: statements' cached options are stale.
+    fn settings_changed(&self) {
+        self.version.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     }
 
     #[pyo3(signature = (query, parameters=None, timeout=Given(None), trace=false))]
@@ -483,6 +545,14 @@ impl RequestBuilder {
     fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
         visit.call(&self.session)?;
         visit.call(&self.fallback)
+    }
+}
+
+#[pymethods]
+impl StatementOpts {
+    fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        visit.call(&self.prepared)?;
+        visit.call(&self.row_factory)
     }
 }
 

@@ -246,6 +246,19 @@ class Session:
             self, self._request_and_factory,
             (PreparedStatement, _NOT_SET, FETCH_SIZE_UNSET, numpy_factory, protocol.NumpyProtocolHandler))
 
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+        # Statements' options resolved by the engine (defaults included) are stale now.
+        builder = self.__dict__.get("_build_request")
+        if builder is not None:
+            builder.settings_changed()
+
+    def __delattr__(self, name):
+        object.__delattr__(self, name)
+        builder = self.__dict__.get("_build_request")
+        if builder is not None:
+            builder.settings_changed()
+
     @property
     def keyspace(self):
         return self._session.keyspace
@@ -470,11 +483,6 @@ class ResultSet(_engine.ResultCore):
                     raise
                 self.fetch_next_page()
                 self._page_iter = iter(self._current_rows)
-
-    def one(self):
-        """The first row, or None."""
-        rows = self._current_rows
-        return rows[0] if rows else None
 
     def all(self):
         """Every row of every remaining page, as a list."""

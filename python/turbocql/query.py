@@ -202,6 +202,18 @@ class PreparedStatement:
     retry_policy = None
     custom_payload = None
     is_idempotent = False
+    # The options the engine resolved for this statement (see Session._build_request);
+    # assigning any attribute drops them, so a change takes effect at the next execution.
+    _engine_opts = None
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+        if name != "_engine_opts":
+            self.__dict__.pop("_engine_opts", None)
+
+    def __delattr__(self, name):
+        object.__delattr__(self, name)
+        self.__dict__.pop("_engine_opts", None)
 
     def __init__(self, engine_prepared, keyspace=None):
         self._prepared = engine_prepared
