@@ -255,13 +255,11 @@ impl AioRequest {
                 if let Some(v) = &r.wrapped {
                     return Ok(v.clone_ref(py));
                 }
-                let args = r.args.bind(py);
-                let mut items: Vec<Bound<'_, PyAny>> = Vec::with_capacity(args.len() + 1);
-                items.push(page.bind(py).clone());
-                items.extend(args.iter());
+                let args: Vec<Bound<'_, PyAny>> = r.args.bind(py).iter().collect();
+                let page = page.bind(py).clone();
                 let wrap = r.wrap.clone_ref(py);
                 drop(r);
-                let value = wrap.bind(py).call1(PyTuple::new(py, items)?)?.unbind();
+                let value = crate::results::make_result(wrap.bind(py), page, &args)?.unbind();
                 slf.borrow_mut().wrapped = Some(value.clone_ref(py));
                 Ok(value)
             }

@@ -18,11 +18,32 @@ use scylla::errors::{
     UseKeyspaceError,
 };
 
-static OBJECTS: PyOnceLock<HashMap<String, Py<PyAny>>> = PyOnceLock::new();
+/// FNV-1a: the registry is looked up on hot paths (every bound row, every uuid decoded)
+/// with short fixed names, where the default SipHash costs more than the rest of the lookup.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for b in bytes {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+type Registry = HashMap<String, Py<PyAny>, std::hash::BuildHasherDefault<Fnv>>;
+
+static OBJECTS: PyOnceLock<Registry> = PyOnceLock::new();
 
 /// Stores the Python objects the engine needs (exception classes, UNSET_VALUE, UUID, ...).
 pub fn register(py: Python<'_>, objects: &Bound<'_, PyDict>) -> PyResult<()> {
-    let mut map = HashMap::new();
+    let mut map = Registry::default();
     for (k, v) in objects.iter() {
         map.insert(k.extract::<String>()?, v.unbind());
     }

@@ -211,8 +211,9 @@ impl ResponseFutureCore {
         };
         let rows = if rows.is_none(py) { PyList::empty(py).into_any().unbind() } else { rows };
         let (result_set, _, _) = cluster_objects(py)?;
-        let args = (page, this.session.clone_ref(py), this._request.clone_ref(py), this.row_factory.lock().clone_ref(py), this.query.clone_ref(py), rows, slf.clone());
-        Ok(result_set.bind(py).call1(args)?.unbind())
+        let row_factory = this.row_factory.lock().clone_ref(py);
+        let args = [this.session.bind(py).clone(), this._request.bind(py).clone(), row_factory.into_bound(py), this.query.bind(py).clone(), rows.into_bound(py), slf.clone().into_any()];
+        Ok(crate::results::make_result(result_set.bind(py), page.into_bound(py), &args)?.unbind())
     }
 
     /// Calls `fn(rows, *args, **kwargs)` on success (at once if already done).

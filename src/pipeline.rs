@@ -116,10 +116,8 @@ impl PipelineCore {
     fn take_result(&self, py: Python<'_>, wrap: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>, res: Result<Outcome, ExecutionError>) -> PyResult<Py<PyAny>> {
         match res {
             Ok(out) => {
-                let mut items: Vec<Bound<'_, PyAny>> = Vec::with_capacity(args.len() + 1);
-                items.push(outcome_to_py(py, out)?.into_any());
-                items.extend(args.iter());
-                Ok(wrap.call1(PyTuple::new(py, items)?)?.unbind())
+                let args: Vec<Bound<'_, PyAny>> = args.iter().collect();
+                Ok(crate::results::make_result(wrap, outcome_to_py(py, out)?.into_any(), &args)?.unbind())
             }
             Err(e) => Err(errors::execution_error(py, &e, &self.hosts)),
         }

@@ -6,10 +6,13 @@
 //! `current_rows` run here, with no Python frame; paging, iteration and the rest of the
 //! classic API are the Python subclass's (`turbocql.cluster.ResultSet`).
 
+use pyo3::ffi;
 use pyo3::gc::PyVisit;
+use pyo3::impl_::pyclass_init::PyObjectInit;
 use pyo3::prelude::*;
+use pyo3::pyclass_init::PyClassInitializer;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::{PyList, PyTuple, PyType};
 use pyo3::PyTraverseError;
 
 use crate::rows::named_rows;
@@ -37,6 +40,58 @@ pub fn page_rows_of<'py>(py: Python<'py>, page: &Bound<'py, PyAny>, factory: &Bo
     }
     let names = page.get_item(1)?;
     Ok(Some(if is_named_rows(py, factory) { named_rows(&names, &raw)?.into_any() } else { factory.call1((names, raw))? }))
+}
+
+/// `cls(page, *args)` for a result-set class `cls`, where `args` are the rest of
+/// `ResultCore`'s arguments (`session, request, row_factory, query[, rows[,
+/// response_future]]`). When `cls` is `ResultCore` or a subclass that keeps its
+/// constructor (no `__new__`/`__init__` of its own, as `ResultSet` and `AsyncResultSet`),
+/// the object is made directly, without parsing arguments; otherwise `cls` is called.
+pub fn make_result<'py>(cls: &Bound<'py, PyAny>, page: Bound<'py, PyAny>, args: &[Bound<'py, PyAny>]) -> PyResult<Bound<'py, PyAny>> {
+    let py = cls.py();
+    if let Some(tp) = plain_subclass(cls) {
+        if (4..=6).contains(&args.len()) {
+            let opt = |i: usize| args.get(i).filter(|a| !a.is_none()).map(|a| a.clone().unbind());
+            let core = ResultCore {
+                _page: page.unbind(),
+                rows: opt(4),
+                _session: args[0].clone().unbind(),
+                _request: args[1].clone().unbind(),
+                _row_factory: args[2].clone().unbind(),
+                query: args[3].clone().unbind(),
+                response_future: opt(5).unwrap_or_else(|| py.None()),
+            };
+            // SAFETY: `tp` is ResultCore's type or a subclass of it (checked by
+            // `plain_subclass`), which is what `into_new_object` requires.
+            let obj = unsafe { PyObjectInit::into_new_object(PyClassInitializer::from(core), py, tp)? };
+            // SAFETY: a new, owned reference to a live object.
+            return Ok(unsafe { Bound::from_owned_ptr(py, obj) });
+        }
+    }
+    let mut items = Vec::with_capacity(args.len() + 1);
+    items.push(page);
+    items.extend(args.iter().cloned());
+    cls.call1(PyTuple::new(py, items)?)
+}
+
+/// `cls` as a type object, if it is ResultCore or a subclass whose construction is
+/// ResultCore's own (same `tp_new`, `tp_init` inherited from `object`).
+fn plain_subclass(cls: &Bound<'_, PyAny>) -> Option<*mut ffi::PyTypeObject> {
+    let py = cls.py();
+    let ty = cls.cast::<PyType>().ok()?;
+    let base = py.get_type::<ResultCore>();
+    if !ty.is_subclass(&base).ok()? {
+        return None;
+    }
+    let (tp, bp) = (ty.as_type_ptr(), base.as_type_ptr());
+    // The slot values themselves are compared: a subclass that defines neither method
+    // holds copies of the base's pointers.
+    // SAFETY: reading slots of two live type objects.
+    let same = unsafe {
+        (*tp).tp_new.map(|f| f as usize) == (*bp).tp_new.map(|f| f as usize)
+            && (*tp).tp_init.map(|f| f as usize) == (*bp).tp_init.map(|f| f as usize)
+    };
+    same.then_some(tp)
 }
 
 /// One page of a request's result and its rows (see the module doc).
