@@ -6,11 +6,12 @@
 //!   once per batch (see `completion::push_batched`); `drain` then settles the whole batch
 //!   on the loop's thread. Requests submitted during one loop iteration reach the runtime
 //!   together, with one wake-up (`defer` + `flush`).
-//! - [`AioRequest`]: what `turbocql.aio.Session.execute` returns. It is awaitable and
-//!   speaks the protocol asyncio's `Task` uses for futures (`_asyncio_future_blocking`,
-//!   `add_done_callback`, `result`, `cancel`, …), so a task awaiting it is woken directly
-//!   by `drain`: no coroutine frame, no `asyncio.Future`, no extra `call_soon` per request.
-//!   It also works with `asyncio.gather`, `wait_for`, `shield` and `ensure_future`.
+//! - [`AioRequest`]: what `turbocql.aio.Session.execute` returns. A task awaiting it waits
+//!   on a plain `asyncio.Future` (asyncio's fast path), which `drain` finishes and whose
+//!   wake-up it runs at once: no coroutine frame and no extra `call_soon` per request.
+//!   It also speaks the protocol asyncio uses for futures (`_asyncio_future_blocking`,
+//!   `add_done_callback`, `result`, `cancel`, …), so it works with `asyncio.gather`,
+//!   `wait_for`, `shield` and `ensure_future`.
 //! - [`AioExecute`]: `turbocql.aio.Session.execute` itself: the request built
 //!   (`session::RequestBuilder`, with no Python frame for a prepared statement) and started
 //!   on the running loop in one call.
@@ -168,6 +169,7 @@ enum Step<'py> {
 }
 
 static CANCELLED_ERROR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static FUTURE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static INVALID_STATE_ERROR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 fn asyncio_class<'py>(py: Python<'py>, cell: &'static PyOnceLock<Py<PyAny>>, name: &str) -> PyResult<&'py Bound<'py, PyAny>> {
@@ -192,6 +194,8 @@ pub struct AioRequest {
     abort: Option<futures::future::AbortHandle>,
     /// Handed to an awaiting task already.
     yielded: bool,
+    /// The `asyncio.Future` an awaiting task waits on (see [`AioRequest::step`]).
+    waiter: Option<Py<PyAny>>,
     /// asyncio's marker: set while a task waits on this object.
     #[pyo3(get, set)]
     _asyncio_future_blocking: bool,
@@ -218,10 +222,10 @@ impl AioRequest {
     /// (the loop is already running this batch: no further `call_soon` needed).
     fn settle(slf: &Bound<'_, AioRequest>, state: State) {
         let py = slf.py();
-        let callbacks = {
+        let (callbacks, waiter) = {
             let mut r = slf.borrow_mut();
             r.state = state;
-            std::mem::take(&mut r.callbacks)
+            (std::mem::take(&mut r.callbacks), r.waiter.take())
         };
         for (cb, ctx) in callbacks {
             let res = match ctx {
@@ -229,6 +233,13 @@ impl AioRequest {
                 None => cb.bind(py).call1((slf,)),
             };
             if let Err(e) = res {
+                e.write_unraisable(py, Some(slf.as_any()));
+            }
+        }
+        // The awaiting task last: callbacks added before the await run first, as asyncio
+        // runs a future's callbacks in the order they were added.
+        if let Some(w) = waiter {
+            if let Err(e) = Self::wake(w.bind(py)) {
                 e.write_unraisable(py, Some(slf.as_any()));
             }
         }
@@ -268,9 +279,36 @@ impl AioRequest {
         }
     }
 
-    /// One step of `await`: yield this object to the task while pending (once), then
-    /// return the value.
+    /// Wakes the task waiting on `waiter` (the request is settled). The task's wake-up
+    /// is taken off the future and run here, in its context, as asyncio would run it on
+    /// the next loop iteration: the loop is running this batch already, so no
+    /// `call_soon` and no handle per request. A waiter done already (its task was
+    /// cancelled) is left alone; any other shape is settled the ordinary way.
+    fn wake(w: &Bound<'_, PyAny>) -> PyResult<()> {
+        let py = w.py();
+        let callbacks = w.getattr(intern!(py, "_callbacks"))?;
+        if let Ok(list) = callbacks.cast::<pyo3::types::PyList>() {
+            if list.len() == 1 {
+                let (cb, ctx): (Bound<'_, PyAny>, Bound<'_, PyAny>) = list.get_item(0)?.extract()?;
+                w.call_method1(intern!(py, "remove_done_callback"), (&cb,))?;
+                w.call_method1(intern!(py, "set_result"), (py.None(),))?;
+                ctx.call_method1(intern!(py, "run"), (cb, w))?;
+                return Ok(());
+            }
+        }
+        if !w.call_method0(intern!(py, "done"))?.is_truthy()? {
+            w.call_method1(intern!(py, "set_result"), (py.None(),))?;
+        }
+        Ok(())
+    }
+
+    /// One step of `await`: while pending, the first step yields a new `asyncio.Future`
+    /// of the loop for the task to wait on (asyncio's own future: the task takes its
+    /// fast path, with no attribute lookups on this object); `settle` finishes it and
+    /// the next step returns the value. Cancelling the task reaches the request through
+    /// `throw`.
     fn step<'py>(slf: &Bound<'py, Self>) -> PyResult<Step<'py>> {
+        let py = slf.py();
         let mut r = slf.try_borrow_mut()?;
         match &r.state {
             State::Pending => {
@@ -278,9 +316,14 @@ impl AioRequest {
                     return Err(PyRuntimeError::new_err("await wasn't used with future"));
                 }
                 r.yielded = true;
-                r._asyncio_future_blocking = true;
+                let event_loop = r.event_loop.clone_ref(py);
                 drop(r);
-                Ok(Step::Yield(slf.clone().into_any()))
+                let kw = PyDict::new(py);
+                kw.set_item(intern!(py, "loop"), event_loop)?;
+                let waiter = asyncio_class(py, &FUTURE, "Future")?.call((), Some(&kw))?;
+                waiter.setattr(intern!(py, "_asyncio_future_blocking"), true)?;
+                slf.borrow_mut().waiter = Some(waiter.clone().unbind());
+                Ok(Step::Yield(waiter))
             }
             State::Done(_) | State::Cancelled(_) => {
                 drop(r);
@@ -317,7 +360,7 @@ impl AioRequest {
 impl AioRequest {
     #[new]
     pub fn new(event_loop: Py<PyAny>, queue: Py<LoopQueue>, wrap: Py<PyAny>, args: Py<PyTuple>) -> Self {
-        AioRequest { event_loop, queue, wrap, args, state: State::Pending, wrapped: None, callbacks: Vec::new(), abort: None, yielded: false, _asyncio_future_blocking: false }
+        AioRequest { event_loop, queue, wrap, args, state: State::Pending, wrapped: None, callbacks: Vec::new(), abort: None, yielded: false, waiter: None, _asyncio_future_blocking: false }
     }
 
     fn __await__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
@@ -398,7 +441,7 @@ impl AioRequest {
     #[pyo3(signature = (msg=None))]
     fn cancel(slf: &Bound<'_, Self>, msg: Option<Py<PyAny>>) -> PyResult<bool> {
         let py = slf.py();
-        let (callbacks, event_loop) = {
+        let (callbacks, event_loop, waiter) = {
             let mut r = slf.borrow_mut();
             if !r.is_pending() {
                 return Ok(false);
@@ -406,13 +449,45 @@ impl AioRequest {
             if let Some(abort) = r.abort.take() {
                 abort.abort();
             }
-            r.state = State::Cancelled(msg);
-            (std::mem::take(&mut r.callbacks), r.event_loop.clone_ref(py))
+            let waiter = r.waiter.take();
+            r.state = State::Cancelled(msg.as_ref().map(|m| m.clone_ref(py)));
+            (std::mem::take(&mut r.callbacks), r.event_loop.clone_ref(py), waiter)
         };
+        if let Some(w) = waiter {
+            // The awaiting task gets CancelledError (with `msg`) through its future.
+            w.bind(py).call_method1(intern!(py, "cancel"), (msg,))?;
+        }
         for (cb, ctx) in callbacks {
             Self::call_soon(slf, event_loop.bind(py), cb, ctx)?;
         }
         Ok(true)
+    }
+
+    /// An exception thrown into the coroutine awaiting this request (the task was
+    /// cancelled, typically): the await is abandoned, so the request is cancelled (the
+    /// engine drops it) and the exception raised on.
+    #[pyo3(signature = (typ, val=None, tb=None))]
+    fn throw(slf: &Bound<'_, Self>, typ: &Bound<'_, PyAny>, val: Option<&Bound<'_, PyAny>>, tb: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let py = slf.py();
+        Self::cancel(slf, None)?;
+        let exc = if typ.is_instance_of::<pyo3::exceptions::PyBaseException>() {
+            typ.clone()
+        } else {
+            match val {
+                Some(v) if v.is_instance(typ)? => v.clone(),
+                Some(v) if !v.is_none() => typ.call1((v,))?,
+                _ => typ.call0()?,
+            }
+        };
+        if let Some(tb) = tb.filter(|t| !t.is_none()) {
+            exc.call_method1(intern!(py, "with_traceback"), (tb,))?;
+        }
+        Err(PyErr::from_value(exc))
+    }
+
+    /// The awaiting coroutine is closed: the request is cancelled.
+    fn close(slf: &Bound<'_, Self>) -> PyResult<()> {
+        Self::cancel(slf, None).map(|_| ())
     }
 
     fn __repr__(&self) -> &'static str {

@@ -212,6 +212,43 @@ def test_wait_for_timeout_cancels_the_request(cassandra, keyspace):
     run(main())
 
 
+def test_cancelling_an_awaited_request_and_throwing_into_its_awaiter(cassandra, keyspace):
+    """req.cancel(msg) while a task awaits it: the task gets CancelledError(msg). An
+    exception thrown into the awaiting coroutine (coro.throw) or closing it cancels the
+    request, and the exception comes out of the await."""
+    async def main():
+        async with Cluster([HOST], port=PORT) as cluster:
+            session = await cluster.connect(keyspace)
+            with paused(cassandra):
+                req = session.execute("SELECT key FROM system.local", timeout=30)
+                task = asyncio.ensure_future(_await(req))
+                await asyncio.sleep(0.1)
+                assert req.cancel("enough") is True
+                with pytest.raises(asyncio.CancelledError, match="enough"):
+                    await task
+                assert req.cancelled() and task.cancelled()
+
+                req2 = session.execute("SELECT key FROM system.local", timeout=30)
+                coro = _await(req2)
+                waiter = coro.send(None)  # suspended in the await
+                assert isinstance(waiter, asyncio.Future) and not req2.done()
+                with pytest.raises(KeyError, match="thrown"):
+                    coro.throw(KeyError("thrown"))
+                assert req2.cancelled()
+
+                req3 = session.execute("SELECT key FROM system.local", timeout=30)
+                coro = _await(req3)
+                coro.send(None)
+                coro.close()
+                assert req3.cancelled()
+            assert (await session.execute("SELECT key FROM system.local")).one().key == "local"
+    run(main())
+
+
+async def _await(awaitable):
+    return await awaitable
+
+
 def test_task_context_survives_the_await(cassandra, keyspace):
     import contextvars
     var = contextvars.ContextVar("var", default="unset")
