@@ -1,5 +1,5 @@
-//! asyncio: requests awaited on an event loop, with no thread and no `asyncio.Future` in
-//! between.
+//! asyncio: requests awaited on an event loop, with no thread and no `call_soon` per
+//! request in between.
 //!
 //! - [`LoopQueue`]: the completion queue of one event loop. The loop watches its eventfd
 //!   with `loop.add_reader`; the runtime pushes finished requests and writes the eventfd
