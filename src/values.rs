@@ -95,6 +95,12 @@ fn expected(what: &str, v: &Bound<'_, PyAny>) -> Mismatch {
 ///
 /// `values` is a sequence (positional, exact arity) or a mapping (by marker name; a missing
 /// name is left unset, as the classic driver does with protocol v4).
+/// `turbocql.query.UNSET_VALUE` (looked up once: it is needed for every bound row).
+fn unset_value(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    static UNSET_VALUE: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+    UNSET_VALUE.get_or_try_init(py, || errors::object(py, "UNSET_VALUE").map(|o| o.clone_ref(py))).map(|o| o.bind(py))
+}
+
 pub fn bind_row(py: Python<'_>, values: Option<&Bound<'_, PyAny>>, specs: &[ColumnSpec<'_>]) -> PyResult<BoundValues> {
     let mut out = BoundValues { buf: Vec::with_capacity(64), count: specs.len() };
     let Some(values) = values.filter(|v| !v.is_none()) else {
@@ -106,7 +112,7 @@ pub fn bind_row(py: Python<'_>, values: Option<&Bound<'_, PyAny>>, specs: &[Colu
             specs.len()
         )));
     };
-    let unset = errors::object(py, "UNSET_VALUE")?.bind(py);
+    let unset = unset_value(py)?;
     if let Ok(d) = values.cast::<PyDict>() {
         for spec in specs {
             match d.get_item(spec.name())? {
@@ -854,7 +860,7 @@ impl Columns {
     /// Statement `row`'s values.
     pub fn bind(&self, py: Python<'_>, specs: &[ColumnSpec<'_>], row: usize) -> PyResult<BoundValues> {
         let mut out = BoundValues { buf: Vec::with_capacity(64), count: specs.len() };
-        let unset = errors::object(py, "UNSET_VALUE")?.bind(py);
+        let unset = unset_value(py)?;
         for (src, spec) in self.sources.iter().zip(specs) {
             match src {
                 ColumnSource::Unset => out.buf.extend_from_slice(&UNSET.to_be_bytes()),
