@@ -216,3 +216,34 @@ def test_prepared_statement_options_with_execute_and_execute_async(cassandra, se
         assert sorted(r.k for r in unbounded.result(timeout=20)) == keys
     finally:
         session.default_timeout = 10.0
+
+
+def test_one_prepared_statement_on_two_sessions_follows_each_sessions_settings(cluster, keyspace, session, table):
+    """The engine keeps a statement's resolved options on the statement, stamped with the
+    session that resolved them: used by a second session with other defaults, it follows
+    that session's, and each session's later changes take effect at the next call."""
+    from turbocql.query import dict_factory, tuple_factory
+
+    session.execute("INSERT INTO %s (k, a) VALUES ('two', 'x')" % table)
+    sel = session.prepare("SELECT k, a FROM %s WHERE k = ?" % table)
+    other = cluster.connect(keyspace)
+    try:
+        other.row_factory = dict_factory
+        for _ in range(2):  # alternate, so each call finds the other session's options
+            assert session.execute(sel, ["two"]).one().a == "x"
+            assert other.execute(sel, ["two"]).one() == {"k": "two", "a": "x"}
+            assert other.execute_async(sel, ["two"]).result().one()["a"] == "x"
+        other.row_factory = tuple_factory
+        assert other.execute(sel, ["two"]).one() == ("two", "x")
+        other.default_consistency_level = ConsistencyLevel.THREE
+        with pytest.raises(Unavailable):
+            other.execute(sel, ["two"])
+        assert session.execute(sel, ["two"]).one().k == "two"  # this session unaffected
+        del other.default_consistency_level  # back to the class default
+        assert other.execute(sel, ["two"]).one() == ("two", "x")
+        sel.consistency_level = ConsistencyLevel.THREE  # the statement's own option wins
+        for s in (session, other):
+            with pytest.raises(Unavailable):
+                s.execute(sel, ["two"])
+    finally:
+        other.shutdown()
