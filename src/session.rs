@@ -355,7 +355,7 @@ impl PyRequest {
     /// Runs it and waits (GIL released); returns
     /// `(rows, column_names, column_types, paging_state, tracing_id, warnings)`.
     #[pyo3(signature = (paging_state=None))]
-    fn run<'py>(&self, py: Python<'py>, paging_state: Option<&[u8]>) -> PyResult<Bound<'py, PyTuple>> {
+    pub(crate) fn run<'py>(&self, py: Python<'py>, paging_state: Option<&[u8]>) -> PyResult<Bound<'py, PyTuple>> {
         let call = self.call(paging_state);
         let timeout = self.timeout;
         let res = py.detach(|| runtime::block_on(timed(timeout, call.run())));
@@ -553,6 +553,61 @@ impl StatementOpts {
     fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
         visit.call(&self.prepared)?;
         visit.call(&self.row_factory)
+    }
+}
+
+/// `turbocql.cluster.Session.execute(query, parameters=None, timeout=_NOT_SET,
+/// trace=False, custom_payload=None, execution_profile=..., paging_state=None, host=None,
+/// execute_as=None)`, in one engine call: the request built by the session's
+/// [`RequestBuilder`], run with the GIL released, and its `ResultSet` made (see
+/// `results::make_result`), with no Python frame. `Session.__init__` installs it as the
+/// session's `execute` attribute unless a subclass overrides `execute`.
+#[pyclass(frozen, module = "turbocql._engine")]
+pub struct SyncExecute {
+    requests: Py<RequestBuilder>,
+    /// `turbocql.cluster.ResultSet`.
+    result_class: Py<PyAny>,
+}
+
+#[pymethods]
+impl SyncExecute {
+    #[new]
+    fn new(requests: Py<RequestBuilder>, result_class: Py<PyAny>) -> Self {
+        SyncExecute { requests, result_class }
+    }
+
+    #[pyo3(signature = (query, parameters=None, timeout=Given(None), trace=false, custom_payload=None, execution_profile=None, paging_state=None, host=None, execute_as=None))]
+    #[allow(clippy::too_many_arguments, unused_variables)]
+    fn __call__<'py>(
+        &self,
+        py: Python<'py>,
+        query: &Bound<'py, PyAny>,
+        parameters: Option<Bound<'py, PyAny>>,
+        #[pyo3(from_py_with = given)] timeout: Given<'py>,
+        trace: bool,
+        custom_payload: Option<Bound<'py, PyAny>>,
+        execution_profile: Option<Bound<'py, PyAny>>,
+        paging_state: Option<Bound<'py, PyAny>>,
+        host: Option<Bound<'py, PyAny>>,
+        execute_as: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let requests = self.requests.get();
+        let (request, row_factory) = requests.build(py, query, parameters, timeout, trace)?;
+        let page = match request.cast::<PyRequest>() {
+            Ok(r) => {
+                let state: Option<Vec<u8>> = paging_state.map(|p| p.extract()).transpose()?;
+                r.get().run(py, state.as_deref())?.into_any()
+            }
+            // A batch (`cluster._BatchRequest`): same method, in Python.
+            Err(_) => request.call_method1(pyo3::intern!(py, "run"), (paging_state,))?,
+        };
+        let args = [requests.session(py).clone(), request, row_factory, query.clone()];
+        crate::results::make_result(self.result_class.bind(py), page, &args)
+    }
+
+    fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        visit.call(&self.requests)?;
+        visit.call(&self.result_class)
     }
 }
 

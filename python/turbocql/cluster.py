@@ -245,6 +245,10 @@ class Session:
         self._build_request = _engine.RequestBuilder(
             self, self._request_and_factory,
             (PreparedStatement, _NOT_SET, FETCH_SIZE_UNSET, numpy_factory, protocol.NumpyProtocolHandler))
+        if type(self).execute is Session.execute:
+            # execute() in one engine call, no Python frame (the method below says what
+            # it does); a subclass that overrides execute keeps its own.
+            object.__setattr__(self, "execute", _engine.SyncExecute(self._build_request, ResultSet))
 
     def __setattr__(self, name, value):
         object.__setattr__(self, name, value)
@@ -278,6 +282,9 @@ class Session:
         ``query`` is a str, SimpleStatement, PreparedStatement, BoundStatement or
         BatchStatement. ``parameters`` fill ``%s`` / ``%(name)s`` for strings and simple
         statements, ``?`` / ``:name`` for prepared ones.
+
+        (A session's ``execute`` attribute is the engine's ``SyncExecute``, which does
+        exactly this in one call, with no Python frame.)
         """
         request, row_factory = self._build_request(query, parameters, timeout, trace)
         return ResultSet(request.run(paging_state), self, request, row_factory, query)

@@ -247,3 +247,35 @@ def test_one_prepared_statement_on_two_sessions_follows_each_sessions_settings(c
                 s.execute(sel, ["two"])
     finally:
         other.shutdown()
+
+
+def test_execute_is_the_engines_unless_a_subclass_overrides_it(cluster, keyspace, session, table):
+    """Session.execute runs as one engine call (an instance attribute set at connect);
+    every argument of the classic signature is accepted, by position or by name; a
+    Session subclass that overrides execute keeps its own."""
+    from turbocql import _engine
+    from turbocql.cluster import ResultSet, Session
+
+    assert isinstance(session.execute, _engine.SyncExecute)
+    session.execute("INSERT INTO %s (k, a) VALUES ('sx', 'y')" % table)
+    sel = session.prepare("SELECT a FROM %s WHERE k = ?" % table)
+    rs = session.execute(sel, ["sx"], 5.0, False, None, None, None, None, None)
+    assert isinstance(rs, ResultSet) and rs.one().a == "y"
+    rs = session.execute(query=sel, parameters=["sx"], timeout=None, trace=False, custom_payload=None,
+                         paging_state=None, host=None, execute_as=None)
+    assert rs.one().a == "y"
+    with pytest.raises(TypeError):
+        session.execute(sel, ["sx"], no_such_argument=1)
+    # The class's method does the same (and is what the attribute stands for).
+    assert Session.execute(session, sel, ["sx"]).one().a == "y"
+
+    calls = []
+
+    class Logged(Session):
+        def execute(self, query, parameters=None, **kw):
+            calls.append(query)
+            return super().execute(query, parameters, **kw)
+
+    logged = Logged(cluster, session._session)
+    assert "execute" not in logged.__dict__
+    assert logged.execute(sel, ["sx"]).one().a == "y" and calls == [sel]
