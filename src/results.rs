@@ -20,7 +20,7 @@ use crate::rows::named_rows;
 /// The engine's `named_rows` function object: the default row factory, called directly.
 static NAMED_ROWS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
-fn is_named_rows(py: Python<'_>, factory: &Bound<'_, PyAny>) -> bool {
+pub(crate) fn is_named_rows(py: Python<'_>, factory: &Bound<'_, PyAny>) -> bool {
     NAMED_ROWS.get(py).is_some_and(|f| f.as_ptr() == factory.as_ptr())
 }
 
@@ -39,7 +39,22 @@ pub fn page_rows_of<'py>(py: Python<'py>, page: &Bound<'py, PyAny>, factory: &Bo
         return Ok(None);
     }
     let names = page.get_item(1)?;
-    Ok(Some(if is_named_rows(py, factory) { named_rows(&names, &raw)?.into_any() } else { factory.call1((names, raw))? }))
+    if is_named_rows(py, factory) {
+        return Ok(Some(named_rows(&names, &raw)?.into_any()));
+    }
+    // Rows made as named tuples when the page was decoded (the request's row factory
+    // was the default) go to another factory as plain tuples, as they would have come.
+    let raw = match raw.cast::<PyList>() {
+        Ok(list) if list.get_item(0).is_ok_and(|r| !r.is_exact_instance_of::<PyTuple>() && r.is_instance_of::<PyTuple>()) => {
+            let plain = PyList::empty(py);
+            for row in list.iter() {
+                plain.append(PyTuple::new(py, row.cast::<PyTuple>()?.iter())?)?;
+            }
+            plain.into_any()
+        }
+        _ => raw,
+    };
+    Ok(Some(factory.call1((names, raw))?))
 }
 
 /// `cls(page, *args)` for a result-set class `cls`, where `args` are the rest of

@@ -166,6 +166,9 @@ pub struct Outcome {
     paging: Option<PagingStateResponse>,
     /// Rows as a dict of numpy arrays (see `rows::page_columns`) rather than tuples.
     pub(crate) columnar: bool,
+    /// Rows made as the default row factory's named tuples right away (the request's
+    /// row factory is `named_tuple_factory`), rather than plain tuples.
+    pub(crate) named: bool,
 }
 
 impl Outcome {
@@ -240,14 +243,14 @@ pub(crate) async fn run_request(session: Arc<ScyllaSession>, req: &Request, page
     match (req, paged) {
         (Request::Prepared(stmt, values), true) => {
             let (result, paging) = session.execute_single_page(stmt, values, state).await?;
-            Ok(Outcome { result, paging: Some(paging), columnar: false })
+            Ok(Outcome { result, paging: Some(paging), columnar: false, named: false })
         }
-        (Request::Prepared(stmt, values), false) => Ok(Outcome { result: session.execute_unpaged(stmt, values).await?, paging: None, columnar: false }),
+        (Request::Prepared(stmt, values), false) => Ok(Outcome { result: session.execute_unpaged(stmt, values).await?, paging: None, columnar: false, named: false }),
         (Request::Query(stmt), true) => {
             let (result, paging) = session.query_single_page(stmt.clone(), (), state).await?;
-            Ok(Outcome { result, paging: Some(paging), columnar: false })
+            Ok(Outcome { result, paging: Some(paging), columnar: false, named: false })
         }
-        (Request::Query(stmt), false) => Ok(Outcome { result: session.query_unpaged(stmt.clone(), ()).await?, paging: None, columnar: false }),
+        (Request::Query(stmt), false) => Ok(Outcome { result: session.query_unpaged(stmt.clone(), ()).await?, paging: None, columnar: false, named: false }),
     }
 }
 
@@ -282,7 +285,13 @@ pub fn outcome_to_py<'py>(py: Python<'py>, out: Outcome) -> PyResult<Bound<'py, 
     let (rows, names, types) = match out.result.into_rows_result() {
         Ok(r) => {
             let (names, types) = rows::column_meta(py, &r)?;
-            let rows = if out.columnar { rows::page_columns(py, &r)?.into_any() } else { rows::page_rows(py, &r)?.into_any() };
+            let rows = if out.columnar {
+                rows::page_columns(py, &r)?.into_any()
+            } else if out.named {
+                rows::page_named_rows(py, &r, &names)?.into_any()
+            } else {
+                rows::page_rows(py, &r)?.into_any()
+            };
             (rows, names.into_any(), types.into_any())
         }
         Err(_) => (none(), none(), none()),
@@ -327,6 +336,8 @@ pub struct PyRequest {
     timeout: Option<Duration>,
     /// Pages decoded as numpy columns (`numpy_factory`).
     columnar: bool,
+    /// Pages' rows made as named tuples at once (see [`Outcome::named`]).
+    named: bool,
 }
 
 impl PyRequest {
@@ -336,12 +347,13 @@ impl PyRequest {
 
     fn start(&self, py: Python<'_>, target: Py<PyAny>, paging_state: Option<&[u8]>) -> PyResult<()> {
         let call = self.call(paging_state);
-        let (timeout, hosts, columnar) = (self.timeout, self.hosts.clone(), self.columnar);
+        let (timeout, hosts, columnar, named) = (self.timeout, self.hosts.clone(), self.columnar, self.named);
         let aio = target.bind(py).cast::<AioRequest>().ok().cloned();
         let target = completion::Target::from_py(target, py);
         let task = async move {
             let outcome = timed(timeout, call.run()).await.map(|mut o| {
                 o.columnar = columnar;
+                o.named = named;
                 o
             });
             completion::complete(target, outcome, hosts);
@@ -361,6 +373,7 @@ impl PyRequest {
         let res = py.detach(|| runtime::block_on(timed(timeout, call.run())));
         let mut out = res.map_err(|e| errors::execution_error(py, &e, &self.hosts))?;
         out.columnar = self.columnar;
+        out.named = self.named;
         outcome_to_py(py, out)
     }
 
@@ -431,6 +444,9 @@ pub struct StatementOpts {
     default_timeout: Option<f64>,
     row_factory: Py<PyAny>,
     columnar: bool,
+    /// `row_factory` is the default named-tuple factory: rows are made as its tuples
+    /// when the page is decoded.
+    named: bool,
 }
 
 impl RequestBuilder {
@@ -476,6 +492,7 @@ impl RequestBuilder {
             fetch_size: fetch_size.extract()?,
             idempotent: query.getattr(pyo3::intern!(py, "is_idempotent"))?.is_truthy()?,
             default_timeout: s.getattr(pyo3::intern!(py, "default_timeout"))?.extract()?,
+            named: !columnar && crate::results::is_named_rows(py, &row_factory),
             row_factory: row_factory.unbind(),
             columnar,
         };
@@ -502,7 +519,7 @@ impl RequestBuilder {
             Some(t) if !t.is(self.not_set.bind(py)) => t.extract()?,
             _ => o.default_timeout,
         };
-        let request = self.engine.get().request(
+        let mut request = self.engine.get().request(
             py,
             o.prepared.bind(py),
             parameters,
@@ -515,6 +532,7 @@ impl RequestBuilder {
             o.idempotent,
             o.columnar,
         )?;
+        request.named = o.named;
         let row_factory = o.row_factory.bind(py).clone();
         Ok((Bound::new(py, request)?.into_any(), row_factory))
     }
@@ -680,7 +698,7 @@ impl Session {
         let session = self.get(py)?;
         let paged = fetch_size.filter(|n| *n > 0);
         let req = Arc::new(build_request(py, statement, values.as_ref(), &opts, paged)?);
-        Ok(PyRequest { session, hosts: self.hosts_arc.clone(), req, paged: paged.is_some(), timeout: opts.timeout, columnar })
+        Ok(PyRequest { session, hosts: self.hosts_arc.clone(), req, paged: paged.is_some(), timeout: opts.timeout, columnar, named: false })
     }
 
     /// Executes a batch of `(statement, values)` pairs; statements are str (values inlined)
@@ -704,7 +722,7 @@ impl Session {
         let (batch, values) = build_batch(py, batch_type, &items, &opts)?;
         let fut = async move { session.batch(&batch, &values).await };
         let result = self.wait(py, opts.timeout, fut)?;
-        outcome_to_py(py, Outcome { result, paging: None, columnar: false })
+        outcome_to_py(py, Outcome { result, paging: None, columnar: false, named: false })
     }
 
     /// Like `execute_batch`, without waiting (see `Request.submit_to`).
@@ -730,7 +748,7 @@ impl Session {
         let aio = target.bind(py).cast::<AioRequest>().ok().cloned();
         let target = completion::Target::from_py(target, py);
         let task = async move {
-            let outcome = timed(opts.timeout, async { session.batch(&batch, &values).await.map(|result| Outcome { result, paging: None, columnar: false }) }).await;
+            let outcome = timed(opts.timeout, async { session.batch(&batch, &values).await.map(|result| Outcome { result, paging: None, columnar: false, named: false }) }).await;
             completion::complete(target, outcome, hosts);
         };
         start_task(py, aio, task)

@@ -237,3 +237,21 @@ def test_many_waiters_one_future_and_reentrant_callback_release(cassandra, sessi
         t.join(20)
     assert got == [{"key": "local"}] * 8
     assert f.done and f.result().one() == {"key": "local"}
+
+
+def test_row_factory_changed_on_the_future_of_a_prepared_statement(session):
+    """A prepared statement's rows are made as named tuples while the page is decoded
+    (the session's default factory); a future whose row_factory is changed before its
+    result is read still gets that factory's rows: plain tuples, dicts."""
+    from turbocql.query import dict_factory, tuple_factory
+
+    sel = session.prepare("SELECT key, cluster_name FROM system.local WHERE key = ?")
+    named = session.execute(sel, ["local"]).one()
+    assert type(named) is not tuple and named._fields == ("key", "cluster_name") and named.key == "local"
+    f = session.execute_async(sel, ["local"])
+    f.row_factory = tuple_factory
+    row = f.result().one()
+    assert type(row) is tuple and row == tuple(named)
+    f = session.execute_async(sel, ["local"])
+    f.row_factory = dict_factory
+    assert f.result().one() == {"key": "local", "cluster_name": named.cluster_name}
