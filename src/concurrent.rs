@@ -24,7 +24,7 @@ use scylla::errors::ExecutionError;
 use crate::arrays::ArrayBuf;
 use crate::errors;
 use crate::runtime;
-use crate::session::{build_request, consistency, outcome_to_py, prepared_request, run_request, timed, Options, Outcome, Prepared, Request};
+use crate::session::{build_request, consistency, outcome_to_py, prepared_request, run_request_boxed, timed, Options, Outcome, Prepared, Request};
 use crate::values::Columns;
 
 type Pending = Pin<Box<dyn Future<Output = (usize, Result<Outcome, ExecutionError>)> + Send>>;
@@ -161,7 +161,7 @@ impl ConcurrentRun {
                 while in_flight.len() < concurrency {
                     let Some((idx, req)) = ready.pop_front() else { break };
                     let s = session.clone();
-                    in_flight.push(Box::pin(async move { (idx, timed(timeout, run_request(s, &req, paged, None)).await) }) as Pending);
+                    in_flight.push(Box::pin(async move { (idx, timed(timeout, run_request_boxed(s, req, paged)).await) }) as Pending);
                 }
                 let Some((idx, res)) = in_flight.next().await else { break };
                 let failed = res.is_err();

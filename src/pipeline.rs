@@ -23,7 +23,7 @@ use tokio::sync::{mpsc, Notify};
 
 use crate::errors;
 use crate::runtime;
-use crate::session::{build_request, outcome_to_py, run_request, timed, Options, Outcome, Request};
+use crate::session::{build_request, outcome_to_py, run_request_boxed, timed, Options, Outcome, Request};
 
 /// Counters and results shared by the Python side and the driver task.
 #[derive(Default)]
@@ -59,6 +59,8 @@ pub struct PipelineCore {
     keep_results: bool,
 }
 
+type InFlight = std::pin::Pin<Box<dyn std::future::Future<Output = (u64, Result<Outcome, ExecutionError>)> + Send>>;
+
 async fn drive(
     session: Arc<ScyllaSession>,
     mut rx: mpsc::Receiver<(u64, Request)>,
@@ -92,7 +94,9 @@ async fn drive(
             msg = rx.recv(), if can_send => match msg {
                 Some((idx, req)) => {
                     let s = session.clone();
-                    in_flight.push(async move { (idx, timed(timeout, run_request(s, &req, false, None)).await) });
+                    // The request's future (several KB) stays in its own box: what is
+                    // pushed, and moved around by FuturesUnordered, is small.
+                    in_flight.push(Box::pin(async move { (idx, timed(timeout, run_request_boxed(s, req, false)).await) }) as InFlight);
                 }
                 None => open = false,
             },

@@ -237,6 +237,13 @@ impl Call {
     }
 }
 
+/// [`run_request`] of an owned request, boxed: what the engine's own loops
+/// (`execute_concurrent`, pipelines) keep in flight, so that their in-flight sets hold
+/// and move a pointer rather than the request's whole future.
+pub(crate) fn run_request_boxed(session: Arc<ScyllaSession>, req: Request, paged: bool) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Outcome, ExecutionError>> + Send>> {
+    Box::pin(async move { run_request(session, &req, paged, None).await })
+}
+
 /// Runs a request (one page, or unpaged).
 pub(crate) async fn run_request(session: Arc<ScyllaSession>, req: &Request, paged: bool, state: Option<PagingState>) -> Result<Outcome, ExecutionError> {
     let state = state.unwrap_or_default();
