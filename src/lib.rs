@@ -65,6 +65,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<session::RequestBuilder>()?;
     m.add_class::<session::StatementOpts>()?;
     m.add_class::<session::SyncExecute>()?;
+    m.add_class::<session::EngineMethod>()?;
     m.add_class::<concurrent::ConcurrentRun>()?;
     m.add_class::<aio::LoopQueue>()?;
     m.add_class::<aio::AioRequest>()?;

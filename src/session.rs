@@ -585,8 +585,8 @@ impl StatementOpts {
 /// trace=False, custom_payload=None, execution_profile=..., paging_state=None, host=None,
 /// execute_as=None)`, in one engine call: the request built by the session's
 /// [`RequestBuilder`], run with the GIL released, and its `ResultSet` made (see
-/// `results::make_result`), with no Python frame. `Session.__init__` installs it as the
-/// session's `execute` attribute unless a subclass overrides `execute`.
+/// `results::make_result`), with no Python frame. Each session keeps one; the class's
+/// `execute` is an [`EngineMethod`] that hands it out.
 #[pyclass(frozen, module = "turbocql._engine")]
 pub struct SyncExecute {
     requests: Py<RequestBuilder>,
@@ -633,6 +633,54 @@ impl SyncExecute {
     fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
         visit.call(&self.requests)?;
         visit.call(&self.result_class)
+    }
+}
+
+/// A method of a Python class whose calls go to an engine object kept on each instance
+/// (attribute `attr`, e.g. a session's [`SyncExecute`]): `instance.method` is that
+/// object, so a call runs no Python frame. On the class (`Session.execute`) it is the
+/// Python function, with its signature and docstring, and an instance without the
+/// attribute gets the function bound as usual. Being a class attribute, it can be
+/// replaced on the class (`mock.patch.object(Session, "execute")`) or overridden by a
+/// subclass like any method.
+#[pyclass(frozen, module = "turbocql._engine")]
+pub struct EngineMethod {
+    function: Py<PyAny>,
+    attr: Py<PyString>,
+}
+
+#[pymethods]
+impl EngineMethod {
+    #[new]
+    fn new(function: Py<PyAny>, attr: Bound<'_, PyString>) -> PyResult<Self> {
+        let py = attr.py();
+        let attr = PyString::intern(py, attr.to_str()?).unbind();
+        Ok(EngineMethod { function, attr })
+    }
+
+    fn __get__<'py>(&self, py: Python<'py>, obj: Option<Bound<'py, PyAny>>, objtype: Option<Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let Some(obj) = obj.filter(|o| !o.is_none()) else {
+            return Ok(self.function.bind(py).clone());
+        };
+        match obj.getattr_opt(self.attr.bind(py))? {
+            Some(engine) => Ok(engine),
+            None => self.function.bind(py).call_method1(pyo3::intern!(py, "__get__"), (obj, objtype)),
+        }
+    }
+
+    /// The Python function (`functools.wraps`-style access for tools).
+    #[getter]
+    fn __wrapped__(&self, py: Python<'_>) -> Py<PyAny> {
+        self.function.clone_ref(py)
+    }
+
+    #[getter]
+    fn __doc__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.function.bind(py).getattr(pyo3::intern!(py, "__doc__"))
+    }
+
+    fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        visit.call(&self.function)
     }
 }
 

@@ -68,8 +68,8 @@ class Session:
 
     def __init__(self, session):
         self._session = session
-        # execute() is the engine's: no Python frame per call (see Session.execute).
-        object.__setattr__(self, "execute", _engine.AioExecute(session._build_request, AsyncResultSet, _loop_queue))
+        # What session.execute(...) calls: no Python frame per call (see Session.execute).
+        object.__setattr__(self, "_engine_execute", _engine.AioExecute(session._build_request, AsyncResultSet, _loop_queue))
 
     @property
     def sync_session(self):
@@ -96,9 +96,11 @@ class Session:
         task would): ``await`` it, or pass it to ``asyncio.gather``/``wait_for``.
         Cancelling it (or the task awaiting it) drops the request in the engine.
 
-        (Each session's ``execute`` attribute is the engine's ``AioExecute``, which does
-        all this in one call; this method forwards to it.)"""
-        return self.__dict__["execute"](query, parameters, timeout, trace, paging_state)
+        (``session.execute`` is the session's ``_engine.AioExecute``, which does all this
+        in one call; this function, shown on the class, forwards to it.)"""
+        return self.__dict__["_engine_execute"](query, parameters, timeout, trace, paging_state)
+
+    execute = _engine.EngineMethod(execute, "_engine_execute")
 
     async def prepare(self, query, custom_payload=None, keyspace=None):
         loop = asyncio.get_running_loop()

@@ -245,10 +245,9 @@ class Session:
         self._build_request = _engine.RequestBuilder(
             self, self._request_and_factory,
             (PreparedStatement, _NOT_SET, FETCH_SIZE_UNSET, numpy_factory, protocol.NumpyProtocolHandler))
-        if type(self).execute is Session.execute:
-            # execute() in one engine call, no Python frame (the method below says what
-            # it does); a subclass that overrides execute keeps its own.
-            object.__setattr__(self, "execute", _engine.SyncExecute(self._build_request, ResultSet))
+        # What session.execute(...) calls: the method below in one engine call, with no
+        # Python frame (see the `execute = _engine.EngineMethod(...)` line after it).
+        self._engine_execute = _engine.SyncExecute(self._build_request, ResultSet)
 
     def __setattr__(self, name, value):
         object.__setattr__(self, name, value)
@@ -283,11 +282,14 @@ class Session:
         BatchStatement. ``parameters`` fill ``%s`` / ``%(name)s`` for strings and simple
         statements, ``?`` / ``:name`` for prepared ones.
 
-        (A session's ``execute`` attribute is the engine's ``SyncExecute``, which does
-        exactly this in one call, with no Python frame.)
+        (``session.execute`` is the session's ``_engine.SyncExecute``, which does exactly
+        this in one call, with no Python frame; this function is what ``Session.execute``
+        shows on the class.)
         """
         request, row_factory = self._build_request(query, parameters, timeout, trace)
         return ResultSet(request.run(paging_state), self, request, row_factory, query)
+
+    execute = _engine.EngineMethod(execute, "_engine_execute")
 
     def execute_async(self, query, parameters=None, trace=False, custom_payload=None, timeout=_NOT_SET,
                       execution_profile=EXEC_PROFILE_DEFAULT, paging_state=None, host=None, execute_as=None):

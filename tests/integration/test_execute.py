@@ -250,13 +250,16 @@ def test_one_prepared_statement_on_two_sessions_follows_each_sessions_settings(c
 
 
 def test_execute_is_the_engines_unless_a_subclass_overrides_it(cluster, keyspace, session, table):
-    """Session.execute runs as one engine call (an instance attribute set at connect);
-    every argument of the classic signature is accepted, by position or by name; a
-    Session subclass that overrides execute keeps its own."""
+    """session.execute runs as one engine call (kept on each session, handed out by the
+    class's execute); every argument of the classic signature is accepted, by position
+    or by name; a Session subclass that overrides execute keeps its own, and patching
+    Session.execute reaches existing sessions."""
     from turbocql import _engine
     from turbocql.cluster import ResultSet, Session
 
     assert isinstance(session.execute, _engine.SyncExecute)
+    assert Session.execute is Session.__dict__["execute"].__wrapped__  # the function, on the class
+    assert "Executes ``query``" in Session.execute.__doc__
     session.execute("INSERT INTO %s (k, a) VALUES ('sx', 'y')" % table)
     sel = session.prepare("SELECT a FROM %s WHERE k = ?" % table)
     rs = session.execute(sel, ["sx"], 5.0, False, None, None, None, None, None)
@@ -277,5 +280,12 @@ def test_execute_is_the_engines_unless_a_subclass_overrides_it(cluster, keyspace
             return super().execute(query, parameters, **kw)
 
     logged = Logged(cluster, session._session)
-    assert "execute" not in logged.__dict__
     assert logged.execute(sel, ["sx"]).one().a == "y" and calls == [sel]
+
+    # Patching the class reaches existing sessions, as with any method.
+    from unittest import mock
+
+    with mock.patch.object(Session, "execute", return_value="patched") as patched:
+        assert session.execute(sel, ["sx"]) == "patched"
+        patched.assert_called_once_with(sel, ["sx"])
+    assert session.execute(sel, ["sx"]).one().a == "y"
