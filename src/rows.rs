@@ -280,12 +280,20 @@ fn column_to_py<'py>(py: Python<'py>, cell: Option<&[u8]>, typ: &ColumnType<'_>)
 
 /// All rows of a page as a list of tuples.
 pub fn page_rows<'py>(py: Python<'py>, rows: &QueryRowsResult) -> PyResult<Bound<'py, PyList>> {
+    page_rows_by(py, rows, |cells| Ok(PyTuple::new(py, cells)?.into_any()))
+}
+
+/// The list of what `make` returns for each row of a page, given the row's cells decoded.
+fn page_rows_by<'py>(
+    py: Python<'py>,
+    rows: &QueryRowsResult,
+    mut make: impl FnMut(std::vec::Drain<'_, Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyList>> {
     let iter = rows
         .rows::<ColumnIterator>()
         .map_err(|e| PyValueError::new_err(format!("cannot read rows: {e}")))?;
     let out = PyList::empty(py);
-    let ncols = rows.column_specs().len();
-    let mut cells: Vec<Bound<'py, PyAny>> = Vec::with_capacity(ncols);
+    let mut cells: Vec<Bound<'py, PyAny>> = Vec::with_capacity(rows.column_specs().len());
     for row in iter {
         let row = row.map_err(|e| PyValueError::new_err(format!("cannot read a row: {e}")))?;
         cells.clear();
@@ -293,7 +301,7 @@ pub fn page_rows<'py>(py: Python<'py>, rows: &QueryRowsResult) -> PyResult<Bound
             let col = col.map_err(|e| PyValueError::new_err(format!("cannot read a column: {e}")))?;
             cells.push(column_to_py(py, col.slice.map(|s| s.as_slice()), col.spec.typ())?);
         }
-        out.append(PyTuple::new(py, cells.drain(..))?)?;
+        out.append(make(cells.drain(..))?)?;
     }
     Ok(out)
 }
@@ -574,19 +582,5 @@ pub fn page_named_rows<'py>(py: Python<'py>, rows: &QueryRowsResult, colnames: &
     let cls = row_class(colnames)?;
     let cls = cls.bind(py);
     check_plain_tuple_class(cls)?;
-    let iter = rows
-        .rows::<ColumnIterator>()
-        .map_err(|e| PyValueError::new_err(format!("cannot read rows: {e}")))?;
-    let out = PyList::empty(py);
-    let mut cells: Vec<Bound<'py, PyAny>> = Vec::with_capacity(rows.column_specs().len());
-    for row in iter {
-        let row = row.map_err(|e| PyValueError::new_err(format!("cannot read a row: {e}")))?;
-        cells.clear();
-        for col in row {
-            let col = col.map_err(|e| PyValueError::new_err(format!("cannot read a column: {e}")))?;
-            cells.push(column_to_py(py, col.slice.map(|s| s.as_slice()), col.spec.typ())?);
-        }
-        out.append(make_row(cls, cells.drain(..))?)?;
-    }
-    Ok(out)
+    page_rows_by(py, rows, |cells| make_row(cls, cells))
 }
