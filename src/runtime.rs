@@ -1,19 +1,66 @@
-//! Runtime: the one tokio runtime that drives every connection of every session.
+//! Runtime: the one tokio runtime that drives every connection of every session, and
+//! [`ForkLocal`], how the engine's process-wide state survives `fork()`.
 //!
-//! It runs on its own worker threads (`TURBOCQL_IO_THREADS`, default 1), so no Python
-//! thread ever does I/O while holding the GIL. Python threads wait for a result with
-//! `block_on` after releasing the GIL.
+//! The runtime runs on its own worker threads (`TURBOCQL_IO_THREADS`, default 1), so no
+//! Python thread ever does I/O while holding the GIL. Python threads wait for a result
+//! with [`block_on`] after releasing the GIL.
 //!
 //! After `fork()` the child has none of the parent's threads, so the package calls
-//! [`after_fork`] in the child, and the next request starts a fresh runtime there.
+//! `_engine._after_fork` in the child (`os.register_at_fork`), which forgets every
+//! [`ForkLocal`] (this runtime and the completion queue); the next use creates fresh ones.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicPtr, Ordering};
-use std::sync::Mutex;
 use tokio::runtime::Runtime;
 
-static RUNTIME: AtomicPtr<Runtime> = AtomicPtr::new(std::ptr::null_mut());
-static INIT: Mutex<()> = Mutex::new(());
+/// A process-wide value created on first use, and forgotten by [`ForkLocal::forget`] in a
+/// forked child (whatever the parent's threads held or were doing is gone there), so that
+/// the child's next use creates a new one. A value is leaked, never dropped: references
+/// to it may live anywhere.
+pub struct ForkLocal<T> {
+    ptr: AtomicPtr<T>,
+}
+
+impl<T> ForkLocal<T> {
+    pub const fn new() -> Self {
+        ForkLocal { ptr: AtomicPtr::new(std::ptr::null_mut()) }
+    }
+
+    /// The value, created by `init` on first use. Two threads racing on the first use may
+    /// both call `init`; one value wins and the other is dropped. No lock is taken, so a
+    /// lock held by a vanished thread can never block a forked child.
+    #[inline]
+    pub fn get_or_init(&'static self, init: impl FnOnce() -> T) -> &'static T {
+        let p = self.ptr.load(Ordering::Acquire);
+        if !p.is_null() {
+            // SAFETY: non-null pointers here come from Box::into_raw below and are never freed.
+            return unsafe { &*p };
+        }
+        let fresh = Box::into_raw(Box::new(init()));
+        match self.ptr.compare_exchange(std::ptr::null_mut(), fresh, Ordering::AcqRel, Ordering::Acquire) {
+            // SAFETY: `fresh` is now shared and never freed.
+            Ok(_) => unsafe { &*fresh },
+            Err(existing) => {
+                // SAFETY: `fresh` was never shared; `existing` is live and never freed.
+                drop(unsafe { Box::from_raw(fresh) });
+                unsafe { &*existing }
+            }
+        }
+    }
+
+    /// In a forked child: the next use creates a new value (the old one is leaked).
+    pub fn forget(&self) {
+        self.ptr.store(std::ptr::null_mut(), Ordering::Release);
+    }
+}
+
+impl<T> Default for ForkLocal<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+static RUNTIME: ForkLocal<Runtime> = ForkLocal::new();
 
 /// Number of tokio worker threads, from `TURBOCQL_IO_THREADS` (1 to 64, default 1).
 fn worker_threads() -> usize {
@@ -26,32 +73,19 @@ fn worker_threads() -> usize {
 
 /// The process-wide runtime, created on first use.
 pub fn get() -> &'static Runtime {
-    let p = RUNTIME.load(Ordering::Acquire);
-    if !p.is_null() {
-        // SAFETY: the pointer comes from Box::leak below and is never freed.
-        return unsafe { &*p };
-    }
-    let _guard = INIT.lock().unwrap_or_else(|e| e.into_inner());
-    let p = RUNTIME.load(Ordering::Acquire);
-    if !p.is_null() {
-        // SAFETY: as above.
-        return unsafe { &*p };
-    }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(worker_threads())
-        .thread_name("turbocql-io")
-        .enable_all()
-        .build()
-        .expect("turbocql: cannot start the tokio runtime");
-    let leaked: &'static Runtime = Box::leak(Box::new(rt));
-    RUNTIME.store(leaked as *const Runtime as *mut Runtime, Ordering::Release);
-    leaked
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(worker_threads())
+            .thread_name("turbocql-io")
+            .enable_all()
+            .build()
+            .expect("turbocql: cannot start the tokio runtime")
+    })
 }
 
-/// In a forked child: forget the parent's runtime (its threads are gone; it is leaked,
-/// never dropped) so that the next request starts a new one.
+/// In a forked child: forget the parent's runtime (its threads are gone).
 pub fn after_fork() {
-    RUNTIME.store(std::ptr::null_mut(), Ordering::Release);
+    RUNTIME.forget();
 }
 
 /// Runs `fut` to completion on the calling thread, with the runtime's I/O and timers.

@@ -84,31 +84,6 @@ def _make_udt(keyspace, name, field_names, values):
     return cls(*values)
 
 
-def _bootstrap_engine():
-    import turbocql
-    objects = {
-        name: getattr(turbocql, name)
-        for name in (
-            "DriverException", "InvalidRequest", "AlreadyExists", "FunctionFailure",
-            "AuthenticationFailed", "Unauthorized", "ConfigurationException", "Unavailable",
-            "ReadTimeout", "WriteTimeout", "ReadFailure", "WriteFailure", "OperationTimedOut",
-        )
-    }
-    for name in ("SyntaxException", "OverloadedErrorMessage", "IsBootstrappingErrorMessage",
-                 "TruncateError", "ProtocolException", "PreparedQueryNotFound", "ServerError"):
-        objects[name] = getattr(protocol, name)
-    objects.update(
-        NoHostAvailable=NoHostAvailable, ConnectionException=ConnectionException,
-        UNSET_VALUE=UNSET_VALUE, UUID=uuid.UUID, Decimal=decimal.Decimal,
-        Date=util.Date, Time=util.Time, Duration=util.Duration, SortedSet=util.SortedSet,
-        OrderedMap=util.OrderedMap, make_udt=_make_udt,
-    )
-    _engine._bootstrap(objects)
-
-
-_bootstrap_engine()
-
-
 class Cluster:
     """The cluster's connection settings; :meth:`connect` opens a :class:`Session`.
 
@@ -240,11 +215,9 @@ class Session:
         self.cluster = cluster
         self._session = engine_session
         self.encoder = Encoder()
-        # (request, row factory) of a statement: built by the engine for a
-        # PreparedStatement, with no Python frame; by _request_and_factory otherwise.
-        self._build_request = _engine.RequestBuilder(
-            self, self._request_and_factory,
-            (PreparedStatement, _NOT_SET, FETCH_SIZE_UNSET, numpy_factory, protocol.NumpyProtocolHandler))
+        # (request, row factory) of any statement, built by the engine with no Python
+        # frame; execute_concurrent and the pipelines start their runs from it too.
+        self._build_request = _engine.RequestBuilder(self)
         # What session.execute(...) calls: the method below in one engine call, with no
         # Python frame (see the `execute = _engine.EngineMethod(...)` line after it).
         self._engine_execute = _engine.SyncExecute(self._build_request, ResultSet)
@@ -306,61 +279,6 @@ class Session:
         request.submit_to(future, paging_state)
         return future
 
-    def _row_mode(self):
-        """(row factory, whether the engine decodes pages as numpy columns)."""
-        if self.client_protocol_handler is protocol.NumpyProtocolHandler:
-            return numpy_factory, True
-        row_factory = self.row_factory
-        return row_factory, row_factory is numpy_factory
-
-    def _request_and_factory(self, query, parameters, timeout, trace):
-        """``(request, row_factory)`` of any statement (``timeout`` may be ``_NOT_SET``).
-        ``_build_request`` calls it for all but a PreparedStatement, whose request it
-        builds itself."""
-        if timeout is _NOT_SET:
-            timeout = self.default_timeout
-        row_factory, columnar = self._row_mode()
-        return self._request(query, parameters, timeout, trace, columnar), row_factory
-
-    def _request(self, query, parameters, timeout, trace, columnar=False):
-        """The engine's request (``_engine.Request``, or :class:`_BatchRequest`): values
-        converted and checked, options resolved; ``run``, ``submit_to`` and ``aio`` start
-        it. ``columnar`` asks for pages as dicts of numpy arrays
-        (:func:`~turbocql.query.numpy_factory`)."""
-        cl = serial = None
-        fetch_size = FETCH_SIZE_UNSET
-        idempotent = False
-        if isinstance(query, str):
-            stmt = bind_params_if(query, parameters, self.encoder)
-            values = None
-        elif isinstance(query, PreparedStatement):
-            stmt, values = query._prepared, parameters
-            cl, serial, fetch_size, idempotent = query.consistency_level, query.serial_consistency_level, query.fetch_size, query.is_idempotent
-        elif isinstance(query, BoundStatement):
-            if parameters is not None:
-                raise ValueError("parameters cannot be passed with a BoundStatement (bind them)")
-            stmt, values = query.prepared_statement._prepared, query.values
-            cl, serial, fetch_size, idempotent = query.consistency_level, query.serial_consistency_level, query.fetch_size, query.is_idempotent
-        elif isinstance(query, SimpleStatement):
-            stmt = bind_params_if(query.query_string, parameters, self.encoder)
-            values = None
-            cl, serial, fetch_size, idempotent = query.consistency_level, query.serial_consistency_level, query.fetch_size, query.is_idempotent
-        elif isinstance(query, BatchStatement):
-            if parameters is not None:
-                raise ValueError("parameters cannot be passed with a BatchStatement (add them to the batch)")
-            cl = query.consistency_level if query.consistency_level is not None else self.default_consistency_level
-            return _BatchRequest(self._session, query.batch_type.value, query._statements_and_parameters,
-                                 cl, query.serial_consistency_level, timeout, trace, query.is_idempotent)
-        else:
-            raise TypeError("query must be a str or a Statement, not %s" % type(query).__name__)
-        if cl is None:
-            cl = self.default_consistency_level
-        if serial is None:
-            serial = self.default_serial_consistency_level
-        if fetch_size is FETCH_SIZE_UNSET:
-            fetch_size = self.default_fetch_size
-        return self._session.request(stmt, values, cl, serial, fetch_size, timeout, trace, None, idempotent, columnar)
-
     def prepare(self, query, custom_payload=None, keyspace=None):
         """Prepares ``query`` (``?`` or ``:name`` markers) and returns a PreparedStatement.
         Raises ``SyntaxException`` / ``InvalidRequest`` as the server decides."""
@@ -383,27 +301,6 @@ class Session:
 
     def __exit__(self, *exc):
         self.shutdown()
-
-
-class _BatchRequest:
-    """A batch: runs in one round trip, never paged."""
-
-    __slots__ = ("_engine", "_args")
-
-    def __init__(self, engine, batch_type, items, cl, serial, timeout, trace, idempotent):
-        self._engine = engine
-        self._args = (batch_type, items, cl, serial, timeout, trace, None, idempotent)
-
-    def run(self, paging_state=None):
-        return self._engine.execute_batch(*self._args)
-
-    def submit_to(self, target, paging_state=None):
-        return self._engine.submit_batch(target, *self._args)
-
-    def aio(self, event_loop, queue, wrap, args, paging_state=None):
-        waiter = _engine.AioRequest(event_loop, queue, wrap, args)
-        self.submit_to(waiter)
-        return waiter
 
 
 _dispatcher_lock = threading.Lock()
@@ -431,13 +328,6 @@ def _forget_dispatcher():
 
 
 os.register_at_fork(after_in_child=_forget_dispatcher)
-
-
-def bind_params_if(query, parameters, encoder):
-    if parameters is None:
-        return query
-    from turbocql.encoder import bind_params
-    return bind_params(query, parameters, encoder)
 
 
 class ResultSet(_engine.ResultCore):
@@ -504,7 +394,7 @@ class ResultSet(_engine.ResultCore):
             raise RuntimeError("Cannot use %s when results have been iterated." % operator)
         rows = [row for row in self]
         self._current_rows = rows
-        self._page = self._page[:3] + (None,) + self._page[4:]
+        self._page = self._page.as_last()
         self._list_mode = True
 
     def __getitem__(self, i):
@@ -577,3 +467,43 @@ class ResponseFuture(_engine.ResponseFutureCore):
     def __repr__(self):
         state = "done" if self.done else "pending"
         return "<ResponseFuture: query=%r %s>" % (self.query, state)
+
+
+def _bootstrap_engine():
+    """Hands the engine, once, every Python object it uses (see src/pyrefs.rs)."""
+    import asyncio
+
+    import turbocql
+    from turbocql.encoder import bind_params
+    from turbocql.query import _row_class
+
+    objects = {
+        name: getattr(turbocql, name)
+        for name in (
+            "DriverException", "InvalidRequest", "AlreadyExists", "FunctionFailure",
+            "AuthenticationFailed", "Unauthorized", "ConfigurationException", "Unavailable",
+            "ReadTimeout", "WriteTimeout", "ReadFailure", "WriteFailure", "OperationTimedOut",
+        )
+    }
+    for name in ("SyntaxException", "OverloadedErrorMessage", "IsBootstrappingErrorMessage",
+                 "TruncateError", "ProtocolException", "PreparedQueryNotFound", "ServerError"):
+        objects[name] = getattr(protocol, name)
+    objects.update(
+        NoHostAvailable=NoHostAvailable, ConnectionException=ConnectionException,
+        QueryExhausted=QueryExhausted,
+        UNSET_VALUE=UNSET_VALUE, UUID=uuid.UUID, Decimal=decimal.Decimal,
+        Date=util.Date, Time=util.Time, Duration=util.Duration, SortedSet=util.SortedSet,
+        OrderedMap=util.OrderedMap, make_udt=_make_udt, row_class=_row_class,
+        PreparedStatement=PreparedStatement, BoundStatement=BoundStatement,
+        SimpleStatement=SimpleStatement, BatchStatement=BatchStatement,
+        FETCH_SIZE_UNSET=FETCH_SIZE_UNSET, NOT_SET=_NOT_SET, bind_params=bind_params,
+        numpy_factory=numpy_factory, NumpyProtocolHandler=protocol.NumpyProtocolHandler,
+        named_rows=named_tuple_factory, ResultSet=ResultSet, cluster_log=log,
+        asyncio_Future=asyncio.Future, asyncio_CancelledError=asyncio.CancelledError,
+        asyncio_InvalidStateError=asyncio.InvalidStateError,
+        asyncio_get_running_loop=asyncio.get_running_loop,
+    )
+    _engine._bootstrap(objects)
+
+
+_bootstrap_engine()

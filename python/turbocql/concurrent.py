@@ -11,62 +11,22 @@ from collections import namedtuple
 from itertools import repeat  # noqa: F401 - kept for callers that import it from here
 
 from turbocql.cluster import EXEC_PROFILE_DEFAULT, ResultSet, _NOT_SET
-from turbocql.query import (
-    FETCH_SIZE_UNSET, BatchStatement, BoundStatement, PreparedStatement, SimpleStatement,
-)
+from turbocql.query import BatchStatement, BoundStatement, PreparedStatement
 
 ExecutionResult = namedtuple("ExecutionResult", ["success", "result_or_exc"])
 """One result of :func:`execute_concurrent`: ``(True, ResultSet)`` or ``(False, exception)``."""
 
 
-def _engine_statement(session, statement):
-    """(engine statement, consistency, fetch_size) for a statement the engine can run."""
-    if isinstance(statement, PreparedStatement):
-        return statement._prepared, statement.consistency_level, statement.fetch_size
-    if isinstance(statement, str):
-        return statement, None, FETCH_SIZE_UNSET
-    if isinstance(statement, SimpleStatement):
-        return statement.query_string, statement.consistency_level, statement.fetch_size
-    raise TypeError("unsupported statement type %s" % type(statement).__name__)
-
-
-def _pairs(session, statements_and_parameters):
-    """Turns (statement, parameters) pairs into what the engine runs, lazily."""
-    encoder = session.encoder
-    from turbocql.encoder import bind_params
-
-    for item in statements_and_parameters:
-        statement, params = item
-        if isinstance(statement, PreparedStatement):
-            yield statement._prepared, params if params is not None else (), statement.consistency_level
-        elif isinstance(statement, BoundStatement):
-            ps = statement.prepared_statement
-            yield ps._prepared, statement.values, statement.consistency_level
-        elif isinstance(statement, (str, SimpleStatement)):
-            query = statement if isinstance(statement, str) else statement.query_string
-            cl = None if isinstance(statement, str) else statement.consistency_level
-            yield (bind_params(query, params, encoder) if params else query), None, cl
-        elif isinstance(statement, BatchStatement):
-            raise TypeError("BatchStatement is not supported by execute_concurrent; execute it directly")
-        else:
-            raise TypeError("unsupported statement type %s" % type(statement).__name__)
-
-
-def _run(session, statement, source, concurrency, raise_on_first_error, results_generator, consistency_level, fetch_size):
-    if concurrency <= 0:
-        raise ValueError("concurrency must be greater than 0")
-    row_factory, columnar = session._row_mode()
-    timeout = session.default_timeout
+def _run(session, statement, source, concurrency, raise_on_first_error, results_generator):
+    """Starts the engine's run: ``statement`` (None: ``source`` holds pairs) once per item."""
+    builder = session._build_request
+    row_factory = builder.row_factory
 
     def make_result(page):
         return ResultSet(page, session, None, row_factory, statement)
 
-    if fetch_size is FETCH_SIZE_UNSET:
-        fetch_size = session.default_fetch_size
-    cl = consistency_level if consistency_level is not None else session.default_consistency_level
-    run = session._session.execute_concurrent(
-        statement, source, concurrency, raise_on_first_error, make_result, ExecutionResult,
-        cl, session.default_serial_consistency_level, fetch_size, timeout, columnar=columnar)
+    run = builder.execute_concurrent(statement, source, concurrency, raise_on_first_error, make_result,
+                                     ExecutionResult)
     if results_generator:
         return run
     return run.collect()
@@ -81,8 +41,7 @@ def execute_concurrent(session, statements_and_parameters, concurrency=100, rais
     is raised (nothing more is sent); otherwise failures are results with
     ``success=False``.
     """
-    return _run(session, None, _pairs(session, statements_and_parameters), concurrency,
-                raise_on_first_error, results_generator, None, FETCH_SIZE_UNSET)
+    return _run(session, None, statements_and_parameters, concurrency, raise_on_first_error, results_generator)
 
 
 def execute_concurrent_with_args(session, statement, parameters, *args, **kwargs):
@@ -112,51 +71,23 @@ def execute_concurrent_with_args(session, statement, parameters, *args, **kwargs
     if unknown:
         raise TypeError("unexpected keyword arguments: %s" % ", ".join(sorted(unknown)))
     opts.update(kwargs)
-    if isinstance(statement, BoundStatement):
-        raise TypeError("pass the PreparedStatement, not a BoundStatement")
-    if isinstance(statement, (str, SimpleStatement)):
-        if isinstance(parameters, dict):
-            raise TypeError("parameters as a dict of columns need a PreparedStatement")
-        # Simple statements are encoded client-side per item: go through the pair path.
-        return execute_concurrent(session, ((statement, p) for p in parameters), opts["concurrency"],
-                                  opts["raise_on_first_error"], opts["results_generator"])
-    engine_stmt, cl, fetch_size = _engine_statement(session, statement)
-    return _run(session, engine_stmt, parameters, opts["concurrency"], opts["raise_on_first_error"],
-                opts["results_generator"], cl, fetch_size)
-
-
-def _resolve(session, statement, parameters):
-    """(engine statement, values) for one pipeline request."""
-    if isinstance(statement, PreparedStatement):
-        return statement._prepared, parameters if parameters is not None else ()
-    if isinstance(statement, BoundStatement):
-        if parameters is not None:
-            raise ValueError("parameters cannot be passed with a BoundStatement")
-        return statement.prepared_statement._prepared, statement.values
-    if isinstance(statement, (str, SimpleStatement)):
-        from turbocql.encoder import bind_params
-
-        query = statement if isinstance(statement, str) else statement.query_string
-        return (bind_params(query, parameters, session.encoder) if parameters else query), None
-    raise TypeError("unsupported statement type %s" % type(statement).__name__)
+    if isinstance(statement, (BoundStatement, BatchStatement)):
+        raise TypeError("execute_concurrent_with_args needs a statement that takes parameters "
+                        "(a PreparedStatement, SimpleStatement or str), not a %s" % type(statement).__name__)
+    if isinstance(parameters, dict) and not isinstance(statement, PreparedStatement):
+        raise TypeError("parameters as a dict of columns need a PreparedStatement")
+    return _run(session, statement, parameters, opts["concurrency"], opts["raise_on_first_error"],
+                opts["results_generator"])
 
 
 class _Pipeline:
     def __init__(self, session, max_in_flight, max_unsent, max_unconsumed, error_handler, timeout):
-        if timeout is _NOT_SET:
-            timeout = session.default_timeout
         self.session = session
         self.error_handler = error_handler
-        self._core = session._session.pipeline(
-            max_in_flight, max_unsent, max_unconsumed, session.default_consistency_level,
-            session.default_serial_consistency_level, timeout)
-
-    def execute(self, statement, parameters=None):
-        """Queues one request. Bad values raise here, before anything is sent."""
-        if type(statement) is PreparedStatement:  # the common case, without a call
-            self._core.execute(statement._prepared, parameters if parameters is not None else ())
-        else:
-            self._core.execute(*_resolve(self.session, statement, parameters))
+        self._core = session._build_request.pipeline(max_in_flight, max_unsent, max_unconsumed, timeout)
+        # Queues one request (values converted now: bad values raise here, before
+        # anything is sent); the engine's method itself, with no Python frame.
+        self.execute = self._core.execute
 
     @property
     def pending(self):
@@ -223,7 +154,7 @@ class ReadPipeline(_Pipeline):
     def results(self):
         """Yields the results of the requests queued so far, in submission order."""
         session = self.session
-        args = (session, None, session.row_factory, None)  # ResultSet(page, *args)
+        args = (session, None, session._build_request.row_factory, None)  # ResultSet(page, *args)
         next_result = self._core.next_result
         while True:
             try:

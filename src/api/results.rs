@@ -1,8 +1,7 @@
 //! Results: [`ResultCore`], the engine half of `turbocql.cluster.ResultSet`.
 //!
-//! A result holds one page: the tuple `(rows, column_names, column_types, paging_state,
-//! tracing_id, warnings)` made by `session::outcome_to_py`, and the rows the row factory
-//! makes of it, built on first access. Building a result and reading `one()` or
+//! A result holds one page (`exec::page::Page`), and the rows the row factory makes of
+//! it, built on first access. Building a result and reading `one()` or
 //! `current_rows` run here, with no Python frame; paging, iteration and the rest of the
 //! classic API are the Python subclass's (`turbocql.cluster.ResultSet`).
 
@@ -11,36 +10,28 @@ use pyo3::gc::PyVisit;
 use pyo3::impl_::pyclass_init::PyObjectInit;
 use pyo3::prelude::*;
 use pyo3::pyclass_init::PyClassInitializer;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyList, PyTuple, PyType};
 use pyo3::PyTraverseError;
 
-use crate::rows::named_rows;
+use crate::codec::named_rows::named_rows;
+use crate::exec::page::Page;
+use crate::pyrefs;
 
-/// The engine's `named_rows` function object: the default row factory, called directly.
-static NAMED_ROWS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-
+/// Whether `factory` is the default row factory (the engine's `named_rows`).
 pub(crate) fn is_named_rows(py: Python<'_>, factory: &Bound<'_, PyAny>) -> bool {
-    NAMED_ROWS.get(py).is_some_and(|f| f.as_ptr() == factory.as_ptr())
-}
-
-/// Remembers the module's `named_rows` function (at import).
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    let f = m.getattr("named_rows")?.unbind();
-    let _ = NAMED_ROWS.set(m.py(), f);
-    Ok(())
+    pyrefs::get(py).is_ok_and(|r| r.named_rows.is(factory))
 }
 
 /// The rows `factory` makes of `page`'s raw rows (`factory(column_names, raw_rows)`), or
 /// None for a result without rows.
-pub fn page_rows_of<'py>(py: Python<'py>, page: &Bound<'py, PyAny>, factory: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let raw = page.get_item(0)?;
+pub fn page_rows_of<'py>(py: Python<'py>, page: &Page, factory: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let raw = page.rows.bind(py).clone();
     if raw.is_none() {
         return Ok(None);
     }
-    let names = page.get_item(1)?;
+    let names = page.column_names.bind(py);
     if is_named_rows(py, factory) {
-        return Ok(Some(named_rows(&names, &raw)?.into_any()));
+        return Ok(Some(named_rows(names, &raw)?.into_any()));
     }
     // Rows made as named tuples when the page was decoded (the request's row factory
     // was the default) go to another factory as plain tuples, as they would have come.
@@ -68,7 +59,7 @@ pub fn make_result<'py>(cls: &Bound<'py, PyAny>, page: Bound<'py, PyAny>, args: 
         if (4..=6).contains(&args.len()) {
             let opt = |i: usize| args.get(i).filter(|a| !a.is_none()).map(|a| a.clone().unbind());
             let core = ResultCore {
-                _page: page.unbind(),
+                _page: page.cast_into::<Page>()?.unbind(),
                 rows: opt(4),
                 _session: args[0].clone().unbind(),
                 _request: args[1].clone().unbind(),
@@ -112,9 +103,8 @@ fn plain_subclass(cls: &Bound<'_, PyAny>) -> Option<*mut ffi::PyTypeObject> {
 /// One page of a request's result and its rows (see the module doc).
 #[pyclass(subclass, module = "turbocql._engine")]
 pub struct ResultCore {
-    /// `(rows, column_names, column_types, paging_state, tracing_id, warnings)`.
     #[pyo3(get, set)]
-    _page: Py<PyAny>,
+    _page: Py<Page>,
     /// The row factory's output for the page, once built (or set).
     rows: Option<Py<PyAny>>,
     #[pyo3(get)]
@@ -130,8 +120,8 @@ pub struct ResultCore {
 }
 
 impl ResultCore {
-    fn page_item<'py>(&self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyAny>> {
-        self._page.bind(py).get_item(i)
+    fn page(&self) -> &Page {
+        self._page.get()
     }
 }
 
@@ -142,7 +132,7 @@ impl ResultCore {
     #[pyo3(signature = (page, session, request, row_factory, query, rows=None, response_future=None))]
     fn new(
         py: Python<'_>,
-        page: Py<PyAny>,
+        page: Py<Page>,
         session: Py<PyAny>,
         request: Py<PyAny>,
         row_factory: Py<PyAny>,
@@ -168,7 +158,7 @@ impl ResultCore {
         if let Some(rows) = &self.rows {
             return Ok(rows.clone_ref(py));
         }
-        let rows = match page_rows_of(py, self._page.bind(py), self._row_factory.bind(py))? {
+        let rows = match page_rows_of(py, self.page(), self._row_factory.bind(py))? {
             Some(rows) => rows.unbind(),
             None => PyList::empty(py).into_any().unbind(),
         };
@@ -182,7 +172,7 @@ impl ResultCore {
     }
 
     /// Replaces the page (its rows are made again on next access).
-    fn _reset_page(&mut self, page: Py<PyAny>) {
+    fn _reset_page(&mut self, page: Py<Page>) {
         self._page = page;
         self.rows = None;
     }
@@ -214,34 +204,34 @@ impl ResultCore {
 
     #[getter]
     fn column_names<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.page_item(py, 1)
+        Ok(self.page().column_names.bind(py).clone())
     }
 
     #[getter]
     fn column_types<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.page_item(py, 2)
+        Ok(self.page().column_types.bind(py).clone())
     }
 
     /// Where the next page starts (bytes), or None on the last page.
     #[getter]
     fn paging_state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.page_item(py, 3)
+        Ok(self.page().paging_state.bind(py).clone())
     }
 
     #[getter]
     fn has_more_pages(&self, py: Python<'_>) -> PyResult<bool> {
-        Ok(!self.page_item(py, 3)?.is_none())
+        Ok(!self.page().paging_state.is_none(py))
     }
 
     #[getter]
     fn _trace_id<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.page_item(py, 4)
+        Ok(self.page().trace_id.bind(py).clone())
     }
 
     /// The server's warnings for this request (a list of str), or None.
     #[getter]
     fn warnings<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.page_item(py, 5)
+        Ok(self.page().warnings.bind(py).clone())
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
@@ -262,8 +252,8 @@ impl ResultCore {
         self.query = py.None();
         self._request = py.None();
         self._session = py.None();
-        self._page = PyTuple::new(py, [py.None(), py.None(), py.None(), py.None(), py.None(), py.None()])
-            .map(|t| t.into_any().unbind())
-            .unwrap_or_else(|_| py.None());
+        if let Ok(empty) = Py::new(py, Page::empty(py)) {
+            self._page = empty;
+        }
     }
 }

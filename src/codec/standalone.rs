@@ -1,4 +1,4 @@
-//! Codec: the per-type encoders and decoders of `values` and `rows`, callable on their own.
+//! Standalone: the per-type encoders and decoders of `values` and `rows`, callable on their own.
 //!
 //! For `benchmarks/run_types.py` and tests: [`encode`] / [`decode`] convert one value of
 //! a CQL type given by name (`"int"`, `"map<text, int>"`, `"vector<float, 768>"`, a UDT as
@@ -14,9 +14,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 use scylla::frame::response::result::{CollectionType, ColumnType, NativeType, UserDefinedType};
 
-use crate::errors;
-use crate::types::type_name;
-use crate::values::{write_value, Mismatch};
+use super::mismatch::Mismatch;
+use super::types::type_name;
+use super::values::write_value;
 
 fn native(name: &str) -> Option<NativeType> {
     Some(match name {
@@ -109,7 +109,7 @@ fn typ(cql_type: &str) -> PyResult<ColumnType<'static>> {
 }
 
 fn mismatch(t: &ColumnType<'_>, m: Mismatch) -> PyErr {
-    errors::bad_value(m.type_error, format!("value of CQL type {}: {}", type_name(t), m.msg))
+    m.into_err(format_args!("value of CQL type {}", type_name(t)))
 }
 
 /// The wire bytes of `value` as a value of `cql_type` (no length prefix).
@@ -124,7 +124,7 @@ pub fn encode<'py>(py: Python<'py>, cql_type: &str, value: &Bound<'py, PyAny>) -
 /// The Python value of the wire bytes `data` of `cql_type`.
 #[pyfunction]
 pub fn decode<'py>(py: Python<'py>, cql_type: &str, data: &[u8]) -> PyResult<Bound<'py, PyAny>> {
-    crate::rows::to_py(py, data, &typ(cql_type)?)
+    super::rows::to_py(py, data, &typ(cql_type)?)
 }
 
 /// Encodes every value of `values` `repeat` times (into one reused buffer); returns
@@ -158,7 +158,7 @@ pub fn time_decode(py: Python<'_>, cql_type: &str, encoded: &Bound<'_, PyList>, 
     let start = Instant::now();
     for _ in 0..repeat {
         for b in &items {
-            drop(crate::rows::to_py(py, b, &t)?);
+            drop(super::rows::to_py(py, b, &t)?);
         }
     }
     Ok(start.elapsed().as_nanos() as f64 / (repeat * items.len()).max(1) as f64)

@@ -21,9 +21,14 @@ use scylla::client::session::Session as ScyllaSession;
 use scylla::errors::ExecutionError;
 use tokio::sync::{mpsc, Notify};
 
+use super::builder::Snapshot;
 use crate::errors;
+use crate::exec::options::{Defaults, Timeout};
+use crate::exec::page::Page;
+use crate::exec::request::{self, Request};
+use crate::exec::run::{run_owned, Outcome};
+use crate::exec::statement::classify;
 use crate::runtime;
-use crate::session::{build_request, outcome_to_py, run_request_boxed, timed, Options, Outcome, Request};
 
 /// Counters and results shared by the Python side and the driver task.
 #[derive(Default)]
@@ -53,7 +58,10 @@ impl Shared {
 #[pyclass(module = "turbocql._engine")]
 pub struct PipelineCore {
     hosts: Arc<str>,
-    opts: Options,
+    /// The session's defaults and encoder when the pipeline was made, and its timeout.
+    defaults: Arc<Defaults>,
+    encoder: Py<PyAny>,
+    timeout: Timeout,
     tx: Mutex<Option<mpsc::Sender<(u64, Request)>>>,
     shared: Arc<Shared>,
     keep_results: bool,
@@ -67,7 +75,6 @@ async fn drive(
     shared: Arc<Shared>,
     max_in_flight: usize,
     max_unconsumed: Option<u64>,
-    timeout: Option<std::time::Duration>,
 ) {
     let mut in_flight = FuturesUnordered::new();
     let mut open = true;
@@ -93,10 +100,10 @@ async fn drive(
             }
             msg = rx.recv(), if can_send => match msg {
                 Some((idx, req)) => {
-                    let s = session.clone();
                     // The request's future (several KB) stays in its own box: what is
                     // pushed, and moved around by FuturesUnordered, is small.
-                    in_flight.push(Box::pin(async move { (idx, timed(timeout, run_request_boxed(s, req, false)).await) }) as InFlight);
+                    let run = run_owned(session.clone(), req);
+                    in_flight.push(Box::pin(async move { (idx, run.await) }) as InFlight);
                 }
                 None => open = false,
             },
@@ -121,7 +128,8 @@ impl PipelineCore {
         match res {
             Ok(out) => {
                 let args: Vec<Bound<'_, PyAny>> = args.iter().collect();
-                Ok(crate::results::make_result(wrap, outcome_to_py(py, out)?.into_any(), &args)?.unbind())
+                let page = Bound::new(py, Page::from_outcome(py, out)?)?.into_any();
+                Ok(super::results::make_result(wrap, page, &args)?.unbind())
             }
             Err(e) => Err(errors::execution_error(py, &e, &self.hosts)),
         }
@@ -148,10 +156,13 @@ impl PipelineCore {
 
 #[pymethods]
 impl PipelineCore {
-    /// Queues `statement` with `values` (converted now: bad values raise here).
-    #[pyo3(signature = (statement, values=None))]
-    fn execute(&self, py: Python<'_>, statement: &Bound<'_, PyAny>, values: Option<Bound<'_, PyAny>>) -> PyResult<()> {
-        let req = build_request(py, statement, values.as_ref(), &self.opts, None)?;
+    /// Queues `statement` with `parameters` (converted now: bad values raise here).
+    #[pyo3(signature = (statement, parameters=None))]
+    fn execute(&self, py: Python<'_>, statement: &Bound<'_, PyAny>, parameters: Option<Bound<'_, PyAny>>) -> PyResult<()> {
+        let statement = classify(py, statement)?;
+        let mut opts = self.defaults.resolve(&statement.own, self.timeout, false);
+        opts.page_size = None; // a pipeline's reads are one page each, unpaged
+        let req = request::build(py, &statement, parameters.as_ref(), &opts, self.encoder.bind(py))?;
         let tx = self.tx.lock().clone().ok_or_else(|| PyRuntimeError::new_err("the pipeline is closed"))?;
         let idx = {
             let mut p = self.shared.progress.lock();
@@ -221,24 +232,35 @@ impl PipelineCore {
     fn close(&self) {
         self.tx.lock().take();
     }
+
+    fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        visit.call(&self.encoder)
+    }
 }
 
-/// Starts a pipeline on `session` (`max_unconsumed` None for a write pipeline).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn start(
-    session: Arc<ScyllaSession>,
-    hosts: Arc<str>,
-    opts: Options,
-    max_in_flight: usize,
-    max_unsent: usize,
-    max_unconsumed: Option<usize>,
-) -> PyResult<PipelineCore> {
+/// A pipeline's sizes (`max_unconsumed` None for a write pipeline).
+pub struct Limits {
+    pub max_in_flight: usize,
+    pub max_unsent: usize,
+    pub max_unconsumed: Option<usize>,
+}
+
+/// Starts a pipeline on `session`.
+pub(crate) fn start(py: Python<'_>, session: Arc<ScyllaSession>, hosts: Arc<str>, snapshot: &Snapshot, timeout: Timeout, limits: Limits) -> PyResult<PipelineCore> {
+    let Limits { max_in_flight, max_unsent, max_unconsumed } = limits;
     if max_in_flight == 0 || max_unsent == 0 || max_unconsumed == Some(0) {
         return Err(pyo3::exceptions::PyValueError::new_err("pipeline sizes must be greater than 0"));
     }
     let (tx, rx) = mpsc::channel(max_unsent);
     let shared = Shared::new();
-    let timeout = opts.timeout;
-    runtime::get().spawn(drive(session, rx, shared.clone(), max_in_flight, max_unconsumed.map(|n| n as u64), timeout));
-    Ok(PipelineCore { hosts, opts, tx: Mutex::new(Some(tx)), shared, keep_results: max_unconsumed.is_some() })
+    runtime::get().spawn(drive(session, rx, shared.clone(), max_in_flight, max_unconsumed.map(|n| n as u64)));
+    Ok(PipelineCore {
+        hosts,
+        defaults: snapshot.defaults.clone(),
+        encoder: snapshot.encoder.clone_ref(py),
+        timeout,
+        tx: Mutex::new(Some(tx)),
+        shared,
+        keep_results: max_unconsumed.is_some(),
+    })
 }

@@ -3,7 +3,7 @@
 //!
 //! - [`LoopQueue`]: the completion queue of one event loop. The loop watches its eventfd
 //!   with `loop.add_reader`; the runtime pushes finished requests and writes the eventfd
-//!   once per batch (see `completion::push_batched`); `drain` then settles the whole batch
+//!   once per batch (see `exec::completion::push_batched`); `drain` then settles the whole batch
 //!   on the loop's thread. Requests submitted during one loop iteration reach the runtime
 //!   together, with one wake-up (`defer` + `flush`).
 //! - [`AioRequest`]: what `turbocql.aio.Session.execute` returns. A task awaiting it waits
@@ -12,9 +12,8 @@
 //!   It also speaks the protocol asyncio uses for futures (`_asyncio_future_blocking`,
 //!   `add_done_callback`, `result`, `cancel`, …), so it works with `asyncio.gather`,
 //!   `wait_for`, `shield` and `ensure_future`.
-//! - [`AioExecute`]: `turbocql.aio.Session.execute` itself: the request built
-//!   (`session::RequestBuilder`, with no Python frame for a prepared statement) and started
-//!   on the running loop in one call.
+//! - `super::execute::AioExecute` is `turbocql.aio.Session.execute` itself: the request
+//!   built and started on the running loop in one call.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -24,11 +23,11 @@ use parking_lot::Mutex;
 use pyo3::exceptions::{PyRuntimeError, PyStopIteration};
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple};
 
-use crate::completion::{push_batched, to_python, Completion};
-use crate::session::{given, Given, PyRequest, RequestBuilder};
+use crate::exec::completion::{push_batched, Completion, CompletionSink};
+use crate::exec::page::Page;
+use crate::pyrefs;
 
 type Task = Pin<Box<dyn Future<Output = ()> + Send>>;
 
@@ -74,13 +73,15 @@ pub struct LoopInner {
     efd: libc::c_int,
 }
 
-impl LoopInner {
+impl CompletionSink for LoopInner {
     /// Queues a completion; the first of a batch wakes the loop.
-    pub fn push(this: Arc<LoopInner>, c: Completion) {
-        let inner = this.clone();
-        push_batched(&this.items, c, move || inner.signal());
+    fn push(self: Arc<Self>, c: Completion) {
+        let inner = self.clone();
+        push_batched(&self.items, c, move || inner.signal());
     }
+}
 
+impl LoopInner {
     fn signal(&self) {
         let one: u64 = 1;
         // SAFETY: writing 8 bytes from a valid u64 to our own eventfd.
@@ -144,7 +145,7 @@ impl LoopQueue {
             if !req.borrow().is_pending() {
                 continue;
             }
-            let outcome = to_python(py, c.outcome, &c.hosts).map(|p| p.unbind()).map_err(|e| e.unbind());
+            let outcome = Page::from_result(py, c.outcome, &c.hosts).map(|p| p.into_any().unbind()).map_err(|e| e.unbind());
             AioRequest::settle(req, State::Done(outcome));
         }
         if !nested {
@@ -166,14 +167,6 @@ enum State {
 enum Step<'py> {
     Yield(Bound<'py, PyAny>),
     Return(Py<PyAny>),
-}
-
-static CANCELLED_ERROR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-static FUTURE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-static INVALID_STATE_ERROR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-
-fn asyncio_class<'py>(py: Python<'py>, cell: &'static PyOnceLock<Py<PyAny>>, name: &str) -> PyResult<&'py Bound<'py, PyAny>> {
-    cell.get_or_try_init(py, || Ok::<_, PyErr>(py.import("asyncio")?.getattr(name)?.unbind())).map(|c| c.bind(py))
 }
 
 /// A request submitted from an event loop: awaitable, and future-like for asyncio.
@@ -270,7 +263,7 @@ impl AioRequest {
                 let page = page.bind(py).clone();
                 let wrap = r.wrap.clone_ref(py);
                 drop(r);
-                let value = crate::results::make_result(wrap.bind(py), page, &args)?.unbind();
+                let value = super::results::make_result(wrap.bind(py), page, &args)?.unbind();
                 slf.borrow_mut().wrapped = Some(value.clone_ref(py));
                 Ok(value)
             }
@@ -320,7 +313,7 @@ impl AioRequest {
                 drop(r);
                 let kw = PyDict::new(py);
                 kw.set_item(intern!(py, "loop"), event_loop)?;
-                let waiter = asyncio_class(py, &FUTURE, "Future")?.call((), Some(&kw))?;
+                let waiter = pyrefs::get(py)?.asyncio_Future.bind(py).call((), Some(&kw))?;
                 waiter.setattr(intern!(py, "_asyncio_future_blocking"), true)?;
                 slf.borrow_mut().waiter = Some(waiter.clone().unbind());
                 Ok(Step::Yield(waiter))
@@ -333,7 +326,7 @@ impl AioRequest {
     }
 
     fn cancelled_error(py: Python<'_>, msg: &Option<Py<PyAny>>) -> PyErr {
-        match asyncio_class(py, &CANCELLED_ERROR, "CancelledError") {
+        match pyrefs::get(py).map(|r| r.asyncio_CancelledError.bind(py)) {
             Ok(cls) => {
                 let args = match msg {
                     Some(m) => PyTuple::new(py, [m.bind(py)]),
@@ -349,7 +342,7 @@ impl AioRequest {
     }
 
     fn invalid_state(py: Python<'_>, msg: &str) -> PyErr {
-        match asyncio_class(py, &INVALID_STATE_ERROR, "InvalidStateError").and_then(|c| c.call1((msg,))) {
+        match pyrefs::get(py).and_then(|r| r.asyncio_InvalidStateError.bind(py).call1((msg,))) {
             Ok(exc) => PyErr::from_value(exc),
             Err(e) => e,
         }
@@ -490,6 +483,40 @@ impl AioRequest {
         Self::cancel(slf, None).map(|_| ())
     }
 
+    fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        visit.call(&self.event_loop)?;
+        visit.call(&self.queue)?;
+        visit.call(&self.wrap)?;
+        visit.call(&self.args)?;
+        match &self.state {
+            State::Done(Ok(v)) | State::Done(Err(v)) | State::Cancelled(Some(v)) => visit.call(v)?,
+            State::Pending | State::Cancelled(None) => {}
+        }
+        if let Some(w) = &self.wrapped {
+            visit.call(w)?;
+        }
+        for (cb, ctx) in &self.callbacks {
+            visit.call(cb)?;
+            if let Some(ctx) = ctx {
+                visit.call(ctx)?;
+            }
+        }
+        if let Some(w) = &self.waiter {
+            visit.call(w)?;
+        }
+        Ok(())
+    }
+
+    /// Drops what can refer back to this request: callbacks, the result set, the waiter.
+    fn __clear__(&mut self) {
+        self.callbacks.clear();
+        self.wrapped = None;
+        self.waiter = None;
+        if !self.is_pending() {
+            self.state = State::Cancelled(None);
+        }
+    }
+
     fn __repr__(&self) -> &'static str {
         match self.state {
             State::Pending => "<AioRequest pending>",
@@ -547,81 +574,5 @@ pub fn install_send(py: Python<'_>) {
             (*am).am_send = Some(am_send);
             pyo3::ffi::PyType_Modified(tp);
         }
-    }
-}
-
-/// `turbocql.aio.Session.execute(query, parameters=None, timeout=_NOT_SET, trace=False,
-/// paging_state=None)` (see the module doc).
-#[pyclass(frozen, module = "turbocql._engine")]
-pub struct AioExecute {
-    /// The session's request builder (`Session._build_request`).
-    requests: Py<RequestBuilder>,
-    /// `AsyncResultSet`, built as `(page, session, request, row_factory, query)`.
-    result_class: Py<PyAny>,
-    /// `turbocql.aio._loop_queue(loop)`.
-    loop_queue: Py<PyAny>,
-    get_running_loop: Py<PyAny>,
-    /// `(thread, loop, queue)` of the last call: `asyncio.get_running_loop()` costs a
-    /// `getpid()` system call on each call, so the loop is remembered per thread.
-    last: Mutex<Option<(libc::pthread_t, Py<PyAny>, Py<LoopQueue>)>>,
-}
-
-impl AioExecute {
-    /// The running loop of this thread and its queue.
-    fn running_loop(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, Py<LoopQueue>)> {
-        // SAFETY: pthread_self has no preconditions.
-        let thread = unsafe { libc::pthread_self() };
-        let cached = self.last.lock().as_ref().filter(|(t, _, _)| *t == thread).map(|(_, l, q)| (l.clone_ref(py), q.clone_ref(py)));
-        if let Some((event_loop, queue)) = cached {
-            if event_loop.bind(py).call_method0(intern!(py, "is_running"))?.is_truthy()? {
-                return Ok((event_loop, queue));
-            }
-        }
-        let event_loop = self.get_running_loop.bind(py).call0()?;
-        let queue = self.loop_queue.bind(py).call1((&event_loop,))?.cast_into::<LoopQueue>()?.unbind();
-        let event_loop = event_loop.unbind();
-        *self.last.lock() = Some((thread, event_loop.clone_ref(py), queue.clone_ref(py)));
-        Ok((event_loop, queue))
-    }
-}
-
-#[pymethods]
-impl AioExecute {
-    #[new]
-    fn new(py: Python<'_>, requests: Py<RequestBuilder>, result_class: Py<PyAny>, loop_queue: Py<PyAny>) -> PyResult<Self> {
-        let get_running_loop = py.import("asyncio")?.getattr("get_running_loop")?.unbind();
-        Ok(AioExecute { requests, result_class, loop_queue, get_running_loop, last: Mutex::new(None) })
-    }
-
-    #[pyo3(signature = (query, parameters=None, timeout=Given(None), trace=false, paging_state=None))]
-    fn __call__<'py>(
-        &self,
-        py: Python<'py>,
-        query: &Bound<'py, PyAny>,
-        parameters: Option<Bound<'py, PyAny>>,
-        #[pyo3(from_py_with = given)] timeout: Given<'py>,
-        trace: bool,
-        paging_state: Option<&[u8]>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let requests = self.requests.get();
-        let (request, row_factory) = requests.build(py, query, parameters, timeout, trace)?;
-        let (event_loop, queue) = self.running_loop(py)?;
-        let args = PyTuple::new(py, [requests.session(py).clone(), request.clone(), row_factory, query.clone()])?.unbind();
-        let wrap = self.result_class.clone_ref(py);
-        match request.cast::<PyRequest>() {
-            Ok(r) => Ok(r.get().aio(py, event_loop, queue, wrap, args, paging_state)?.into_any()),
-            // A batch (`cluster._BatchRequest`): same method, in Python.
-            Err(_) => request.call_method1(intern!(py, "aio"), (event_loop, queue, wrap, args, paging_state)),
-        }
-    }
-
-    fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
-        visit.call(&self.requests)?;
-        visit.call(&self.result_class)?;
-        visit.call(&self.loop_queue)
-    }
-
-    fn __clear__(&self) {
-        *self.last.lock() = None;
     }
 }

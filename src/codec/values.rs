@@ -5,10 +5,8 @@
 //! `TypeError` / `ValueError` naming the column and its CQL type. The buffer implements
 //! the scylla crate's `SerializeRow`, so the driver copies cells without touching Python.
 //! Numeric vectors bound from numpy arrays (any buffer-protocol object) are written
-//! straight from the array's memory; [`Columns`] binds `execute_concurrent_with_args`
-//! parameters given as columns (a 2-D array of vectors, a dict of arrays and sequences).
-
-use std::sync::Arc;
+//! straight from the array's memory (`super::arrays`); `super::columns` binds
+//! `execute_concurrent_with_args` parameters given as columns.
 
 use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
@@ -18,19 +16,20 @@ use scylla::serialize::row::{RowSerializationContext, SerializeRow};
 use scylla::serialize::writers::RowWriter;
 use scylla::serialize::SerializationError;
 
-use crate::arrays::{ArrayBuf, Num};
-use crate::errors;
-use crate::types::type_name;
+use super::arrays::{array_elem, write_array_vector, ArrayBuf};
+use super::mismatch::{expected, py_type_name, type_err, value_err, Mismatch};
+use super::types::type_name;
+use crate::pyrefs;
 
-const NULL: i32 = -1;
-const UNSET: i32 = -2;
+pub(crate) const NULL: i32 = -1;
+pub(crate) const UNSET: i32 = -2;
 
 /// A row of values, already in wire form: for each cell an i32 length (-1 null,
 /// -2 unset) followed by that many bytes.
 #[derive(Default, Clone, Debug)]
 pub struct BoundValues {
-    buf: Vec<u8>,
-    count: usize,
+    pub(crate) buf: Vec<u8>,
+    pub(crate) count: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -69,36 +68,13 @@ impl SerializeRow for BoundValues {
     }
 }
 
-/// Why a value does not fit: a type mismatch (TypeError) or a bad value (ValueError).
-pub struct Mismatch {
-    pub type_error: bool,
-    pub msg: String,
-}
-
-fn type_err(msg: String) -> Mismatch {
-    Mismatch { type_error: true, msg }
-}
-
-fn value_err(msg: String) -> Mismatch {
-    Mismatch { type_error: false, msg }
-}
-
-fn py_type_name(v: &Bound<'_, PyAny>) -> String {
-    v.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into())
-}
-
-fn expected(what: &str, v: &Bound<'_, PyAny>) -> Mismatch {
-    type_err(format!("expected {what}, got {}", py_type_name(v)))
-}
-
 /// Converts a row of Python values for the bind markers `specs`.
 ///
 /// `values` is a sequence (positional, exact arity) or a mapping (by marker name; a missing
 /// name is left unset, as the classic driver does with protocol v4).
 /// `turbocql.query.UNSET_VALUE` (looked up once: it is needed for every bound row).
-fn unset_value(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
-    static UNSET_VALUE: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
-    UNSET_VALUE.get_or_try_init(py, || errors::object(py, "UNSET_VALUE").map(|o| o.clone_ref(py))).map(|o| o.bind(py))
+pub(crate) fn unset_value(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    Ok(pyrefs::get(py)?.UNSET_VALUE.bind(py))
 }
 
 pub fn bind_row(py: Python<'_>, values: Option<&Bound<'_, PyAny>>, specs: &[ColumnSpec<'_>]) -> PyResult<BoundValues> {
@@ -165,18 +141,12 @@ pub fn bind_row(py: Python<'_>, values: Option<&Bound<'_, PyAny>>, specs: &[Colu
     Ok(out)
 }
 
-fn write_top(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>, spec: &ColumnSpec<'_>, unset: &Bound<'_, PyAny>) -> PyResult<()> {
+pub(crate) fn write_top(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>, spec: &ColumnSpec<'_>, unset: &Bound<'_, PyAny>) -> PyResult<()> {
     if v.is(unset) {
         buf.extend_from_slice(&UNSET.to_be_bytes());
         return Ok(());
     }
-    write_cell(buf, v, spec.typ()).map_err(|m| {
-        let head = if m.type_error { "Received an argument of invalid type" } else { "Received an invalid value" };
-        errors::bad_value(
-            m.type_error,
-            format!("{head} for column \"{}\" of CQL type {}: {}", spec.name(), type_name(spec.typ()), m.msg),
-        )
-    })
+    write_cell(buf, v, spec.typ()).map_err(|m| m.for_column(spec))
 }
 
 /// Writes one nullable cell: i32 length, then the value's bytes.
@@ -276,7 +246,7 @@ fn timestamp_millis(v: &Bound<'_, PyAny>) -> Result<i64, Mismatch> {
 
 fn uuid_bytes(v: &Bound<'_, PyAny>, timeuuid: bool) -> Result<[u8; 16], Mismatch> {
     let is_uuid = Python::attach(|py| {
-        errors::object(py, "UUID").map(|c| v.is_instance(c.bind(py)).unwrap_or(false)).unwrap_or(false)
+        pyrefs::get(py).map(|r| v.is_instance(r.UUID.bind(py)).unwrap_or(false)).unwrap_or(false)
     });
     if !is_uuid {
         return Err(expected("uuid.UUID", v));
@@ -351,7 +321,7 @@ fn write_varint(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>) -> Result<(), Mismatch>
 fn write_decimal(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>) -> Result<(), Mismatch> {
     let py = v.py();
     let tuple = if v.is_instance_of::<PyFloat>() || (v.is_instance_of::<pyo3::types::PyInt>() && !v.is_instance_of::<PyBool>()) {
-        let dec = errors::object(py, "Decimal").map_err(|e| value_err(format!("{e}")))?.bind(py);
+        let dec = pyrefs::get(py).map_err(|e| value_err(format!("{e}")))?.Decimal.bind(py);
         dec.call1((v.str().map_err(|e| value_err(format!("{e}")))?,)).and_then(|d| d.call_method0("as_tuple"))
     } else {
         v.call_method0("as_tuple")
@@ -627,261 +597,6 @@ pub fn write_value(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>, typ: &ColumnType<'_>
         _ => return Err(type_err(format!("CQL type {} is not supported yet", type_name(typ)))),
     }
     Ok(())
-}
-
-/// True for the element types arrays are written as directly: fixed-size numbers.
-pub fn array_elem(et: &ColumnType<'_>) -> bool {
-    matches!(
-        et,
-        ColumnType::Native(NativeType::Float | NativeType::Double | NativeType::Int | NativeType::BigInt | NativeType::SmallInt | NativeType::TinyInt)
-    )
-}
-
-/// Checks that the elements of `arr` can be written as `et` (floats for float and double,
-/// integers for the integer types).
-fn array_fits(arr: &ArrayBuf, et: &ColumnType<'_>) -> Result<(), Mismatch> {
-    let floats = matches!(et, ColumnType::Native(NativeType::Float | NativeType::Double));
-    match (arr.num(), floats) {
-        (Some(Num::Float), true) | (Some(Num::Signed | Num::Unsigned), false) => Ok(()),
-        (_, true) => Err(type_err(format!("expected an array of float32 or float64, got {}", arr.dtype_name()))),
-        (_, false) => Err(type_err(format!("expected an array of integers, got {}", arr.dtype_name()))),
-    }
-}
-
-/// Writes `count` elements of `arr` as values of `et` (see [`array_elem`]): from byte offset
-/// `off`, `step` bytes apart. No Python object is made.
-fn write_array_elems(buf: &mut Vec<u8>, arr: &ArrayBuf, et: &ColumnType<'_>, off: isize, step: isize, count: usize) -> Result<(), Mismatch> {
-    array_fits(arr, et)?;
-    let at = |k: usize| off + k as isize * step;
-    let ColumnType::Native(nt) = et else { return Err(type_err(format!("arrays cannot be written as {}", type_name(et)))) };
-    let range = |k: usize, what: String| value_err(format!("element {k}: {what}"));
-    match nt {
-        NativeType::Float if arr.itemsize() == 4 => {
-            buf.reserve(count * 4);
-            for k in 0..count {
-                buf.extend_from_slice(&arr.f32_at(at(k)).to_be_bytes());
-            }
-        }
-        NativeType::Float => {
-            buf.reserve(count * 4);
-            for k in 0..count {
-                let f = arr.f64_at(at(k));
-                if f.is_finite() && f.abs() > f32::MAX as f64 {
-                    return Err(range(k, format!("{f} is out of range for a 32-bit float")));
-                }
-                buf.extend_from_slice(&(f as f32).to_be_bytes());
-            }
-        }
-        NativeType::Double => {
-            buf.reserve(count * 8);
-            for k in 0..count {
-                buf.extend_from_slice(&arr.f64_at(at(k)).to_be_bytes());
-            }
-        }
-        _ => {
-            let bits = match nt {
-                NativeType::TinyInt => 8,
-                NativeType::SmallInt => 16,
-                NativeType::Int => 32,
-                _ => 64,
-            };
-            let (lo, hi) = (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1);
-            buf.reserve(count * bits / 8);
-            for k in 0..count {
-                let n = arr.i128_at(at(k));
-                if n < lo || n > hi {
-                    return Err(range(k, format!("{n} is out of range for a {bits}-bit signed integer")));
-                }
-                buf.extend_from_slice(&n.to_be_bytes()[16 - bits / 8..]);
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Writes a `vector<et, dims>`: a 1-D array (`row` None) or row `row` of a 2-D array.
-fn write_array_vector(buf: &mut Vec<u8>, arr: &ArrayBuf, et: &ColumnType<'_>, dims: usize, row: Option<usize>) -> Result<(), Mismatch> {
-    let (shape, strides) = (arr.shape(), arr.strides());
-    let (len, off, step) = match (arr.ndim(), row) {
-        (1, None) => (shape[0] as usize, 0, strides[0]),
-        (2, Some(i)) => (shape[1] as usize, i as isize * strides[0], strides[1]),
-        (n, _) => return Err(value_err(format!("expected a 1-D array, got a {n}-D array of shape {}", arr.shape_text()))),
-    };
-    if len != dims {
-        return Err(value_err(format!("vector has {len} elements, the column has {dims}")));
-    }
-    write_array_elems(buf, arr, et, off, step, dims).map_err(|m| Mismatch { type_error: m.type_error, msg: format!("in vector {}", m.msg) })
-}
-
-/// Where one bind marker's values come from in a columnar `execute_concurrent_with_args`.
-enum ColumnSource {
-    /// A numeric array: one element per statement, or one row for a vector column; with a
-    /// column index, element `(i, j)` of a 2-D array whose rows are the statements' values.
-    Array(Arc<ArrayBuf>, Option<usize>),
-    /// Any other sequence: item `i` is statement `i`'s value.
-    Seq(Py<PyAny>),
-    /// No column for this marker: left unset.
-    Unset,
-}
-
-/// Parameters given as columns: one array or sequence per bind marker, row `i` of each
-/// making statement `i`'s values. Checked (names, lengths, dtypes, widths) when built.
-pub struct Columns {
-    sources: Vec<ColumnSource>,
-    rows: usize,
-}
-
-fn column_error(spec: &ColumnSpec<'_>, m: Mismatch) -> PyErr {
-    let head = if m.type_error { "Received an argument of invalid type" } else { "Received an invalid value" };
-    errors::bad_value(m.type_error, format!("{head} for column \"{}\" of CQL type {}: {}", spec.name(), type_name(spec.typ()), m.msg))
-}
-
-impl Columns {
-    /// Columns from a mapping of bind-marker name → values (an unknown name is an error,
-    /// a marker without a column is left unset).
-    pub fn from_dict(columns: &Bound<'_, PyDict>, specs: &[ColumnSpec<'_>]) -> PyResult<Columns> {
-        for key in columns.keys() {
-            let known = key.extract::<String>().map(|k| specs.iter().any(|s| s.name() == k)).unwrap_or(false);
-            if !known {
-                let names: Vec<&str> = specs.iter().map(|s| s.name()).collect();
-                return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                    "parameter column {} is not a bind marker of the statement (its markers: {})",
-                    key.repr()?,
-                    names.join(", ")
-                )));
-            }
-        }
-        let mut sources = Vec::with_capacity(specs.len());
-        for spec in specs {
-            sources.push(match columns.get_item(spec.name())? {
-                Some(v) => Self::source(&v, spec)?,
-                None => ColumnSource::Unset,
-            });
-        }
-        Self::checked(sources, specs)
-    }
-
-    /// A single array: a 2-D array whose rows are the values of a statement of numeric
-    /// markers (as many columns as markers); for a statement with one bind marker, a 2-D
-    /// array for a vector marker (a row per statement) or a 1-D array for a number. None
-    /// when the array is to be read as a sequence of rows.
-    pub fn from_array(values: &Bound<'_, PyAny>, specs: &[ColumnSpec<'_>]) -> PyResult<Option<Columns>> {
-        if let Some(arr) = ArrayBuf::get(values)? {
-            if arr.ndim() == 2 && arr.shape()[1] as usize == specs.len() && !specs.is_empty() && specs.iter().all(|s| array_elem(s.typ())) {
-                for spec in specs {
-                    array_fits(&arr, spec.typ()).map_err(|m| column_error(spec, m))?;
-                }
-                let arr = Arc::new(arr);
-                let sources = (0..specs.len()).map(|j| ColumnSource::Array(arr.clone(), Some(j))).collect();
-                return Self::checked(sources, specs).map(Some);
-            }
-        }
-        let vector = |t: &ColumnType<'_>| matches!(t, ColumnType::Vector { typ, .. } if array_elem(typ));
-        if specs.len() == 1 && (vector(specs[0].typ()) || array_elem(specs[0].typ())) {
-            let source = Self::source(values, &specs[0])?;
-            return Self::checked(vec![source], specs).map(Some);
-        }
-        if specs.iter().any(|s| matches!(s.typ(), ColumnType::Vector { .. })) {
-            let markers: Vec<String> = specs.iter().map(|s| format!("{} {}", s.name(), type_name(s.typ()))).collect();
-            return Err(pyo3::exceptions::PyTypeError::new_err(format!(
-                "an array as the parameters binds a row per statement to a statement with a single vector bind \
-                 marker; this statement has ({}): pass a dict of columns (e.g. {{\"id\": ids, \"vec\": matrix}}) \
-                 or a sequence of rows",
-                markers.join(", ")
-            )));
-        }
-        Ok(None)
-    }
-
-    fn source(v: &Bound<'_, PyAny>, spec: &ColumnSpec<'_>) -> PyResult<ColumnSource> {
-        let typ = spec.typ();
-        let served = match typ {
-            ColumnType::Vector { typ: et, .. } => array_elem(et),
-            t => array_elem(t),
-        };
-        if served {
-            if let Some(arr) = ArrayBuf::get(v)? {
-                let want = if matches!(typ, ColumnType::Vector { .. }) { 2 } else { 1 };
-                if arr.ndim() != want {
-                    let what = if want == 2 { "a 2-D array (a row per statement)" } else { "a 1-D array (an element per statement)" };
-                    return Err(column_error(spec, value_err(format!("expected {what}, got a {}-D array of shape {}", arr.ndim(), arr.shape_text()))));
-                }
-                let et = match typ {
-                    ColumnType::Vector { typ: et, dimensions } => {
-                        if arr.shape()[1] as usize != *dimensions as usize {
-                            return Err(column_error(spec, value_err(format!("array rows have {} elements, the column has {dimensions}", arr.shape()[1]))));
-                        }
-                        et.as_ref()
-                    }
-                    t => t,
-                };
-                if arr.num().is_some() || matches!(typ, ColumnType::Vector { .. }) {
-                    array_fits(&arr, et).map_err(|m| column_error(spec, m))?;
-                    return Ok(ColumnSource::Array(Arc::new(arr), None));
-                }
-            }
-        }
-        if v.is_instance_of::<PyString>() || v.is_instance_of::<PyBytes>() || v.len().is_err() {
-            return Err(column_error(spec, type_err(format!("expected a sequence with a value per statement, got {}", py_type_name(v)))));
-        }
-        Ok(ColumnSource::Seq(v.clone().unbind()))
-    }
-
-    fn checked(sources: Vec<ColumnSource>, specs: &[ColumnSpec<'_>]) -> PyResult<Columns> {
-        let mut rows: Option<(usize, &str)> = None;
-        Python::attach(|py| {
-            for (src, spec) in sources.iter().zip(specs) {
-                let n = match src {
-                    ColumnSource::Array(a, _) => a.shape()[0] as usize,
-                    ColumnSource::Seq(s) => s.bind(py).len()?,
-                    ColumnSource::Unset => continue,
-                };
-                match rows {
-                    None => rows = Some((n, spec.name())),
-                    Some((m, first)) if m != n => {
-                        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                            "parameter columns differ in length: {first:?} has {m} values, {:?} has {n}",
-                            spec.name()
-                        )))
-                    }
-                    _ => {}
-                }
-            }
-            Ok(())
-        })?;
-        Ok(Columns { sources, rows: rows.map(|r| r.0).unwrap_or(0) })
-    }
-
-    /// How many statements the columns make.
-    pub fn rows(&self) -> usize {
-        self.rows
-    }
-
-    /// Statement `row`'s values.
-    pub fn bind(&self, py: Python<'_>, specs: &[ColumnSpec<'_>], row: usize) -> PyResult<BoundValues> {
-        let mut out = BoundValues { buf: Vec::with_capacity(64), count: specs.len() };
-        let unset = unset_value(py)?;
-        for (src, spec) in self.sources.iter().zip(specs) {
-            match src {
-                ColumnSource::Unset => out.buf.extend_from_slice(&UNSET.to_be_bytes()),
-                ColumnSource::Seq(s) => write_top(&mut out.buf, &s.bind(py).get_item(row)?, spec, unset)?,
-                ColumnSource::Array(arr, col) => {
-                    let start = out.buf.len();
-                    out.buf.extend_from_slice(&[0u8; 4]);
-                    let at = row as isize * arr.strides()[0];
-                    let res = match (spec.typ(), col) {
-                        (ColumnType::Vector { typ: et, dimensions }, None) => write_array_vector(&mut out.buf, arr, et, *dimensions as usize, Some(row)),
-                        (t, None) => write_array_elems(&mut out.buf, arr, t, at, 0, 1),
-                        (t, Some(j)) => write_array_elems(&mut out.buf, arr, t, at + *j as isize * arr.strides()[1], 0, 1),
-                    };
-                    res.map_err(|m| column_error(spec, m))?;
-                    let len = (out.buf.len() - start - 4) as i32;
-                    out.buf[start..start + 4].copy_from_slice(&len.to_be_bytes());
-                }
-            }
-        }
-        Ok(out)
-    }
 }
 
 #[cfg(test)]

@@ -10,13 +10,15 @@ use parking_lot::{Condvar, Mutex};
 use pyo3::gc::PyVisit;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use pyo3::PyTraverseError;
 use std::time::{Duration, Instant};
 
+use super::request::PyRequest;
+use super::results::page_rows_of;
 use crate::errors;
-use crate::results::page_rows_of;
+use crate::exec::page::Page;
+use crate::pyrefs::{self, Exc};
 
 /// A callback or errback: `(fn, args, kwargs)`.
 type Callback = (Py<PyAny>, Py<PyTuple>, Option<Py<PyDict>>);
@@ -34,17 +36,6 @@ struct State {
     paging_state: Option<Py<PyAny>>,
     callbacks: Vec<Callback>,
     errbacks: Vec<Callback>,
-}
-
-/// `turbocql.cluster` objects used here, fetched on first use.
-static CLUSTER: PyOnceLock<(Py<PyAny>, Py<PyAny>, Py<PyAny>)> = PyOnceLock::new();
-
-/// `(ResultSet, QueryExhausted, the "turbocql.cluster" logger)`.
-fn cluster_objects(py: Python<'_>) -> PyResult<&(Py<PyAny>, Py<PyAny>, Py<PyAny>)> {
-    CLUSTER.get_or_try_init(py, || {
-        let m = py.import("turbocql.cluster")?;
-        Ok::<_, PyErr>((m.getattr("ResultSet")?.unbind(), m.getattr("QueryExhausted")?.unbind(), m.getattr("log")?.unbind()))
-    })
 }
 
 /// The result of `Session.execute_async` (see the module doc).
@@ -79,7 +70,8 @@ impl ResponseFutureCore {
 
     /// `log.exception("Failed executing callback %r", fn)`, as the classic driver does.
     fn log_failure(py: Python<'_>, what: &str, f: &Py<PyAny>, e: PyErr) {
-        let logged = cluster_objects(py).and_then(|(_, _, log)| {
+        let logged = pyrefs::get(py).and_then(|refs| {
+            let log = &refs.cluster_log;
             let kw = PyDict::new(py);
             kw.set_item("exc_info", e.value(py))?;
             log.bind(py).call_method(intern!(py, "error"), (format!("Failed executing {what} %r"), f), Some(&kw))?;
@@ -134,7 +126,7 @@ impl ResponseFutureCore {
             return Ok(());
         }
         let factory = self.row_factory.lock().clone_ref(py);
-        let rows = match page_rows_of(py, page.bind(py), factory.bind(py)) {
+        let rows = match page.bind(py).cast::<Page>().map_err(PyErr::from).and_then(|p| page_rows_of(py, p.get(), factory.bind(py))) {
             Ok(rows) => rows.map(|r| r.unbind()).unwrap_or_else(|| py.None()),
             Err(e) => {
                 // The row factory failed: the request fails with its error.
@@ -142,7 +134,7 @@ impl ResponseFutureCore {
                 return self.__call__(py, py.None(), exc);
             }
         };
-        let paging_state = page.bind(py).get_item(3)?;
+        let paging_state = page.bind(py).cast::<Page>()?.get().paging_state.bind(py).clone();
         let (callbacks, _old) = {
             let mut st = self.state.lock();
             st.paging_state = (!paging_state.is_none()).then(|| paging_state.unbind());
@@ -201,7 +193,7 @@ impl ResponseFutureCore {
                 let kw = PyDict::new(py);
                 kw.set_item("errors", format!("ResponseFuture.result(timeout={}) elapsed", timeout.unwrap_or_default()))?;
                 kw.set_item("last_host", this.session.bind(py).getattr(intern!(py, "hosts"))?)?;
-                return Err(errors::make(py, "OperationTimedOut", (), Some(&kw)));
+                return Err(errors::make(py, Exc::OperationTimedOut, (), Some(&kw)));
             }
         }
         let (page, rows) = match &this.state.lock().status {
@@ -210,10 +202,10 @@ impl ResponseFutureCore {
             Status::Pending => unreachable!("settled above"),
         };
         let rows = if rows.is_none(py) { PyList::empty(py).into_any().unbind() } else { rows };
-        let (result_set, _, _) = cluster_objects(py)?;
+        let result_set = &pyrefs::get(py)?.ResultSet;
         let row_factory = this.row_factory.lock().clone_ref(py);
         let args = [this.session.bind(py).clone(), this._request.bind(py).clone(), row_factory.into_bound(py), this.query.bind(py).clone(), rows.into_bound(py), slf.clone().into_any()];
-        Ok(crate::results::make_result(result_set.bind(py), page.into_bound(py), &args)?.unbind())
+        Ok(super::results::make_result(result_set.bind(py), page.into_bound(py), &args)?.unbind())
     }
 
     /// Calls `fn(rows, *args, **kwargs)` on success (at once if already done).
@@ -282,11 +274,10 @@ impl ResponseFutureCore {
             }
         };
         let Some(state) = state else {
-            let (_, exhausted, _) = cluster_objects(py)?;
-            return Err(PyErr::from_value(exhausted.bind(py).call0()?));
+            return Err(PyErr::from_value(pyrefs::exception(py, Exc::QueryExhausted)?.call0()?));
         };
-        this._request.bind(py).call_method1(intern!(py, "submit_to"), (slf, state))?;
-        Ok(())
+        let state = state.bind(py).cast::<pyo3::types::PyBytes>()?.as_bytes();
+        this._request.bind(py).cast::<PyRequest>()?.get().start(py, slf.clone().into_any().unbind(), Some(state))
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {

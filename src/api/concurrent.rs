@@ -15,17 +15,22 @@ use std::sync::{Arc, Mutex};
 
 use futures::stream::FuturesUnordered;
 use futures::{Future, StreamExt};
-use pyo3::exceptions::{PyRuntimeError, PyStopIteration, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyStopIteration, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyIterator, PyList, PyTuple};
 use scylla::client::session::Session as ScyllaSession;
 use scylla::errors::ExecutionError;
 
-use crate::arrays::ArrayBuf;
+use super::builder::Snapshot;
+use crate::codec::arrays::ArrayBuf;
+use crate::codec::columns::Columns;
 use crate::errors;
+use crate::exec::options::{Options, Timeout};
+use crate::exec::page::Page;
+use crate::exec::request::{self, Request};
+use crate::exec::run::{run_owned, Outcome};
+use crate::exec::statement::{classify, Classified, Kind};
 use crate::runtime;
-use crate::session::{build_request, consistency, outcome_to_py, prepared_request, run_request_boxed, timed, Options, Outcome, Prepared, Request};
-use crate::values::Columns;
 
 type Pending = Pin<Box<dyn Future<Output = (usize, Result<Outcome, ExecutionError>)> + Send>>;
 
@@ -54,18 +59,27 @@ struct State {
     void_result: Option<Py<PyAny>>,
 }
 
+/// How a run goes and what its results are made with.
+pub struct Settings {
+    pub concurrency: usize,
+    pub raise_on_first_error: bool,
+    /// `make_result(page)`: a successful request's result (a `ResultSet`).
+    pub make_result: Py<PyAny>,
+    /// `result_cls(success, result_or_exc)`: `ExecutionResult`.
+    pub result_cls: Py<PyAny>,
+}
+
 /// One `execute_concurrent` call in progress.
 #[pyclass(module = "turbocql._engine")]
 pub struct ConcurrentRun {
     session: Arc<ScyllaSession>,
     hosts: Arc<str>,
-    statement: Option<Py<PyAny>>,
-    opts: Options,
-    paged: Option<i32>,
-    concurrency: usize,
-    raise_on_first_error: bool,
-    make_result: Py<PyAny>,
-    result_cls: Py<PyAny>,
+    /// The statement of `execute_concurrent_with_args`; None: items are pairs.
+    statement: Option<Classified>,
+    /// The session's defaults and encoder, for every item.
+    defaults: Arc<crate::exec::options::Defaults>,
+    encoder: Py<PyAny>,
+    settings: Settings,
     state: Mutex<State>,
 }
 
@@ -75,15 +89,18 @@ impl ConcurrentRun {
         let source = match st.source.take() {
             None => return Ok(()),
             Some(Source::Columns { cols, next }) => {
-                let stmt = self.statement.as_ref().expect("columns need a statement").bind(py);
-                let p = stmt.cast::<Prepared>()?.get();
+                let Some(Classified { kind: Kind::Prepared(p), own }) = &self.statement else {
+                    unreachable!("columns are read for a prepared statement only")
+                };
+                let p = p.get();
+                let opts = self.defaults.resolve(own, Timeout::Default, false);
                 let specs = p.stmt.get_variable_col_specs();
                 let end = cols.rows().min(next + n);
                 for row in next..end {
                     let idx = st.next_index;
                     st.next_index += 1;
                     match cols.bind(py, specs.as_slice(), row) {
-                        Ok(bound) => st.ready.push_back((idx, prepared_request(p, bound, &self.opts, self.paged))),
+                        Ok(bound) => st.ready.push_back((idx, request::Request { kind: request::with_values(p, bound, &opts), paged: opts.page_size.is_some(), timeout: opts.timeout, shape: opts.shape })),
                         Err(e) => {
                             st.done.insert(idx, Done::Invalid(e));
                         }
@@ -119,22 +136,22 @@ impl ConcurrentRun {
         Ok(())
     }
 
+    /// The request of one input item: values for the run's statement, or a
+    /// `(statement, parameters)` pair.
     fn convert(&self, py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Request> {
+        let encoder = self.encoder.bind(py);
+        let build = |statement: &Classified, params: &Bound<'_, PyAny>| {
+            let opts: Options = self.defaults.resolve(&statement.own, Timeout::Default, false);
+            request::build(py, statement, Some(params), &opts, encoder)
+        };
         match &self.statement {
-            Some(stmt) => build_request(py, stmt.bind(py), Some(item), &self.opts, self.paged),
+            Some(statement) => build(statement, item),
             None => {
-                // (statement, values[, consistency_level]) from the Python wrapper.
-                let t = item.cast::<PyTuple>().map_err(|_| PyValueError::new_err("execute_concurrent items must be (statement, parameters) pairs"))?;
-                let stmt = t.get_item(0)?;
-                let values = t.get_item(1)?;
-                let mut opts = self.opts.clone();
-                if t.len() > 2 {
-                    let cl = t.get_item(2)?;
-                    if !cl.is_none() {
-                        opts.set_consistency(consistency(cl.extract()?)?);
-                    }
-                }
-                build_request(py, &stmt, Some(&values), &opts, self.paged)
+                let pair = item.cast::<PyTuple>().ok().filter(|t| t.len() == 2);
+                let Some(pair) = pair else {
+                    return Err(PyTypeError::new_err("execute_concurrent items must be (statement, parameters) pairs"));
+                };
+                build(&classify(py, &pair.get_item(0)?)?, &pair.get_item(1)?)
             }
         }
     }
@@ -146,10 +163,8 @@ impl ConcurrentRun {
     /// one per response.
     fn drive(&self, py: Python<'_>, st: &mut State, want_next: bool) {
         let session = self.session.clone();
-        let timeout = self.opts.timeout;
-        let paged = self.paged.is_some();
-        let concurrency = self.concurrency;
-        let stop_on_error = self.raise_on_first_error;
+        let concurrency = self.settings.concurrency;
+        let stop_on_error = self.settings.raise_on_first_error;
         let input_open = st.source.is_some();
         let next_out = st.next_out;
         let mut ready = std::mem::take(&mut st.ready);
@@ -161,7 +176,8 @@ impl ConcurrentRun {
                 while in_flight.len() < concurrency {
                     let Some((idx, req)) = ready.pop_front() else { break };
                     let s = session.clone();
-                    in_flight.push(Box::pin(async move { (idx, timed(timeout, run_request_boxed(s, req, paged)).await) }) as Pending);
+                    let run = run_owned(s, req);
+                    in_flight.push(Box::pin(async move { (idx, run.await) }) as Pending);
                 }
                 let Some((idx, res)) = in_flight.next().await else { break };
                 let failed = res.is_err();
@@ -196,17 +212,16 @@ impl ConcurrentRun {
     /// The Python `ExecutionResult` for a finished item (GIL held).
     fn to_result(&self, py: Python<'_>, st: &mut State, done: Done) -> PyResult<Py<PyAny>> {
         let (ok, obj): (bool, Py<PyAny>) = match done {
-            Done::Ok(mut out) => {
-                out.columnar = self.opts.columnar;
+            Done::Ok(out) => {
                 if out.is_void() {
                     if st.void_result.is_none() {
-                        let page = outcome_to_py(py, out)?;
-                        st.void_result = Some(self.make_result.bind(py).call1((page,))?.unbind());
+                        let page = Page::from_outcome(py, out)?;
+                        st.void_result = Some(self.settings.make_result.bind(py).call1((page,))?.unbind());
                     }
                     (true, st.void_result.as_ref().unwrap().clone_ref(py))
                 } else {
-                    let page = outcome_to_py(py, out)?;
-                    (true, self.make_result.bind(py).call1((page,))?.unbind())
+                    let page = Page::from_outcome(py, out)?;
+                    (true, self.settings.make_result.bind(py).call1((page,))?.unbind())
                 }
             }
             Done::Failed(e) => (false, errors::execution_error(py, &e, &self.hosts).into_value(py).into_any()),
@@ -214,15 +229,15 @@ impl ConcurrentRun {
         };
         if !ok {
             st.failed = true;
-            if self.raise_on_first_error {
+            if self.settings.raise_on_first_error {
                 return Err(PyErr::from_value(obj.into_bound(py)));
             }
         }
-        Ok(self.result_cls.bind(py).call1((ok, obj))?.unbind())
+        Ok(self.settings.result_cls.bind(py).call1((ok, obj))?.unbind())
     }
 
     fn window(&self) -> usize {
-        self.concurrency.max(64) * 2
+        self.settings.concurrency.max(64) * 2
     }
 }
 
@@ -255,6 +270,40 @@ impl ConcurrentRun {
         Ok(out)
     }
 
+    fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        if let Some(s) = &self.statement {
+            s.traverse(&visit)?;
+        }
+        visit.call(&self.encoder)?;
+        visit.call(&self.settings.make_result)?;
+        visit.call(&self.settings.result_cls)?;
+        // try_lock: a traversal never waits (the lock's holder holds the GIL or is
+        // driving requests with nothing to visit).
+        if let Ok(st) = self.state.try_lock() {
+            match &st.source {
+                Some(Source::Rows(it)) => visit.call(it)?,
+                Some(Source::Columns { cols, .. }) => cols.traverse(&visit)?,
+                None => {}
+            }
+            if let Some(v) = &st.void_result {
+                visit.call(v)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Drops what can refer back to the run: its input, results and callables. It is
+    /// garbage, so nothing reads them again.
+    fn __clear__(&mut self, py: Python<'_>) {
+        if let Ok(st) = self.state.get_mut() {
+            st.source = None;
+            st.void_result = None;
+        }
+        self.statement = None;
+        self.settings.make_result = py.None();
+        self.settings.result_cls = py.None();
+    }
+
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
         slf
     }
@@ -263,7 +312,7 @@ impl ConcurrentRun {
     fn __next__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let mut guard = self.state.lock().map_err(|_| PyRuntimeError::new_err("concurrent run poisoned"))?;
         let st = &mut *guard;
-        if st.failed && self.raise_on_first_error {
+        if st.failed && self.settings.raise_on_first_error {
             return Err(PyStopIteration::new_err(()));
         }
         loop {
@@ -288,12 +337,6 @@ impl ConcurrentRun {
     }
 }
 
-impl Options {
-    pub(crate) fn set_consistency(&mut self, c: scylla::statement::Consistency) {
-        self.consistency = Some(c);
-    }
-}
-
 /// Parameters given as columns: a dict of bind-marker name → array or sequence, or a
 /// single numeric array for a statement with one vector (or number) marker. None for
 /// parameters that are rows.
@@ -308,26 +351,21 @@ fn columns(source: &Bound<'_, PyAny>, specs: &[scylla::frame::response::result::
 }
 
 /// Starts an `execute_concurrent` run (nothing is sent before `collect` / `__next__`).
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn start(
+    py: Python<'_>,
     session: Arc<ScyllaSession>,
     hosts: Arc<str>,
-    statement: Option<Py<PyAny>>,
+    statement: Option<Classified>,
     source: &Bound<'_, PyAny>,
-    opts: Options,
-    fetch_size: Option<i32>,
-    concurrency: usize,
-    raise_on_first_error: bool,
-    make_result: Py<PyAny>,
-    result_cls: Py<PyAny>,
+    snapshot: &Snapshot,
+    settings: Settings,
 ) -> PyResult<ConcurrentRun> {
-    if concurrency == 0 {
+    if settings.concurrency == 0 {
         return Err(PyValueError::new_err("concurrency must be greater than 0"));
     }
-    let specs = statement.as_ref().and_then(|s| s.bind(source.py()).cast::<Prepared>().ok().map(|p| p.get().stmt.get_variable_col_specs().as_slice().to_vec()));
-    let cols = match specs {
-        Some(specs) => columns(source, &specs)?,
-        None => None,
+    let cols = match &statement {
+        Some(Classified { kind: Kind::Prepared(p), .. }) => columns(source, p.get().stmt.get_variable_col_specs().as_slice())?,
+        _ => None,
     };
     let source = match cols {
         Some(cols) => Source::Columns { cols, next: 0 },
@@ -337,12 +375,9 @@ pub(crate) fn start(
         session,
         hosts,
         statement,
-        opts,
-        paged: fetch_size.filter(|n| *n > 0),
-        concurrency,
-        raise_on_first_error,
-        make_result,
-        result_cls,
+        defaults: snapshot.defaults.clone(),
+        encoder: snapshot.encoder.clone_ref(py),
+        settings,
         state: Mutex::new(State {
             source: Some(source),
             next_index: 0,

@@ -1,21 +1,20 @@
 //! Rows: CQL wire bytes → Python objects, a page at a time under one GIL acquisition.
 //!
-//! Each row becomes a tuple of Python values; the row factory (named tuples by default)
-//! is applied by `turbocql.cluster.ResultSet`, with the named-tuple class cached per
-//! column list rather than built per response. In the columnar mode ([`page_columns`],
+//! Each row becomes a tuple of Python values, or at once a named tuple of the default row
+//! factory (`super::named_rows`, the class cached per column list rather than built per
+//! response). In the columnar mode ([`page_columns`],
 //! asked for by `turbocql.query.numpy_factory`) a page becomes one dict of numpy arrays.
 
 use pyo3::exceptions::PyValueError;
-use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDateTime, PyDict, PyList, PyString, PyTuple};
 use scylla::deserialize::row::ColumnIterator;
 use scylla::frame::response::result::{CollectionType, ColumnSpec, ColumnType, NativeType};
 use scylla::response::query_result::QueryRowsResult;
 
-use crate::arrays::numpy_array;
-use crate::errors;
-use crate::types::type_name;
+use super::arrays::numpy_array;
+use super::types::type_name;
+use crate::pyrefs;
 
 fn decode_err(typ: &ColumnType<'_>, what: &str) -> PyErr {
     PyValueError::new_err(format!("cannot decode a value of CQL type {}: {what}", type_name(typ)))
@@ -116,7 +115,7 @@ pub fn to_py<'py>(py: Python<'py>, b: &[u8], typ: &ColumnType<'_>) -> PyResult<B
                 let n = u128::from_be_bytes(fixed(b, typ)?);
                 let kw = PyDict::new(py);
                 kw.set_item("int", n)?;
-                errors::object(py, "UUID")?.bind(py).call((), Some(&kw))?
+                pyrefs::get(py)?.UUID.bind(py).call((), Some(&kw))?
             }
             NativeType::Timestamp => {
                 let ms = i64::from_be_bytes(fixed(b, typ)?);
@@ -144,18 +143,18 @@ pub fn to_py<'py>(py: Python<'py>, b: &[u8], typ: &ColumnType<'_>) -> PyResult<B
             NativeType::Date => {
                 let raw = u32::from_be_bytes(fixed(b, typ)?);
                 let days = raw as i64 - (1i64 << 31);
-                errors::object(py, "Date")?.bind(py).call1((days,))?
+                pyrefs::get(py)?.Date.bind(py).call1((days,))?
             }
             NativeType::Time => {
                 let ns = i64::from_be_bytes(fixed(b, typ)?);
-                errors::object(py, "Time")?.bind(py).call1((ns,))?
+                pyrefs::get(py)?.Time.bind(py).call1((ns,))?
             }
             NativeType::Duration => {
                 let mut s = b;
                 let months = read_signed_vint(&mut s).ok_or_else(|| decode_err(typ, "bad vint"))?;
                 let days = read_signed_vint(&mut s).ok_or_else(|| decode_err(typ, "bad vint"))?;
                 let nanos = read_signed_vint(&mut s).ok_or_else(|| decode_err(typ, "bad vint"))?;
-                errors::object(py, "Duration")?.bind(py).call1((months, days, nanos))?
+                pyrefs::get(py)?.Duration.bind(py).call1((months, days, nanos))?
             }
             NativeType::Decimal => {
                 if b.len() < 4 {
@@ -164,7 +163,7 @@ pub fn to_py<'py>(py: Python<'py>, b: &[u8], typ: &ColumnType<'_>) -> PyResult<B
                 let scale = i32::from_be_bytes(b[..4].try_into().unwrap());
                 let unscaled = varint_to_py(py, &b[4..])?;
                 let text = format!("{}E{}", unscaled.str()?, -(scale as i64));
-                errors::object(py, "Decimal")?.bind(py).call1((text,))?
+                pyrefs::get(py)?.Decimal.bind(py).call1((text,))?
             }
             NativeType::Inet => {
                 let ip: std::net::IpAddr = match b.len() {
@@ -192,7 +191,7 @@ pub fn to_py<'py>(py: Python<'py>, b: &[u8], typ: &ColumnType<'_>) -> PyResult<B
                     for _ in 0..n {
                         items.push(cell_to_py(py, read_cell(&mut s, e)?, e)?);
                     }
-                    errors::object(py, "SortedSet")?.bind(py).call1((PyList::new(py, items)?,))?
+                    pyrefs::get(py)?.SortedSet.bind(py).call1((PyList::new(py, items)?,))?
                 }
                 CollectionType::Map(kt, vt) => {
                     let mut pairs = Vec::with_capacity(n);
@@ -201,7 +200,7 @@ pub fn to_py<'py>(py: Python<'py>, b: &[u8], typ: &ColumnType<'_>) -> PyResult<B
                         let v = cell_to_py(py, read_cell(&mut s, vt)?, vt)?;
                         pairs.push(PyTuple::new(py, [k, v])?);
                     }
-                    errors::object(py, "OrderedMap")?.bind(py).call1((PyList::new(py, pairs)?,))?
+                    pyrefs::get(py)?.OrderedMap.bind(py).call1((PyList::new(py, pairs)?,))?
                 }
                 _ => return Err(decode_err(typ, "unsupported collection")),
             }
@@ -230,7 +229,7 @@ pub fn to_py<'py>(py: Python<'py>, b: &[u8], typ: &ColumnType<'_>) -> PyResult<B
                     values.push(cell_to_py(py, read_cell(&mut s, t)?, t)?);
                 }
             }
-            errors::object(py, "make_udt")?.bind(py).call1((
+            pyrefs::get(py)?.make_udt.bind(py).call1((
                 definition.keyspace.as_ref(),
                 definition.name.as_ref(),
                 PyTuple::new(py, names)?,
@@ -284,7 +283,7 @@ pub fn page_rows<'py>(py: Python<'py>, rows: &QueryRowsResult) -> PyResult<Bound
 }
 
 /// The list of what `make` returns for each row of a page, given the row's cells decoded.
-fn page_rows_by<'py>(
+pub(crate) fn page_rows_by<'py>(
     py: Python<'py>,
     rows: &QueryRowsResult,
     mut make: impl FnMut(std::vec::Drain<'_, Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>>,
@@ -406,7 +405,7 @@ fn typ_is_bool(t: &ColumnType<'_>) -> bool {
 /// the other numeric vectors) a 2-D array with a row per row; a column with nulls is a
 /// `numpy.ma.MaskedArray`. Other types are object arrays of the usual Python values.
 pub fn page_columns<'py>(py: Python<'py>, rows: &QueryRowsResult) -> PyResult<Bound<'py, PyDict>> {
-    let np = py.import("numpy")?;
+    let np = pyrefs::numpy(py)?;
     let specs = rows.column_specs();
     let n = rows.rows_num();
     let mut cols: Vec<ColumnBuf<'py>> = specs.iter().map(|s| ColumnBuf::new(s.typ(), n)).collect();
@@ -460,7 +459,7 @@ mod tests {
     fn civil_round_trip() {
         for days in [-719162i64, -1, 0, 1, 11017, 2_932_896] {
             let (y, m, d) = civil_from_days(days);
-            assert_eq!(crate::values::days_from_civil(y, m, d), days);
+            assert_eq!(crate::codec::values::days_from_civil(y, m, d), days);
         }
         assert_eq!(civil_from_days(0), (1970, 1, 1));
     }
@@ -472,115 +471,4 @@ mod tests {
         let mut b: &[u8] = &[1];
         assert_eq!(read_signed_vint(&mut b), Some(-1));
     }
-}
-
-/// `rows` (sequences) as instances of `cls`, a tuple subclass without instance fields (a
-/// named-tuple class): one allocation and a copy of the item pointers per row, with no
-/// Python-level call. Each row must have as many items as `cls._fields`.
-#[pyfunction]
-pub fn rows_as<'py>(cls: &Bound<'py, pyo3::types::PyType>, rows: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-    let py = cls.py();
-    check_plain_tuple_class(cls)?;
-    let width = cls.getattr(pyo3::intern!(py, "_fields"))?.len()?;
-    let out = PyList::empty(py);
-    for row in rows.try_iter()? {
-        let row = row?;
-        let row = match row.cast_exact::<PyTuple>() {
-            Ok(t) => t.clone(),
-            Err(_) => pyo3::types::PySequenceMethods::to_tuple(row.cast::<pyo3::types::PySequence>()?)?,
-        };
-        if row.len() != width {
-            return Err(pyo3::exceptions::PyTypeError::new_err(format!("Expected {width} arguments, got {}", row.len())));
-        }
-        out.append(make_row(cls, row.iter())?)?;
-    }
-    Ok(out)
-}
-
-/// Checks that `cls` is a tuple subclass with the tuple's exact layout (no instance
-/// fields, no `__dict__`), as [`make_row`] needs.
-fn check_plain_tuple_class(cls: &Bound<'_, pyo3::types::PyType>) -> PyResult<()> {
-    let tp = cls.as_type_ptr();
-    // SAFETY: reading fields of a live type object.
-    let plain = unsafe {
-        ffi::PyType_IsSubtype(tp, std::ptr::addr_of_mut!(ffi::PyTuple_Type)) != 0
-            && (*tp).tp_basicsize == ffi::PyTuple_Type.tp_basicsize
-            && (*tp).tp_itemsize == ffi::PyTuple_Type.tp_itemsize
-            && (*tp).tp_dictoffset == 0
-    };
-    if plain {
-        Ok(())
-    } else {
-        Err(pyo3::exceptions::PyTypeError::new_err(format!("{} is not a tuple subclass without instance fields", cls.name()?)))
-    }
-}
-
-/// An instance of `cls` (checked by [`check_plain_tuple_class`]) holding `items`: one
-/// allocation, no Python-level call.
-fn make_row<'py>(cls: &Bound<'py, pyo3::types::PyType>, items: impl ExactSizeIterator<Item = Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
-    let py = cls.py();
-    let width = items.len();
-    // SAFETY: `cls` is a tuple subclass with the tuple's exact layout (checked by the
-    // caller); GenericAlloc returns a zeroed instance of `width` slots, each filled once
-    // here with a new reference before the object is used.
-    unsafe {
-        let obj = ffi::PyType_GenericAlloc(cls.as_type_ptr(), width as ffi::Py_ssize_t);
-        if obj.is_null() {
-            return Err(PyErr::fetch(py));
-        }
-        for (i, item) in items.enumerate() {
-            ffi::PyTuple_SET_ITEM(obj, i as ffi::Py_ssize_t, item.into_ptr());
-        }
-        Ok(Bound::from_owned_ptr(py, obj))
-    }
-}
-
-/// The named-tuple row factory: `rows` as instances of the named-tuple class of
-/// `colnames` (built by `turbocql.query._row_class`, cached there). Pages of one statement
-/// share one column-names tuple (see [`column_meta`]), so the last few classes are also
-/// kept here by identity of that tuple, which skips the Python lookup. A list of rows made
-/// as these tuples already (by [`page_named_rows`]) is returned as it is.
-#[pyfunction]
-pub fn named_rows<'py>(colnames: &Bound<'py, PyAny>, rows: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-    let cls = row_class(colnames)?;
-    let cls = cls.bind(colnames.py());
-    if let Ok(list) = rows.cast::<PyList>() {
-        // Made as these named tuples already (see `page_named_rows`).
-        if list.get_item(0).map_or(list.is_empty(), |r| r.get_type().is(cls)) {
-            return Ok(list.clone());
-        }
-    }
-    rows_as(cls, rows)
-}
-
-/// The named-tuple class of a column-names tuple (`turbocql.query._row_class`; the last
-/// few kept by identity of the tuple).
-fn row_class(colnames: &Bound<'_, PyAny>) -> PyResult<Py<pyo3::types::PyType>> {
-    type Entry = (Py<PyAny>, Py<pyo3::types::PyType>);
-    static RECENT: parking_lot::Mutex<Vec<Entry>> = parking_lot::Mutex::new(Vec::new());
-    static ROW_CLASS: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
-    let py = colnames.py();
-    let hit = RECENT.lock().iter().find(|(names, _)| names.as_ptr() == colnames.as_ptr()).map(|(_, cls)| cls.clone_ref(py));
-    if let Some(cls) = hit {
-        return Ok(cls);
-    }
-    let row_class = ROW_CLASS.get_or_try_init(py, || Ok::<_, PyErr>(py.import("turbocql.query")?.getattr("_row_class")?.unbind()))?;
-    let key = match colnames.cast::<PyTuple>() {
-        Ok(t) => t.clone(),
-        Err(_) => pyo3::types::PySequenceMethods::to_tuple(colnames.cast::<pyo3::types::PySequence>()?)?,
-    };
-    let cls = row_class.bind(py).call1((key,))?.cast_into::<pyo3::types::PyType>()?.unbind();
-    let mut recent = RECENT.lock();
-    recent.insert(0, (colnames.clone().unbind(), cls.clone_ref(py)));
-    recent.truncate(8);
-    Ok(cls)
-}
-
-/// All rows of a page as the default row factory's named tuples (class of `colnames`),
-/// made directly from the page's bytes.
-pub fn page_named_rows<'py>(py: Python<'py>, rows: &QueryRowsResult, colnames: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-    let cls = row_class(colnames)?;
-    let cls = cls.bind(py);
-    check_plain_tuple_class(cls)?;
-    page_rows_by(py, rows, |cells| make_row(cls, cells))
 }

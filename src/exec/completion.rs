@@ -1,50 +1,41 @@
 //! Completions: results of requests submitted without waiting (`execute_async`, asyncio),
 //! handed back to Python in batches.
 //!
-//! A finished request pushes a [`Completion`] onto one process-wide queue. The
-//! dispatcher (a Python daemon thread running [`run_dispatcher`]) waits for the queue with
-//! the GIL released, then takes every ready completion under one GIL acquisition and
-//! calls each target as `target(page, exc)`.
-//!
-//! asyncio requests skip the dispatcher: their target is an `aio::AioRequest`, whose
-//! completion goes to its event loop's `aio::LoopQueue` (one wake-up of the loop per
-//! batch, and no thread in between).
+//! A finished request pushes a [`Completion`] to its [`Target`]. The process-wide queue
+//! serves the dispatcher (a Python daemon thread running [`run_dispatcher`]): it waits for
+//! the queue with the GIL released, then takes every ready completion under one GIL
+//! acquisition and calls each target as `target(page, exc)`. Any other consumer (an
+//! asyncio loop's queue, in `api`) is a [`CompletionSink`]: this layer knows nothing of it.
 
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 use pyo3::prelude::*;
 use scylla::errors::ExecutionError;
 
-use crate::aio::{AioRequest, LoopInner};
-use crate::errors;
-use crate::session::{outcome_to_py, Outcome};
+use super::page::Page;
+use super::run::Outcome;
+use crate::runtime::ForkLocal;
+
+/// A consumer of completions other than the dispatcher (an asyncio loop's queue).
+pub trait CompletionSink: Send + Sync {
+    fn push(self: Arc<Self>, c: Completion);
+}
 
 /// Where a finished request goes.
 pub enum Target {
-    /// A callable, called by the dispatcher thread.
+    /// A callable, called by the dispatcher thread as `target(page, exc)`.
     Dispatcher(Py<PyAny>),
-    /// An asyncio request, settled by its loop through its `LoopQueue`.
-    Loop(Arc<LoopInner>, Py<PyAny>),
-}
-
-impl Target {
-    /// Reads a `submit` target (GIL held): an `AioRequest` or a callable.
-    pub fn from_py(target: Py<PyAny>, py: Python<'_>) -> Target {
-        if let Ok(req) = target.bind(py).cast::<AioRequest>() {
-            let inner = req.borrow().queue(py).get().inner();
-            return Target::Loop(inner, target);
-        }
-        Target::Dispatcher(target)
-    }
+    /// `target` handed to `sink`.
+    Sink(Arc<dyn CompletionSink>, Py<PyAny>),
 }
 
 /// Hands a finished request to its target (any thread, no GIL).
 pub fn complete(target: Target, outcome: Result<Outcome, ExecutionError>, hosts: Arc<str>) {
     match target {
         Target::Dispatcher(t) => push(Completion { target: t, outcome, hosts }),
-        Target::Loop(q, req) => LoopInner::push(q, Completion { target: req, outcome, hosts }),
+        Target::Sink(sink, t) => sink.push(Completion { target: t, outcome, hosts }),
     }
 }
 
@@ -61,29 +52,17 @@ struct Queue {
     stopping: AtomicBool,
 }
 
-static QUEUE: AtomicPtr<Queue> = AtomicPtr::new(std::ptr::null_mut());
+/// The dispatcher's queue. A forked child gets a new, empty one: the parent's may be
+/// locked by a thread that does not exist there, and its completions are the parent's.
+static QUEUE: ForkLocal<Queue> = ForkLocal::new();
 
 fn queue() -> &'static Queue {
-    let p = QUEUE.load(Ordering::Acquire);
-    if !p.is_null() {
-        // SAFETY: the pointer comes from Box::leak and is never freed.
-        return unsafe { &*p };
-    }
-    let fresh = Box::into_raw(Box::new(Queue { items: Mutex::new(Vec::with_capacity(256)), ready: Condvar::new(), stopping: AtomicBool::new(false) }));
-    match QUEUE.compare_exchange(std::ptr::null_mut(), fresh, Ordering::AcqRel, Ordering::Acquire) {
-        Ok(_) => unsafe { &*fresh },
-        Err(existing) => {
-            // SAFETY: `fresh` was never shared; `existing` is a leaked, live queue.
-            drop(unsafe { Box::from_raw(fresh) });
-            unsafe { &*existing }
-        }
-    }
+    QUEUE.get_or_init(|| Queue { items: Mutex::new(Vec::with_capacity(256)), ready: Condvar::new(), stopping: AtomicBool::new(false) })
 }
 
-/// In a forked child: a new, empty queue (the parent's may be locked by a thread that
-/// does not exist here; its completions belong to the parent).
+/// In a forked child: a new, empty queue on next use.
 pub fn after_fork() {
-    QUEUE.store(std::ptr::null_mut(), Ordering::Release);
+    QUEUE.forget();
 }
 
 /// Appends `c` to `items`. When it is the first of a batch, `signal` runs once the
@@ -117,21 +96,10 @@ pub fn push(c: Completion) {
     });
 }
 
-/// A finished request as Python objects: `Ok(page)` or `Err(exception instance)`.
-pub(crate) fn to_python<'py>(py: Python<'py>, outcome: Result<Outcome, ExecutionError>, hosts: &str) -> Result<Bound<'py, PyAny>, Bound<'py, PyAny>> {
-    match outcome {
-        Ok(out) => match outcome_to_py(py, out) {
-            Ok(page) => Ok(page.into_any()),
-            Err(e) => Err(e.into_value(py).into_bound(py).into_any()),
-        },
-        Err(e) => Err(errors::execution_error(py, &e, hosts).into_value(py).into_bound(py).into_any()),
-    }
-}
-
 /// Converts one completion and calls its target (GIL held).
 fn deliver(py: Python<'_>, c: Completion) -> PyResult<()> {
-    let (page, exc) = match to_python(py, c.outcome, &c.hosts) {
-        Ok(page) => (page, py.None().into_bound(py)),
+    let (page, exc) = match Page::from_result(py, c.outcome, &c.hosts) {
+        Ok(page) => (page.into_any(), py.None().into_bound(py)),
         Err(exc) => (py.None().into_bound(py), exc),
     };
     c.target.bind(py).call1((page, exc)).map(|_| ())

@@ -10,6 +10,10 @@ use std::mem::MaybeUninit;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyString};
+use scylla::frame::response::result::{ColumnType, NativeType};
+
+use super::mismatch::{type_err, value_err, Mismatch};
+use super::types::type_name;
 
 /// What the elements of a buffer are.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -226,4 +230,88 @@ mod tests {
         assert_eq!(parse_format("e").0, None);
         assert_eq!(parse_format("T{f:x:}").0, None);
     }
+}
+
+/// True for the element types arrays are written as directly: fixed-size numbers.
+pub fn array_elem(et: &ColumnType<'_>) -> bool {
+    matches!(
+        et,
+        ColumnType::Native(NativeType::Float | NativeType::Double | NativeType::Int | NativeType::BigInt | NativeType::SmallInt | NativeType::TinyInt)
+    )
+}
+
+/// Checks that the elements of `arr` can be written as `et` (floats for float and double,
+/// integers for the integer types).
+pub(crate) fn array_fits(arr: &ArrayBuf, et: &ColumnType<'_>) -> Result<(), Mismatch> {
+    let floats = matches!(et, ColumnType::Native(NativeType::Float | NativeType::Double));
+    match (arr.num(), floats) {
+        (Some(Num::Float), true) | (Some(Num::Signed | Num::Unsigned), false) => Ok(()),
+        (_, true) => Err(type_err(format!("expected an array of float32 or float64, got {}", arr.dtype_name()))),
+        (_, false) => Err(type_err(format!("expected an array of integers, got {}", arr.dtype_name()))),
+    }
+}
+
+/// Writes `count` elements of `arr` as values of `et` (see [`array_elem`]): from byte offset
+/// `off`, `step` bytes apart. No Python object is made.
+pub(crate) fn write_array_elems(buf: &mut Vec<u8>, arr: &ArrayBuf, et: &ColumnType<'_>, off: isize, step: isize, count: usize) -> Result<(), Mismatch> {
+    array_fits(arr, et)?;
+    let at = |k: usize| off + k as isize * step;
+    let ColumnType::Native(nt) = et else { return Err(type_err(format!("arrays cannot be written as {}", type_name(et)))) };
+    let range = |k: usize, what: String| value_err(format!("element {k}: {what}"));
+    match nt {
+        NativeType::Float if arr.itemsize() == 4 => {
+            buf.reserve(count * 4);
+            for k in 0..count {
+                buf.extend_from_slice(&arr.f32_at(at(k)).to_be_bytes());
+            }
+        }
+        NativeType::Float => {
+            buf.reserve(count * 4);
+            for k in 0..count {
+                let f = arr.f64_at(at(k));
+                if f.is_finite() && f.abs() > f32::MAX as f64 {
+                    return Err(range(k, format!("{f} is out of range for a 32-bit float")));
+                }
+                buf.extend_from_slice(&(f as f32).to_be_bytes());
+            }
+        }
+        NativeType::Double => {
+            buf.reserve(count * 8);
+            for k in 0..count {
+                buf.extend_from_slice(&arr.f64_at(at(k)).to_be_bytes());
+            }
+        }
+        _ => {
+            let bits = match nt {
+                NativeType::TinyInt => 8,
+                NativeType::SmallInt => 16,
+                NativeType::Int => 32,
+                _ => 64,
+            };
+            let (lo, hi) = (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1);
+            buf.reserve(count * bits / 8);
+            for k in 0..count {
+                let n = arr.i128_at(at(k));
+                if n < lo || n > hi {
+                    return Err(range(k, format!("{n} is out of range for a {bits}-bit signed integer")));
+                }
+                buf.extend_from_slice(&n.to_be_bytes()[16 - bits / 8..]);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes a `vector<et, dims>`: a 1-D array (`row` None) or row `row` of a 2-D array.
+pub(crate) fn write_array_vector(buf: &mut Vec<u8>, arr: &ArrayBuf, et: &ColumnType<'_>, dims: usize, row: Option<usize>) -> Result<(), Mismatch> {
+    let (shape, strides) = (arr.shape(), arr.strides());
+    let (len, off, step) = match (arr.ndim(), row) {
+        (1, None) => (shape[0] as usize, 0, strides[0]),
+        (2, Some(i)) => (shape[1] as usize, i as isize * strides[0], strides[1]),
+        (n, _) => return Err(value_err(format!("expected a 1-D array, got a {n}-D array of shape {}", arr.shape_text()))),
+    };
+    if len != dims {
+        return Err(value_err(format!("vector has {len} elements, the column has {dims}")));
+    }
+    write_array_elems(buf, arr, et, off, step, dims).map_err(|m| Mismatch { type_error: m.type_error, msg: format!("in vector {}", m.msg) })
 }

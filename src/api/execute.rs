@@ -1,0 +1,180 @@
+//! Execute: `Session.execute` of the classic API and of asyncio, each in one engine call
+//! with no Python frame ([`SyncExecute`], [`AioExecute`]), and [`EngineMethod`], which
+//! hands them out as the sessions' `execute` method.
+
+use parking_lot::Mutex;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyString, PyTuple};
+
+use super::aio::LoopQueue;
+use super::builder::{given, Given, RequestBuilder};
+use crate::pyrefs;
+
+/// `turbocql.cluster.Session.execute(query, parameters=None, timeout=_NOT_SET,
+/// trace=False, custom_payload=None, execution_profile=..., paging_state=None, host=None,
+/// execute_as=None)`, in one engine call: the request built by the session's
+/// [`RequestBuilder`], run with the GIL released, and its `ResultSet` made (see
+/// `results::make_result`), with no Python frame. Each session keeps one; the class's
+/// `execute` is an [`EngineMethod`] that hands it out.
+#[pyclass(frozen, module = "turbocql._engine")]
+pub struct SyncExecute {
+    requests: Py<RequestBuilder>,
+    /// `turbocql.cluster.ResultSet`.
+    result_class: Py<PyAny>,
+}
+
+#[pymethods]
+impl SyncExecute {
+    #[new]
+    fn new(requests: Py<RequestBuilder>, result_class: Py<PyAny>) -> Self {
+        SyncExecute { requests, result_class }
+    }
+
+    #[pyo3(signature = (query, parameters=None, timeout=Given(None), trace=false, custom_payload=None, execution_profile=None, paging_state=None, host=None, execute_as=None))]
+    #[allow(clippy::too_many_arguments, unused_variables)]
+    fn __call__<'py>(
+        &self,
+        py: Python<'py>,
+        query: &Bound<'py, PyAny>,
+        parameters: Option<Bound<'py, PyAny>>,
+        #[pyo3(from_py_with = given)] timeout: Given<'py>,
+        trace: bool,
+        custom_payload: Option<Bound<'py, PyAny>>,
+        execution_profile: Option<Bound<'py, PyAny>>,
+        paging_state: Option<Bound<'py, PyAny>>,
+        host: Option<Bound<'py, PyAny>>,
+        execute_as: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let requests = self.requests.get();
+        let (request, row_factory) = requests.build(py, query, parameters, timeout, trace)?;
+        let state: Option<Vec<u8>> = paging_state.filter(|p| !p.is_none()).map(|p| p.extract()).transpose()?;
+        let page = Bound::new(py, request.run(py, state.as_deref())?)?.into_any();
+        let args = [requests.session(py).clone(), Bound::new(py, request)?.into_any(), row_factory, query.clone()];
+        super::results::make_result(self.result_class.bind(py), page, &args)
+    }
+
+    fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        visit.call(&self.requests)?;
+        visit.call(&self.result_class)
+    }
+}
+
+/// A method of a Python class whose calls go to an engine object kept on each instance
+/// (attribute `attr`, e.g. a session's [`SyncExecute`]): `instance.method` is that
+/// object, so a call runs no Python frame. On the class (`Session.execute`) it is the
+/// Python function, with its signature and docstring, and an instance without the
+/// attribute gets the function bound as usual. Being a class attribute, it can be
+/// replaced on the class (`mock.patch.object(Session, "execute")`) or overridden by a
+/// subclass like any method.
+#[pyclass(frozen, module = "turbocql._engine")]
+pub struct EngineMethod {
+    function: Py<PyAny>,
+    attr: Py<PyString>,
+}
+
+#[pymethods]
+impl EngineMethod {
+    #[new]
+    fn new(function: Py<PyAny>, attr: Bound<'_, PyString>) -> PyResult<Self> {
+        let py = attr.py();
+        let attr = PyString::intern(py, attr.to_str()?).unbind();
+        Ok(EngineMethod { function, attr })
+    }
+
+    fn __get__<'py>(&self, py: Python<'py>, obj: Option<Bound<'py, PyAny>>, objtype: Option<Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let Some(obj) = obj.filter(|o| !o.is_none()) else {
+            return Ok(self.function.bind(py).clone());
+        };
+        match obj.getattr_opt(self.attr.bind(py))? {
+            Some(engine) => Ok(engine),
+            None => self.function.bind(py).call_method1(pyo3::intern!(py, "__get__"), (obj, objtype)),
+        }
+    }
+
+    /// The Python function (`functools.wraps`-style access for tools).
+    #[getter]
+    fn __wrapped__(&self, py: Python<'_>) -> Py<PyAny> {
+        self.function.clone_ref(py)
+    }
+
+    #[getter]
+    fn __doc__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.function.bind(py).getattr(pyo3::intern!(py, "__doc__"))
+    }
+
+    fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        visit.call(&self.function)
+    }
+}
+
+/// `turbocql.aio.Session.execute(query, parameters=None, timeout=_NOT_SET, trace=False,
+/// paging_state=None)` (see the module doc).
+#[pyclass(frozen, module = "turbocql._engine")]
+pub struct AioExecute {
+    /// The session's request builder (`Session._build_request`).
+    requests: Py<RequestBuilder>,
+    /// `AsyncResultSet`, built as `(page, session, request, row_factory, query)`.
+    result_class: Py<PyAny>,
+    /// `turbocql.aio._loop_queue(loop)`.
+    loop_queue: Py<PyAny>,
+    /// `(thread, loop, queue)` of the last call: `asyncio.get_running_loop()` costs a
+    /// `getpid()` system call on each call, so the loop is remembered per thread.
+    last: Mutex<Option<(libc::pthread_t, Py<PyAny>, Py<LoopQueue>)>>,
+}
+
+impl AioExecute {
+    /// The running loop of this thread and its queue.
+    fn running_loop(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, Py<LoopQueue>)> {
+        // SAFETY: pthread_self has no preconditions.
+        let thread = unsafe { libc::pthread_self() };
+        let cached = self.last.lock().as_ref().filter(|(t, _, _)| *t == thread).map(|(_, l, q)| (l.clone_ref(py), q.clone_ref(py)));
+        if let Some((event_loop, queue)) = cached {
+            if event_loop.bind(py).call_method0(intern!(py, "is_running"))?.is_truthy()? {
+                return Ok((event_loop, queue));
+            }
+        }
+        let event_loop = pyrefs::get(py)?.asyncio_get_running_loop.bind(py).call0()?;
+        let queue = self.loop_queue.bind(py).call1((&event_loop,))?.cast_into::<LoopQueue>()?.unbind();
+        let event_loop = event_loop.unbind();
+        *self.last.lock() = Some((thread, event_loop.clone_ref(py), queue.clone_ref(py)));
+        Ok((event_loop, queue))
+    }
+}
+
+#[pymethods]
+impl AioExecute {
+    #[new]
+    fn new(requests: Py<RequestBuilder>, result_class: Py<PyAny>, loop_queue: Py<PyAny>) -> Self {
+        AioExecute { requests, result_class, loop_queue, last: Mutex::new(None) }
+    }
+
+    #[pyo3(signature = (query, parameters=None, timeout=Given(None), trace=false, paging_state=None))]
+    fn __call__<'py>(
+        &self,
+        py: Python<'py>,
+        query: &Bound<'py, PyAny>,
+        parameters: Option<Bound<'py, PyAny>>,
+        #[pyo3(from_py_with = given)] timeout: Given<'py>,
+        trace: bool,
+        paging_state: Option<&[u8]>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let requests = self.requests.get();
+        let (request, row_factory) = requests.build(py, query, parameters, timeout, trace)?;
+        let (event_loop, queue) = self.running_loop(py)?;
+        let request = Bound::new(py, request)?;
+        let args = PyTuple::new(py, [requests.session(py).clone(), request.clone().into_any(), row_factory, query.clone()])?.unbind();
+        let wrap = self.result_class.clone_ref(py);
+        Ok(request.get().aio(py, event_loop, queue, wrap, args, paging_state)?.into_any())
+    }
+
+    fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        visit.call(&self.requests)?;
+        visit.call(&self.result_class)?;
+        visit.call(&self.loop_queue)
+    }
+
+    fn __clear__(&self) {
+        *self.last.lock() = None;
+    }
+}

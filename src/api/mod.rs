@@ -1,0 +1,22 @@
+//! The front-end layer: the engine objects the Python classes are built on.
+//!
+//! Each file depends only on `exec`, `codec` and the files listed before it:
+//! - [`results`]: `ResultSet`'s core ([`results::ResultCore`]);
+//! - [`aio`]: asyncio: a loop's completion queue and the awaitable request;
+//! - [`request`]: a built request as a Python object, run, submitted or awaited;
+//! - [`future`]: `ResponseFuture`'s core, settled by the dispatcher;
+//! - [`session`]: the connection (connect, prepare, keyspace, shutdown);
+//! - [`concurrent`]: `execute_concurrent*`, with the requests kept in flight in Rust;
+//! - [`pipeline`]: `WritePipeline` / `ReadPipeline`, driven in the engine;
+//! - [`builder`]: a session's requests and defaults, which every path asks;
+//! - [`execute`]: `Session.execute` (sync and asyncio) in one engine call.
+
+pub mod aio;
+pub mod builder;
+pub mod concurrent;
+pub mod execute;
+pub mod future;
+pub mod pipeline;
+pub mod request;
+pub mod results;
+pub mod session;

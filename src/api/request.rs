@@ -1,0 +1,99 @@
+//! Request: an engine request as a Python object (`_engine.Request`), what
+//! `Session._build_request` returns. It runs its first page, and again for each further
+//! page with that page's `paging_state`: [`PyRequest::run`] waits (GIL released),
+//! `submit_to` hands the page to a target (a dispatcher callable, such as a
+//! `ResponseFuture`, or an asyncio `AioRequest`), `aio` starts it on an asyncio loop.
+
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use scylla::client::session::Session as ScyllaSession;
+
+use super::aio::{AioRequest, LoopQueue};
+use crate::errors;
+use crate::exec::completion::{self, Target};
+use crate::exec::page::Page;
+use crate::exec::request::Request;
+use crate::exec::run::{paging_state, run_shared};
+use crate::runtime;
+
+/// A statement with its values converted and its options applied (see the module doc).
+#[pyclass(frozen, module = "turbocql._engine", name = "Request")]
+pub struct PyRequest {
+    session: Arc<ScyllaSession>,
+    hosts: Arc<str>,
+    req: Arc<Request>,
+}
+
+impl PyRequest {
+    pub fn new(session: Arc<ScyllaSession>, hosts: Arc<str>, req: Request) -> Self {
+        PyRequest { session, hosts, req: Arc::new(req) }
+    }
+
+    /// Starts it; its page goes to `target` (see [`target_of`]).
+    pub fn start(&self, py: Python<'_>, target: Py<PyAny>, state: Option<&[u8]>) -> PyResult<()> {
+        let run = run_shared(self.session.clone(), self.req.clone(), state.map(|s| paging_state(Some(s))));
+        let hosts = self.hosts.clone();
+        let aio = target.bind(py).cast::<AioRequest>().ok().cloned();
+        let target = target_of(py, target);
+        let task = async move { completion::complete(target, run.await, hosts) };
+        match aio {
+            // Requests of an asyncio loop are handed to the runtime once per loop
+            // iteration, and can be cancelled through their AioRequest (which aborts the task).
+            Some(req) => {
+                let (abort, registration) = futures::future::AbortHandle::new_pair();
+                let task = async move {
+                    let _ = futures::future::Abortable::new(task, registration).await;
+                };
+                let (queue, event_loop) = {
+                    let mut r = req.borrow_mut();
+                    r.set_abort(abort);
+                    (r.queue(py).clone(), r.event_loop(py).clone())
+                };
+                LoopQueue::defer(&queue, &event_loop, Box::pin(task))
+            }
+            None => {
+                runtime::get().spawn(task);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Where a request started with `target` completes: an `AioRequest` is settled by its
+/// loop's queue; anything else is called by the dispatcher thread.
+pub fn target_of(py: Python<'_>, target: Py<PyAny>) -> Target {
+    if let Ok(req) = target.bind(py).cast::<AioRequest>() {
+        let sink = req.borrow().queue(py).get().inner();
+        return Target::Sink(sink, target);
+    }
+    Target::Dispatcher(target)
+}
+
+#[pymethods]
+impl PyRequest {
+    /// Runs it and waits (GIL released) for its page (from `paging_state`, if given).
+    #[pyo3(signature = (paging_state=None))]
+    pub fn run(&self, py: Python<'_>, paging_state: Option<&[u8]>) -> PyResult<Page> {
+        let run = run_shared(self.session.clone(), self.req.clone(), paging_state.map(|s| crate::exec::run::paging_state(Some(s))));
+        let out = py.detach(|| runtime::block_on(run)).map_err(|e| errors::execution_error(py, &e, &self.hosts))?;
+        Page::from_outcome(py, out)
+    }
+
+    /// Starts it without waiting: `target(page, exc)` is called by the dispatcher (see
+    /// `exec::completion`), or `target` is an `AioRequest`, settled by its loop.
+    #[pyo3(signature = (target, paging_state=None))]
+    fn submit_to(&self, py: Python<'_>, target: Py<PyAny>, paging_state: Option<&[u8]>) -> PyResult<()> {
+        self.start(py, target, paging_state)
+    }
+
+    /// Starts it on asyncio loop `event_loop` (its queue `queue`) and returns the
+    /// `AioRequest`, whose awaiting gives `wrap(page, *args)`.
+    #[pyo3(signature = (event_loop, queue, wrap, args, paging_state=None))]
+    pub fn aio<'py>(&self, py: Python<'py>, event_loop: Py<PyAny>, queue: Py<LoopQueue>, wrap: Py<PyAny>, args: Py<PyTuple>, paging_state: Option<&[u8]>) -> PyResult<Bound<'py, AioRequest>> {
+        let req = Bound::new(py, AioRequest::new(event_loop, queue, wrap, args))?;
+        self.start(py, req.clone().into_any().unbind(), paging_state)?;
+        Ok(req)
+    }
+}

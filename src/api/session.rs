@@ -1,0 +1,165 @@
+//! Session: a connected scylla `Session` (`turbocql.cluster.Session._session`):
+//! connecting, preparing, switching keyspace, shutting down.
+//!
+//! Requests are built by the session's [`super::builder::RequestBuilder`], which holds
+//! its defaults; this object only owns the connections.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::RwLock;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use scylla::client::execution_profile::ExecutionProfile;
+use scylla::client::session::Session as ScyllaSession;
+use scylla::client::session_builder::SessionBuilder;
+use scylla::client::Compression;
+use scylla::errors::ExecutionError;
+use scylla::statement::Consistency;
+
+use crate::errors;
+use crate::exec::options::duration;
+use crate::exec::prepared::Prepared;
+use crate::exec::run::timed;
+use crate::pyrefs::Exc;
+use crate::runtime;
+
+/// A connected session.
+#[pyclass(frozen, module = "turbocql._engine")]
+pub struct Session {
+    inner: RwLock<Option<Arc<ScyllaSession>>>,
+    hosts: Arc<str>,
+}
+
+impl Session {
+    /// The contact points as `host:port` text (named in errors).
+    pub(crate) fn hosts_arc(&self) -> Arc<str> {
+        self.hosts.clone()
+    }
+
+    /// The scylla session; `DriverException` once shut down.
+    pub(crate) fn get(&self, py: Python<'_>) -> PyResult<Arc<ScyllaSession>> {
+        self.inner.read().clone().ok_or_else(|| errors::make(py, Exc::DriverException, ("This session has been shut down",), None))
+    }
+
+    /// Runs `fut` with the GIL released, under the client-side timeout if any.
+    fn wait<T: Send>(&self, py: Python<'_>, timeout: Option<Duration>, fut: impl std::future::Future<Output = Result<T, ExecutionError>> + Send) -> PyResult<T> {
+        let res = py.detach(|| runtime::block_on(timed(timeout, fut)));
+        res.map_err(|e| errors::execution_error(py, &e, &self.hosts))
+    }
+}
+
+#[pymethods]
+impl Session {
+    /// Prepares `query` on the cluster.
+    #[pyo3(signature = (query, timeout=None))]
+    fn prepare(&self, py: Python<'_>, query: String, timeout: Option<f64>) -> PyResult<Prepared> {
+        let session = self.get(py)?;
+        let timeout = timeout.map(|t| duration(t, "timeout")).transpose()?;
+        let fut = async move { session.prepare(query).await.map_err(ExecutionError::PrepareError) };
+        let stmt = self.wait(py, timeout, fut)?;
+        Ok(Prepared { stmt })
+    }
+
+    /// Switches every connection of the session to `keyspace` (case-sensitive).
+    #[pyo3(signature = (keyspace, timeout=None))]
+    fn set_keyspace(&self, py: Python<'_>, keyspace: String, timeout: Option<f64>) -> PyResult<()> {
+        let session = self.get(py)?;
+        let timeout = timeout.map(|t| duration(t, "timeout")).transpose()?;
+        let fut = async move { session.use_keyspace(keyspace, true).await.map_err(ExecutionError::UseKeyspaceError) };
+        self.wait(py, timeout, fut)
+    }
+
+    /// The session's current keyspace, if any.
+    #[getter]
+    fn keyspace(&self) -> Option<String> {
+        self.inner.read().as_ref().and_then(|s| s.get_keyspace()).map(|k| k.to_string())
+    }
+
+    /// The contact points, as `host:port` text.
+    #[getter]
+    fn hosts(&self) -> &str {
+        &self.hosts
+    }
+
+    #[getter]
+    fn is_shutdown(&self) -> bool {
+        self.inner.read().is_none()
+    }
+
+    /// Closes every connection; later requests raise.
+    fn shutdown(&self, py: Python<'_>) {
+        let taken = self.inner.write().take();
+        if let Some(s) = taken {
+            // Dropping the session closes its connections; do it where tokio can run.
+            py.detach(|| runtime::block_on(async move { drop(s) }));
+        }
+    }
+}
+
+fn node_addr(host: &str, port: u16) -> String {
+    match host.parse::<IpAddr>() {
+        Ok(ip) => SocketAddr::new(ip, port).to_string(),
+        Err(_) if host.contains(':') => host.to_string(),
+        Err(_) => format!("{host}:{port}"),
+    }
+}
+
+/// Connects to the cluster and returns a `Session`.
+///
+/// Raises `NoHostAvailable` if no contact point answers within `connect_timeout`,
+/// `InvalidRequest` for an unknown `keyspace`.
+#[pyfunction]
+#[pyo3(signature = (contact_points, port=9042, username=None, password=None, keyspace=None, compression=None, connect_timeout=5.0, tcp_nodelay=true))]
+#[allow(clippy::too_many_arguments)]
+pub fn connect(
+    py: Python<'_>,
+    contact_points: Vec<String>,
+    port: u16,
+    username: Option<String>,
+    password: Option<String>,
+    keyspace: Option<String>,
+    compression: Option<&str>,
+    connect_timeout: f64,
+    tcp_nodelay: bool,
+) -> PyResult<Session> {
+    if contact_points.is_empty() {
+        return Err(PyValueError::new_err("contact_points must name at least one host"));
+    }
+    let connect_timeout = duration(connect_timeout, "connect_timeout")?;
+    let nodes: Vec<String> = contact_points.iter().map(|h| node_addr(h, port)).collect();
+    let hosts = nodes.join(", ");
+    let profile = ExecutionProfile::builder().consistency(Consistency::LocalOne).request_timeout(None).build().into_handle();
+    let mut builder = SessionBuilder::new()
+        .known_nodes(&nodes)
+        .connection_timeout(connect_timeout)
+        .tcp_nodelay(tcp_nodelay)
+        .default_execution_profile_handle(profile)
+        .metadata_request_clientside_timeout(connect_timeout)
+        .compression(match compression {
+            None => None,
+            Some("lz4") => Some(Compression::Lz4),
+            Some("snappy") => Some(Compression::Snappy),
+            Some(other) => return Err(PyValueError::new_err(format!("unknown compression {other:?}: use 'lz4', 'snappy' or None"))),
+        });
+    if let Some(u) = username {
+        builder = builder.user(u, password.unwrap_or_default());
+    }
+    if let Some(ks) = keyspace {
+        builder = builder.use_keyspace(ks, true);
+    }
+    // The whole handshake (TCP, STARTUP, auth, metadata) is bounded by the connect timeout.
+    let overall = connect_timeout + Duration::from_millis(500);
+    let res = py.detach(|| runtime::block_on(async move { tokio::time::timeout(overall, builder.build()).await }));
+    match res {
+        Err(_) => Err(errors::no_host(
+            py,
+            &format!("Unable to connect to any servers within {:.3} s (connect_timeout)", connect_timeout.as_secs_f64()),
+            &hosts,
+            "connect timeout",
+        )),
+        Ok(Err(e)) => Err(errors::new_session_error(py, &e, &hosts)),
+        Ok(Ok(s)) => Ok(Session { inner: RwLock::new(Some(Arc::new(s))), hosts: Arc::from(hosts.as_str()) }),
+    }
+}

@@ -1,0 +1,23 @@
+//! The codec layer: Python values ↔ CQL bytes, with no notion of a session or a request.
+//!
+//! - [`types`]: CQL type names;
+//! - [`mismatch`]: why a value does not fit its column, as TypeError / ValueError;
+//! - [`values`]: a row of Python values → CQL bytes ([`values::BoundValues`]), typed by
+//!   the statement's bind markers;
+//! - [`arrays`]: numpy arrays (the buffer protocol) read and built without per-element
+//!   objects;
+//! - [`columns`]: parameters given as columns (`execute_concurrent_with_args`);
+//! - [`rows`]: a page's bytes → Python rows (tuples) or numpy columns;
+//! - [`named_rows`]: the default row factory's named tuples, made in Rust;
+//! - [`standalone`]: the encoders and decoders on their own (`_engine.encode`, ...).
+//!
+//! Nothing here imports from `exec` or `api`.
+
+pub mod arrays;
+pub mod columns;
+pub mod mismatch;
+pub mod named_rows;
+pub mod rows;
+pub mod standalone;
+pub mod types;
+pub mod values;

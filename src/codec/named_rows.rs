@@ -1,0 +1,121 @@
+//! Named rows: the default row factory (`named_tuple_factory`), rows made as named-tuple
+//! instances in Rust, one allocation per row and no Python-level call, straight from a
+//! page's bytes ([`page_named_rows`]) or from rows already decoded ([`named_rows`]).
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyTuple};
+use scylla::response::query_result::QueryRowsResult;
+
+use super::rows::page_rows_by;
+use crate::pyrefs;
+
+/// `rows` (sequences) as instances of `cls`, a tuple subclass without instance fields (a
+/// named-tuple class): one allocation and a copy of the item pointers per row, with no
+/// Python-level call. Each row must have as many items as `cls._fields`.
+#[pyfunction]
+pub fn rows_as<'py>(cls: &Bound<'py, pyo3::types::PyType>, rows: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+    let py = cls.py();
+    check_plain_tuple_class(cls)?;
+    let width = cls.getattr(pyo3::intern!(py, "_fields"))?.len()?;
+    let out = PyList::empty(py);
+    for row in rows.try_iter()? {
+        let row = row?;
+        let row = match row.cast_exact::<PyTuple>() {
+            Ok(t) => t.clone(),
+            Err(_) => pyo3::types::PySequenceMethods::to_tuple(row.cast::<pyo3::types::PySequence>()?)?,
+        };
+        if row.len() != width {
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!("Expected {width} arguments, got {}", row.len())));
+        }
+        out.append(make_row(cls, row.iter())?)?;
+    }
+    Ok(out)
+}
+
+/// Checks that `cls` is a tuple subclass with the tuple's exact layout (no instance
+/// fields, no `__dict__`), as [`make_row`] needs.
+fn check_plain_tuple_class(cls: &Bound<'_, pyo3::types::PyType>) -> PyResult<()> {
+    let tp = cls.as_type_ptr();
+    // SAFETY: reading fields of a live type object.
+    let plain = unsafe {
+        ffi::PyType_IsSubtype(tp, std::ptr::addr_of_mut!(ffi::PyTuple_Type)) != 0
+            && (*tp).tp_basicsize == ffi::PyTuple_Type.tp_basicsize
+            && (*tp).tp_itemsize == ffi::PyTuple_Type.tp_itemsize
+            && (*tp).tp_dictoffset == 0
+    };
+    if plain {
+        Ok(())
+    } else {
+        Err(pyo3::exceptions::PyTypeError::new_err(format!("{} is not a tuple subclass without instance fields", cls.name()?)))
+    }
+}
+
+/// An instance of `cls` (checked by [`check_plain_tuple_class`]) holding `items`: one
+/// allocation, no Python-level call.
+fn make_row<'py>(cls: &Bound<'py, pyo3::types::PyType>, items: impl ExactSizeIterator<Item = Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+    let py = cls.py();
+    let width = items.len();
+    // SAFETY: `cls` is a tuple subclass with the tuple's exact layout (checked by the
+    // caller); GenericAlloc returns a zeroed instance of `width` slots, each filled once
+    // here with a new reference before the object is used.
+    unsafe {
+        let obj = ffi::PyType_GenericAlloc(cls.as_type_ptr(), width as ffi::Py_ssize_t);
+        if obj.is_null() {
+            return Err(PyErr::fetch(py));
+        }
+        for (i, item) in items.enumerate() {
+            ffi::PyTuple_SET_ITEM(obj, i as ffi::Py_ssize_t, item.into_ptr());
+        }
+        Ok(Bound::from_owned_ptr(py, obj))
+    }
+}
+
+/// The named-tuple row factory: `rows` as instances of the named-tuple class of
+/// `colnames` (built by `turbocql.query._row_class`, cached there). Pages of one statement
+/// share one column-names tuple (see `super::rows::column_meta`), so the last few classes are also
+/// kept here by identity of that tuple, which skips the Python lookup. A list of rows made
+/// as these tuples already (by [`page_named_rows`]) is returned as it is.
+#[pyfunction]
+pub fn named_rows<'py>(colnames: &Bound<'py, PyAny>, rows: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+    let cls = row_class(colnames)?;
+    let cls = cls.bind(colnames.py());
+    if let Ok(list) = rows.cast::<PyList>() {
+        // Made as these named tuples already (see `page_named_rows`).
+        if list.get_item(0).map_or(list.is_empty(), |r| r.get_type().is(cls)) {
+            return Ok(list.clone());
+        }
+    }
+    rows_as(cls, rows)
+}
+
+/// The named-tuple class of a column-names tuple (`turbocql.query._row_class`; the last
+/// few kept by identity of the tuple).
+fn row_class(colnames: &Bound<'_, PyAny>) -> PyResult<Py<pyo3::types::PyType>> {
+    type Entry = (Py<PyAny>, Py<pyo3::types::PyType>);
+    static RECENT: parking_lot::Mutex<Vec<Entry>> = parking_lot::Mutex::new(Vec::new());
+    let py = colnames.py();
+    let hit = RECENT.lock().iter().find(|(names, _)| names.as_ptr() == colnames.as_ptr()).map(|(_, cls)| cls.clone_ref(py));
+    if let Some(cls) = hit {
+        return Ok(cls);
+    }
+    let row_class = &pyrefs::get(py)?.row_class;
+    let key = match colnames.cast::<PyTuple>() {
+        Ok(t) => t.clone(),
+        Err(_) => pyo3::types::PySequenceMethods::to_tuple(colnames.cast::<pyo3::types::PySequence>()?)?,
+    };
+    let cls = row_class.bind(py).call1((key,))?.cast_into::<pyo3::types::PyType>()?.unbind();
+    let mut recent = RECENT.lock();
+    recent.insert(0, (colnames.clone().unbind(), cls.clone_ref(py)));
+    recent.truncate(8);
+    Ok(cls)
+}
+
+/// All rows of a page as the default row factory's named tuples (class of `colnames`),
+/// made directly from the page's bytes.
+pub fn page_named_rows<'py>(py: Python<'py>, rows: &QueryRowsResult, colnames: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+    let cls = row_class(colnames)?;
+    let cls = cls.bind(py);
+    check_plain_tuple_class(cls)?;
+    page_rows_by(py, rows, |cells| make_row(cls, cells))
+}

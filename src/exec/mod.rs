@@ -1,0 +1,21 @@
+//! The execution layer: a statement becomes a request and runs, with no notion of
+//! futures, asyncio, `execute_concurrent` or pipelines (those are `api`'s, above).
+//!
+//! - [`options`]: consistency, timeouts, page size, row shape; a session's defaults;
+//! - [`prepared`]: a prepared statement and its metadata;
+//! - [`statement`]: what a statement is ([`statement::classify`]), in one place;
+//! - [`request`]: the [`request::Request`] of a classified statement
+//!   ([`request::build`], which every path calls);
+//! - [`run`]: running a request, one page at a time, under its timeout;
+//! - [`page`]: its outcome as Python sees it ([`page::Page`]);
+//! - [`completion`]: outcomes handed back in batches to a dispatcher thread or a sink.
+//!
+//! It imports from `codec`, `errors`, `pyrefs` and `runtime` only.
+
+pub mod completion;
+pub mod options;
+pub mod page;
+pub mod prepared;
+pub mod request;
+pub mod run;
+pub mod statement;

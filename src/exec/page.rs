@@ -1,0 +1,109 @@
+//! Page: one response of a request as Python sees it ([`Page`]): its rows in the
+//! request's [`RowShape`], column names and types, paging state, trace id and warnings.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use scylla::errors::ExecutionError;
+use scylla::response::PagingStateResponse;
+
+use super::options::RowShape;
+use super::run::Outcome;
+use crate::codec::{named_rows, rows};
+use crate::errors;
+use crate::pyrefs;
+
+/// One page of a result (`ResultSet._page`).
+#[pyclass(frozen, module = "turbocql._engine")]
+pub struct Page {
+    /// A list of rows (tuples, or the default factory's named tuples), a dict of numpy
+    /// columns, or None for a result without rows.
+    #[pyo3(get)]
+    pub rows: Py<PyAny>,
+    /// Tuples of str, or None.
+    #[pyo3(get)]
+    pub column_names: Py<PyAny>,
+    #[pyo3(get)]
+    pub column_types: Py<PyAny>,
+    /// bytes where the next page starts, or None on the last page.
+    #[pyo3(get)]
+    pub paging_state: Py<PyAny>,
+    /// The server's trace id (a UUID), or None.
+    #[pyo3(get)]
+    pub trace_id: Py<PyAny>,
+    /// The server's warnings (a list of str), or None.
+    #[pyo3(get)]
+    pub warnings: Py<PyAny>,
+}
+
+impl Page {
+    /// A page with no rows and nothing else.
+    pub fn empty(py: Python<'_>) -> Page {
+        Page { rows: py.None(), column_names: py.None(), column_types: py.None(), paging_state: py.None(), trace_id: py.None(), warnings: py.None() }
+    }
+
+    /// The page of a request's outcome.
+    pub fn from_outcome(py: Python<'_>, out: Outcome) -> PyResult<Page> {
+        let trace_id = match out.result.tracing_id() {
+            Some(id) => {
+                let kw = PyDict::new(py);
+                kw.set_item("bytes", PyBytes::new(py, id.as_bytes()))?;
+                pyrefs::get(py)?.UUID.bind(py).call((), Some(&kw))?.unbind()
+            }
+            None => py.None(),
+        };
+        let warnings: Vec<String> = out.result.warnings().map(|w| w.to_string()).collect();
+        let warnings = if warnings.is_empty() { py.None() } else { PyList::new(py, warnings)?.into_any().unbind() };
+        let paging_state = match out.paging {
+            Some(PagingStateResponse::HasMorePages { state }) => match state.as_bytes_slice() {
+                Some(b) => PyBytes::new(py, b).into_any().unbind(),
+                None => py.None(),
+            },
+            _ => py.None(),
+        };
+        let shape = out.shape;
+        let (rows, column_names, column_types) = match out.result.into_rows_result() {
+            Ok(r) => {
+                let (names, types) = rows::column_meta(py, &r)?;
+                let rows = match shape {
+                    RowShape::Columns => rows::page_columns(py, &r)?.into_any(),
+                    RowShape::Named => named_rows::page_named_rows(py, &r, &names)?.into_any(),
+                    RowShape::Tuples => rows::page_rows(py, &r)?.into_any(),
+                };
+                (rows.unbind(), names.into_any().unbind(), types.into_any().unbind())
+            }
+            Err(_) => (py.None(), py.None(), py.None()),
+        };
+        Ok(Page { rows, column_names, column_types, paging_state, trace_id, warnings })
+    }
+
+    /// A finished request as Python objects: `Ok(page)` or `Err(exception instance)`.
+    pub fn from_result<'py>(py: Python<'py>, outcome: Result<Outcome, ExecutionError>, hosts: &str) -> Result<Bound<'py, Page>, Bound<'py, PyAny>> {
+        let page = match outcome {
+            Ok(out) => Page::from_outcome(py, out).and_then(|p| Bound::new(py, p)),
+            Err(e) => Err(errors::execution_error(py, &e, hosts)),
+        };
+        page.map_err(|e| e.into_value(py).into_bound(py).into_any())
+    }
+}
+
+#[pymethods]
+impl Page {
+    /// The same page, as the last one (no paging state): a result whose every page has
+    /// been read into one list.
+    fn as_last(&self, py: Python<'_>) -> Page {
+        Page {
+            rows: self.rows.clone_ref(py),
+            column_names: self.column_names.clone_ref(py),
+            column_types: self.column_types.clone_ref(py),
+            paging_state: py.None(),
+            trace_id: self.trace_id.clone_ref(py),
+            warnings: self.warnings.clone_ref(py),
+        }
+    }
+
+    fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        // The rows are a list (or dict) the user can reach and change; the rest is
+        // immutable, with no references back.
+        visit.call(&self.rows)
+    }
+}

@@ -1,0 +1,78 @@
+//! Run: a [`Request`] sent through the scylla crate's session, one page (or unpaged),
+//! under its client-side timeout, giving an [`Outcome`].
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use scylla::client::session::Session as ScyllaSession;
+use scylla::errors::ExecutionError;
+use scylla::response::query_result::QueryResult;
+use scylla::response::{PagingState, PagingStateResponse};
+
+use super::options::RowShape;
+use super::request::{Request, RequestKind};
+
+/// The raw outcome of one request, not yet converted for Python (see `super::page`).
+pub struct Outcome {
+    pub(crate) result: QueryResult,
+    pub(crate) paging: Option<PagingStateResponse>,
+    pub(crate) shape: RowShape,
+}
+
+impl Outcome {
+    /// True for a result with nothing to show (a write): no rows, no paging, no trace.
+    pub fn is_void(&self) -> bool {
+        !self.result.is_rows() && self.result.tracing_id().is_none() && self.result.warnings().next().is_none()
+    }
+}
+
+/// A running request. Boxed: the crate's future for a request is several KB, and the
+/// engine's loops (`execute_concurrent`, pipelines) keep many in flight and move them.
+pub type RunFuture = Pin<Box<dyn Future<Output = Result<Outcome, ExecutionError>> + Send>>;
+
+/// Runs a shared request from the page at `state` (None: the first).
+pub fn run_shared(session: Arc<ScyllaSession>, req: Arc<Request>, state: Option<PagingState>) -> RunFuture {
+    Box::pin(async move { timed(req.timeout, attempt(&session, &req, state)).await })
+}
+
+/// Runs an owned request from its first page.
+pub fn run_owned(session: Arc<ScyllaSession>, req: Request) -> RunFuture {
+    Box::pin(async move { timed(req.timeout, attempt(&session, &req, None)).await })
+}
+
+async fn attempt(session: &ScyllaSession, req: &Request, state: Option<PagingState>) -> Result<Outcome, ExecutionError> {
+    let shape = req.shape;
+    let state = state.unwrap_or_default();
+    let (result, paging) = match (&req.kind, req.paged) {
+        (RequestKind::Prepared(stmt, values), true) => {
+            let (result, paging) = session.execute_single_page(stmt, values, state).await?;
+            (result, Some(paging))
+        }
+        (RequestKind::Prepared(stmt, values), false) => (session.execute_unpaged(stmt, values).await?, None),
+        (RequestKind::Query(stmt), true) => {
+            let (result, paging) = session.query_single_page(stmt.clone(), (), state).await?;
+            (result, Some(paging))
+        }
+        (RequestKind::Query(stmt), false) => (session.query_unpaged(stmt.clone(), ()).await?, None),
+        (RequestKind::Batch(batch, values), _) => (session.batch(batch, values).await?, None),
+    };
+    Ok(Outcome { result, paging, shape })
+}
+
+/// Bounds `fut` by the client-side timeout, if any.
+pub async fn timed<T>(timeout: Option<Duration>, fut: impl Future<Output = Result<T, ExecutionError>>) -> Result<T, ExecutionError> {
+    match timeout {
+        Some(t) => tokio::time::timeout(t, fut).await.map_err(|_| ExecutionError::RequestTimeout(t))?,
+        None => fut.await,
+    }
+}
+
+/// The paging state of raw bytes (a `ResultSet.paging_state`), or the first page's.
+pub fn paging_state(raw: Option<&[u8]>) -> PagingState {
+    match raw {
+        Some(b) => PagingState::new_from_raw_bytes(b),
+        None => PagingState::start(),
+    }
+}

@@ -1,0 +1,152 @@
+//! Python references: every Python object the engine uses, held in one place.
+//!
+//! The package hands them over once, at import (`turbocql/cluster.py` calls `_bootstrap`
+//! with a dict), so no engine module imports a Python module or looks an object up by
+//! name on its own. They are plain Python objects, valid in a forked child as in the
+//! parent, so nothing here needs resetting after `fork()` (the runtime and the completion
+//! queue do: see [`crate::runtime::ForkLocal`]).
+//!
+//! The exception classes are named by [`Exc`]; the other objects are fields of [`PyRefs`].
+
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyDict;
+
+macro_rules! exceptions {
+    ($($name:ident),* $(,)?) => {
+        /// The classic driver's exception classes the engine raises.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Exc { $($name),* }
+
+        impl Exc {
+            pub const ALL: &'static [Exc] = &[$(Exc::$name),*];
+
+            /// The class's name, as it is handed over by `_bootstrap`.
+            pub fn name(self) -> &'static str {
+                match self { $(Exc::$name => stringify!($name)),* }
+            }
+        }
+    };
+}
+
+exceptions!(
+    DriverException,
+    InvalidRequest,
+    AlreadyExists,
+    FunctionFailure,
+    AuthenticationFailed,
+    Unauthorized,
+    ConfigurationException,
+    Unavailable,
+    ReadTimeout,
+    WriteTimeout,
+    ReadFailure,
+    WriteFailure,
+    OperationTimedOut,
+    SyntaxException,
+    OverloadedErrorMessage,
+    IsBootstrappingErrorMessage,
+    TruncateError,
+    ProtocolException,
+    PreparedQueryNotFound,
+    ServerError,
+    NoHostAvailable,
+    ConnectionException,
+    QueryExhausted,
+);
+
+macro_rules! objects {
+    ($($(#[$doc:meta])* $field:ident),* $(,)?) => {
+        /// The Python objects the engine uses, besides the exception classes.
+        #[allow(non_snake_case)]
+        pub struct PyRefs {
+            exceptions: Vec<Py<PyAny>>,
+            $($(#[$doc])* pub $field: Py<PyAny>,)*
+        }
+
+        impl PyRefs {
+            fn from_dict(d: &Bound<'_, PyDict>) -> PyResult<Self> {
+                let exceptions = Exc::ALL.iter().map(|e| take(d, e.name())).collect::<PyResult<_>>()?;
+                Ok(PyRefs { exceptions, $($field: take(d, stringify!($field))?,)* })
+            }
+
+        }
+    };
+}
+
+objects!(
+    /// `turbocql.query.UNSET_VALUE`: leaves a bound column untouched.
+    UNSET_VALUE,
+    /// `uuid.UUID`.
+    UUID,
+    /// `decimal.Decimal`.
+    Decimal,
+    /// `turbocql.util.Date`, `Time`, `Duration`, `SortedSet`, `OrderedMap`.
+    Date,
+    Time,
+    Duration,
+    SortedSet,
+    OrderedMap,
+    /// `turbocql.cluster._make_udt(keyspace, name, field_names, values)`.
+    make_udt,
+    /// `turbocql.query._row_class(colnames)`: the named-tuple class of a column list.
+    row_class,
+    /// `turbocql.query` statement classes and markers.
+    PreparedStatement,
+    BoundStatement,
+    SimpleStatement,
+    BatchStatement,
+    FETCH_SIZE_UNSET,
+    /// `turbocql.cluster._NOT_SET`: an argument left out (`timeout` of `execute`).
+    NOT_SET,
+    /// `turbocql.encoder.bind_params(query, params, encoder)`: `%s` parameters inlined.
+    bind_params,
+    /// `turbocql.query.numpy_factory` and `turbocql.protocol.NumpyProtocolHandler`.
+    numpy_factory,
+    NumpyProtocolHandler,
+    /// The engine's own `named_rows` (`turbocql.query.named_tuple_factory`).
+    named_rows,
+    /// `turbocql.cluster.ResultSet`.
+    ResultSet,
+    /// The `turbocql.cluster` logger (failed callbacks are logged there).
+    cluster_log,
+    /// `asyncio.Future`, `asyncio.CancelledError`, `asyncio.InvalidStateError`,
+    /// `asyncio.get_running_loop`.
+    asyncio_Future,
+    asyncio_CancelledError,
+    asyncio_InvalidStateError,
+    asyncio_get_running_loop,
+);
+
+fn take(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Py<PyAny>> {
+    match d.get_item(key)? {
+        Some(v) => Ok(v.unbind()),
+        None => Err(PyRuntimeError::new_err(format!("turbocql engine: _bootstrap is missing {key:?}"))),
+    }
+}
+
+static REFS: PyOnceLock<PyRefs> = PyOnceLock::new();
+
+/// Stores the objects (once, at import).
+pub fn register(objects: &Bound<'_, PyDict>) -> PyResult<()> {
+    let refs = PyRefs::from_dict(objects)?;
+    REFS.set(objects.py(), refs).map_err(|_| PyRuntimeError::new_err("turbocql engine already bootstrapped"))
+}
+
+/// The objects; a RuntimeError before `_bootstrap`.
+#[inline]
+pub fn get(py: Python<'_>) -> PyResult<&PyRefs> {
+    REFS.get(py).ok_or_else(|| PyRuntimeError::new_err("turbocql engine: not bootstrapped (import turbocql.cluster first)"))
+}
+
+/// An exception class.
+pub fn exception<'py>(py: Python<'py>, exc: Exc) -> PyResult<&'py Bound<'py, PyAny>> {
+    Ok(get(py)?.exceptions[exc as usize].bind(py))
+}
+
+/// `numpy`, imported on first use (an optional dependency).
+pub fn numpy(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
+    static NUMPY: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+    NUMPY.get_or_try_init(py, || py.import("numpy").map(Bound::unbind)).map(|m| m.bind(py))
+}
