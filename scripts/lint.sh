@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The lint gates: ruff (lint and format), mypy, stubtest of the engine's stub (when
+# python/turbocql/_engine.pyi exists), cargo fmt and clippy. Every check runs; the script
+# fails at the end if any of them had a finding. Settings: pyproject.toml ([tool.ruff],
+# [tool.mypy]), rustfmt.toml, Cargo.toml ([lints]).
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+cd "$ROOT"
+set +e
+FAILED=()
+check() {
+    local name="$1"
+    shift
+    echo "==> $name"
+    "$@" || FAILED+=("$name")
+}
+PY_PATHS=(python tests benchmarks noxfile.py)
+check "ruff check" "$VENV/bin/ruff" check "${PY_PATHS[@]}"
+check "ruff format" "$VENV/bin/ruff" format --check "${PY_PATHS[@]}"
+check "mypy" "$PY" -m mypy python/turbocql
+if [ -f python/turbocql/_engine.pyi ]; then
+    ALLOW=()
+    [ -f scripts/stubtest-allowlist.txt ] && ALLOW=(--allowlist scripts/stubtest-allowlist.txt)
+    check "stubtest" "$PY" -m mypy.stubtest turbocql._engine "${ALLOW[@]}"
+fi
+check "cargo fmt" cargo fmt --all --check
+check "clippy (engine)" cargo clippy --release -p turbocql-engine -- -D warnings
+check "clippy (rust_ref)" cargo clippy --release -p turbocql-rust-ref -- -D warnings
+if [ ${#FAILED[@]} -gt 0 ]; then
+    echo "lint: findings in: ${FAILED[*]}" >&2
+    exit 1
+fi
+echo "lint: clean"
