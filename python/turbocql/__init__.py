@@ -6,6 +6,8 @@ and the exception classes. Sessions live in :mod:`turbocql.cluster`, statements 
 :mod:`turbocql.query`.
 """
 
+from typing import ClassVar
+
 __version_info__ = (0, 1, 0)
 __version__ = ".".join(map(str, __version_info__))
 
@@ -25,14 +27,16 @@ class ConsistencyLevel:
     LOCAL_SERIAL = 9
     LOCAL_ONE = 10
 
+    # Filled in below, from the levels above.
+    value_to_name: ClassVar[dict[int, str]]
+    name_to_value: ClassVar[dict[str, int]]
+
     @staticmethod
     def is_serial(cl):
         return cl in (ConsistencyLevel.SERIAL, ConsistencyLevel.LOCAL_SERIAL)
 
 
-ConsistencyLevel.value_to_name = {
-    v: k for k, v in vars(ConsistencyLevel).items() if k.isupper() and isinstance(v, int)
-}
+ConsistencyLevel.value_to_name = {v: k for k, v in vars(ConsistencyLevel).items() if k.isupper() and isinstance(v, int)}
 ConsistencyLevel.name_to_value = {v: k for k, v in ConsistencyLevel.value_to_name.items()}
 
 
@@ -63,10 +67,12 @@ class WriteType:
     VIEW = 6
     CDC = 7
 
+    # Filled in below, from the kinds above.
+    name_to_value: ClassVar[dict[str, int]]
+    value_to_name: ClassVar[dict[int, str]]
 
-WriteType.name_to_value = {
-    k: v for k, v in vars(WriteType).items() if k.isupper() and isinstance(v, int)
-}
+
+WriteType.name_to_value = {k: v for k, v in vars(WriteType).items() if k.isupper() and isinstance(v, int)}
 WriteType.value_to_name = {v: k for k, v in WriteType.name_to_value.items()}
 
 
@@ -93,11 +99,13 @@ class Unavailable(RequestExecutionException):
             self,
             summary_message
             + " info="
-            + repr({
-                "consistency": consistency_value_to_name(consistency),
-                "required_replicas": required_replicas,
-                "alive_replicas": alive_replicas,
-            }),
+            + repr(
+                {
+                    "consistency": consistency_value_to_name(consistency),
+                    "required_replicas": required_replicas,
+                    "alive_replicas": alive_replicas,
+                }
+            ),
         )
 
 
@@ -160,7 +168,15 @@ class CoordinationFailure(RequestExecutionException):
     failures = None
     error_code_map = None
 
-    def __init__(self, summary_message, consistency=None, required_responses=None, received_responses=None, failures=None, error_code_map=None):
+    def __init__(
+        self,
+        summary_message,
+        consistency=None,
+        required_responses=None,
+        received_responses=None,
+        failures=None,
+        error_code_map=None,
+    ):
         self.consistency = consistency
         self.required_responses = required_responses
         self.received_responses = received_responses

@@ -44,8 +44,8 @@ class PlainTextAuthenticator(Authenticator):
 class PlainTextAuthProvider(AuthProvider):
     """Username and password authentication::
 
-        from turbocql.auth import PlainTextAuthProvider
-        cluster = Cluster(auth_provider=PlainTextAuthProvider(username="cassandra", password="cassandra"))
+    from turbocql.auth import PlainTextAuthProvider
+    cluster = Cluster(auth_provider=PlainTextAuthProvider(username="cassandra", password="cassandra"))
     """
 
     def __init__(self, username=None, password=None):

@@ -15,7 +15,8 @@ import math
 import types
 import uuid
 from collections import OrderedDict
-from collections.abc import Mapping, Set as AbstractSet
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from decimal import Decimal
 
 __all__ = ["Encoder", "ValueSequence", "bind_params", "cql_quote"]
@@ -225,8 +226,10 @@ class Encoder:
         ``1mo2d3ns`` (``-1mo2d3ns`` when negative)."""
         months, days, nanos = int(val.months), int(val.days), int(val.nanoseconds)
         if min(months, days, nanos) < 0 < max(months, days, nanos):
-            raise ValueError("a duration's months, days and nanoseconds must all have the same sign, got %r"
-                             % ((months, days, nanos),))
+            raise ValueError(
+                "a duration's months, days and nanoseconds must all have the same sign, got %r"
+                % ((months, days, nanos),)
+            )
         sign = "-" if min(months, days, nanos) < 0 else ""
         return "%s%dmo%dd%dns" % (sign, abs(months), abs(days), abs(nanos))
 
@@ -259,11 +262,11 @@ class Encoder:
     def cql_encode_map_collection(self, val):
         """Mapping -> ``{k1: v1, k2: v2, ...}`` (CQL map)."""
         encode = self.cql_encode_all_types
-        return "{" + ", ".join(
-            [encode(k) + ": " + encode(v) for k, v in val.items()]) + "}"
+        return "{" + ", ".join([encode(k) + ": " + encode(v) for k, v in val.items()]) + "}"
 
 
 # -- query parameter binding ----------------------------------------------
+
 
 @functools.lru_cache(maxsize=512)
 def _parse_query(query):
@@ -285,7 +288,8 @@ def _parse_query(query):
         if j + 1 >= n:
             raise ValueError(
                 "incomplete format: lone '%%' at the end of the query (index %d); "
-                "write '%%%%' for a literal percent sign" % j)
+                "write '%%%%' for a literal percent sign" % j
+            )
         c = query[j + 1]
         if c == "%":
             literal.append("%")
@@ -306,21 +310,20 @@ def _parse_query(query):
                     depth -= 1
                 k += 1
             if depth:
-                raise ValueError(
-                    "incomplete format key: unterminated '%%(' at index %d" % j)
-            name = query[j + 2:k - 1]
+                raise ValueError("incomplete format key: unterminated '%%(' at index %d" % j)
+            name = query[j + 2 : k - 1]
             if k >= n or query[k] != "s":
                 bad = query[k] if k < n else "end of query"
                 raise ValueError(
-                    "unsupported format after '%%(%s)' at index %d: %r; only "
-                    "%%(name)s is supported" % (name, j, bad))
+                    "unsupported format after '%%(%s)' at index %d: %r; only %%(name)s is supported" % (name, j, bad)
+                )
             marker = (name,)
             i = k + 1
         else:
             raise ValueError(
                 "unsupported format character %r (0x%x) at index %d; use %%s or "
-                "%%(name)s markers, and '%%%%' for a literal percent sign"
-                % (c, ord(c), j + 1))
+                "%%(name)s markers, and '%%%%' for a literal percent sign" % (c, ord(c), j + 1)
+            )
         parts.append("".join(literal))
         literal = []
         parts.append(marker)
@@ -360,8 +363,8 @@ def bind_params(query, params, encoder):
                 raise TypeError(
                     "format requires a sequence: the query uses positional %%s "
                     "markers but the parameters are a mapping (%s); use "
-                    "%%(name)s markers or pass a sequence"
-                    % (type(params).__name__))
+                    "%%(name)s markers or pass a sequence" % (type(params).__name__)
+                )
             else:
                 name = part[0]
                 text = encoded.get(name)
@@ -372,8 +375,8 @@ def bind_params(query, params, encoder):
                         err = KeyError(name)
                         err.add_note(
                             "no value was given for the named marker %%(%s)s "
-                            "(parameters have keys: %s)"
-                            % (name, ", ".join(sorted(repr(k) for k in params))))
+                            "(parameters have keys: %s)" % (name, ", ".join(sorted(repr(k) for k in params)))
+                        )
                         raise err from None
                     text = encoded[name] = encode(value)
                 out.append(text)
@@ -382,29 +385,35 @@ def bind_params(query, params, encoder):
     if isinstance(params, (str, bytes, bytearray)):
         raise TypeError(
             "parameters must be a sequence or a mapping, not %s; wrap a "
-            "single value in a tuple: (value,)" % type(params).__name__)
+            "single value in a tuple: (value,)" % type(params).__name__
+        )
     try:
         values = params if isinstance(params, (list, tuple)) else list(params)
     except TypeError:
-        raise TypeError(
-            "parameters must be a sequence or a mapping, not %s"
-            % type(params).__name__) from None
+        raise TypeError("parameters must be a sequence or a mapping, not %s" % type(params).__name__) from None
     markers = 0
     for part in parts:
         if part.__class__ is tuple:
             raise TypeError(
                 "format requires a mapping: the query uses named %%(%s)s "
-                "markers but the parameters are a %s; pass a dict"
-                % (part[0], type(params).__name__))
+                "markers but the parameters are a %s; pass a dict" % (part[0], type(params).__name__)
+            )
         if part == 0:
             markers += 1
     if markers != len(values):
-        prefix = ("not enough arguments for format string" if markers > len(values)
-                  else "not all arguments converted during string formatting")
+        prefix = (
+            "not enough arguments for format string"
+            if markers > len(values)
+            else "not all arguments converted during string formatting"
+        )
         raise TypeError(
             "%s: the query has %s but %s given"
-            % (prefix, _plural(markers, "%s marker"),
-               _plural(len(values), "value") + (" was" if len(values) == 1 else " were")))
+            % (
+                prefix,
+                _plural(markers, "%s marker"),
+                _plural(len(values), "value") + (" was" if len(values) == 1 else " were"),
+            )
+        )
     it = iter(values)
     for part in parts:
         if part.__class__ is str:

@@ -12,7 +12,7 @@ from turbocql import ConfigurationException, DriverException, RequestExecutionEx
 class ErrorMessage(DriverException):
     """An ERROR frame from the server."""
 
-    error_code = None
+    error_code: int | None = None
     summary = "Unknown"
 
     @property

@@ -12,8 +12,8 @@ import uuid
 
 import pytest
 
-from turbocql import localdb
 from tests.conftest import HOST, PORT
+from turbocql import localdb
 
 KEYSPACE = "turbocql_test"
 

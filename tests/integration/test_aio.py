@@ -5,11 +5,11 @@ import threading
 
 import pytest
 
+from tests.conftest import HOST, PORT
+from tests.integration.conftest import paused
 from turbocql import InvalidRequest, OperationTimedOut
 from turbocql.aio import AsyncResultSet, Cluster
 from turbocql.query import SimpleStatement
-from tests.conftest import HOST, PORT
-from tests.integration.conftest import paused
 
 
 def run(coro):
@@ -31,6 +31,7 @@ def test_connect_execute_prepare_and_paging(cassandra, keyspace):
                 one = await session.execute("SELECT v FROM aio_t WHERE k = %s", (3,))
                 assert one.one().v == "3"
                 return True
+
     assert run(main())
 
 
@@ -44,18 +45,21 @@ def test_errors_are_raised_by_await(cassandra, keyspace):
             with pytest.raises(TypeError, match='column "key"'):
                 await session.execute(ins, (5,))
             assert (await session.execute("SELECT key FROM system.local")).one().key == "local"
+
     run(main())
 
 
 def test_completions_reach_the_loop_in_batches_without_threads(cassandra, keyspace):
     """1,000 concurrent requests: no thread is started per request, and the loop is
     woken far fewer times than there are requests."""
+
     async def main():
         async with Cluster([HOST], port=PORT) as cluster:
             session = await cluster.connect(keyspace)
             await session.execute("SELECT key FROM system.local")  # warm up
             loop = asyncio.get_running_loop()
             from turbocql import aio
+
             queue = aio._loop_queue(loop)
             drains = 0
             original = queue.drain
@@ -74,6 +78,7 @@ def test_completions_reach_the_loop_in_batches_without_threads(cassandra, keyspa
             assert threading.active_count() <= threads_before
             assert drains < 1000
             return drains
+
     drains = run(main())
     assert drains >= 1
 
@@ -90,6 +95,7 @@ def test_cancel_frees_the_request(cassandra, keyspace):
                     await task
             # The session keeps working after the cancellation.
             assert (await session.execute("SELECT key FROM system.local")).one().key == "local"
+
     run(main())
 
 
@@ -100,6 +106,7 @@ def test_timeout(cassandra, keyspace):
             with paused(cassandra):
                 with pytest.raises(OperationTimedOut):
                     await session.execute("SELECT key FROM system.local", timeout=0.3)
+
     run(main())
 
 
@@ -122,6 +129,7 @@ def test_execute_concurrent_equivalent(cassandra, keyspace):
             t.cancel()
             assert len(results) == 5000 and all(ok for ok, _ in results)
             assert ticks > 0, "the loop kept running while the engine worked"
+
     run(main())
 
 
@@ -140,6 +148,7 @@ def test_uvloop(cassandra, keyspace):
 def test_execute_returns_a_future_like_awaitable(cassandra, keyspace):
     """session.execute() starts the request at once and returns an object asyncio treats
     as a future: states, result(), exception(), callbacks, awaiting it twice."""
+
     async def main():
         loop = asyncio.get_running_loop()
         async with Cluster([HOST], port=PORT) as cluster:
@@ -174,10 +183,13 @@ def test_execute_returns_a_future_like_awaitable(cassandra, keyspace):
             assert isinstance(bad.exception(), InvalidRequest)
             with pytest.raises(InvalidRequest, match="no_such_table_here"):
                 bad.result()
-            results = await asyncio.gather(session.execute("SELECT * FROM no_such_table_here"),
-                                           session.execute("SELECT key FROM system.local"),
-                                           return_exceptions=True)
+            results = await asyncio.gather(
+                session.execute("SELECT * FROM no_such_table_here"),
+                session.execute("SELECT key FROM system.local"),
+                return_exceptions=True,
+            )
             assert isinstance(results[0], InvalidRequest) and results[1].one().key == "local"
+
     run(main())
 
 
@@ -209,6 +221,7 @@ def test_wait_for_timeout_cancels_the_request(cassandra, keyspace):
                     await task
                 assert inner[0].cancelled()
             assert (await session.execute("SELECT key FROM system.local")).one().key == "local"
+
     run(main())
 
 
@@ -216,6 +229,7 @@ def test_cancelling_an_awaited_request_and_throwing_into_its_awaiter(cassandra, 
     """req.cancel(msg) while a task awaits it: the task gets CancelledError(msg). An
     exception thrown into the awaiting coroutine (coro.throw) or closing it cancels the
     request, and the exception comes out of the await."""
+
     async def main():
         async with Cluster([HOST], port=PORT) as cluster:
             session = await cluster.connect(keyspace)
@@ -242,6 +256,7 @@ def test_cancelling_an_awaited_request_and_throwing_into_its_awaiter(cassandra, 
                 coro.close()
                 assert req3.cancelled()
             assert (await session.execute("SELECT key FROM system.local")).one().key == "local"
+
     run(main())
 
 
@@ -251,6 +266,7 @@ async def _await(awaitable):
 
 def test_task_context_survives_the_await(cassandra, keyspace):
     import contextvars
+
     var = contextvars.ContextVar("var", default="unset")
 
     async def one(session, value):
@@ -264,6 +280,7 @@ def test_task_context_survives_the_await(cassandra, keyspace):
             got = await asyncio.gather(*(one(session, "v%d" % i) for i in range(50)))
             assert got == ["v%d" % i for i in range(50)]
             assert var.get() == "unset"
+
     run(main())
 
 
@@ -281,7 +298,7 @@ def test_one_session_on_several_loops_and_threads(cassandra, keyspace):
             return {r.one().key for r in rs}
 
         assert asyncio.run(keys(20)) == {"local"}
-        assert asyncio.run(keys(20)) == {"local"}   # a new loop on the same thread
+        assert asyncio.run(keys(20)) == {"local"}  # a new loop on the same thread
         results, errors = [], []
 
         def in_thread():
@@ -352,6 +369,7 @@ def test_prepared_statement_options_reach_the_engine(cassandra, keyspace):
                 assert not done  # still waiting for the frozen server, no client timeout
             session.default_timeout = 10.0
             assert (await asyncio.wait_for(unbounded, 20)).one().c == 0
+
     run(main())
 
 
@@ -377,4 +395,5 @@ def test_every_statement_kind(cassandra, keyspace):
             assert got == [(0, "b0"), (1, "b1"), (2, "b2"), (3, "bound"), (4, "simple"), (5, "str")]
             with pytest.raises(ValueError, match="BatchStatement"):
                 session.execute(batch, (1,))
+
     run(main())

@@ -3,11 +3,10 @@ and CassandraAuthorizer (`turbocql localdb start --auth`)."""
 
 import pytest
 
-from turbocql import AuthenticationFailed, Unauthorized
-from turbocql import localdb
+from tests.conftest import HOST, PORT
+from turbocql import AuthenticationFailed, Unauthorized, localdb
 from turbocql.auth import PlainTextAuthProvider
 from turbocql.cluster import Cluster, NoHostAvailable
-from tests.conftest import HOST, PORT
 
 AUTH_PORT = PORT + 1
 
@@ -46,7 +45,9 @@ def test_missing_credentials_are_refused(auth_node):
 
 def test_unauthorized(auth_node):
     admin = _connect("cassandra", "cassandra")
-    admin.execute("CREATE KEYSPACE IF NOT EXISTS secured WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+    admin.execute(
+        "CREATE KEYSPACE IF NOT EXISTS secured WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"
+    )
     admin.execute("CREATE TABLE IF NOT EXISTS secured.t (k int PRIMARY KEY)")
     admin.execute("CREATE ROLE IF NOT EXISTS reader WITH PASSWORD = 'pw' AND LOGIN = true")
     reader = _connect("reader", "pw")

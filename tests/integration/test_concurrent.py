@@ -13,7 +13,9 @@ from turbocql.query import SimpleStatement
 
 def test_with_args_writes_and_results_in_order(session, table):
     ins = session.prepare("INSERT INTO %s (k, a, b) VALUES (?, ?, ?)" % table)
-    results = execute_concurrent_with_args(session, ins, [("c%d" % i, str(i), None) for i in range(2000)], concurrency=50)
+    results = execute_concurrent_with_args(
+        session, ins, [("c%d" % i, str(i), None) for i in range(2000)], concurrency=50
+    )
     assert len(results) == 2000
     assert all(isinstance(r, ExecutionResult) and r.success for r in results)
     assert results[0].result_or_exc.current_rows == []
@@ -50,8 +52,9 @@ def test_errors_as_results(session, table):
     assert [r.success for r in results] == [True, False, False, True]
     assert isinstance(results[1].result_or_exc, TypeError) and '"a"' in str(results[1].result_or_exc)
     assert isinstance(results[2].result_or_exc, ValueError)
-    bad = execute_concurrent(session, [("SELECT * FROM nope_cc", None), ("SELECT key FROM system.local", None)],
-                             raise_on_first_error=False)
+    bad = execute_concurrent(
+        session, [("SELECT * FROM nope_cc", None), ("SELECT key FROM system.local", None)], raise_on_first_error=False
+    )
     assert not bad[0].success and isinstance(bad[0].result_or_exc, InvalidRequest)
     assert bad[1].success and bad[1].result_or_exc.one().key == "local"
 
@@ -81,11 +84,12 @@ def test_generator_of_many_items_keeps_memory_bounded(session, table):
     sel = session.prepare("SELECT key FROM system.local WHERE key = ?")
     tracemalloc.start()
     try:
-        gen = execute_concurrent_with_args(session, sel, itertools.repeat(("local",), 200_000), concurrency=100,
-                                           results_generator=True)
+        gen = execute_concurrent_with_args(
+            session, sel, itertools.repeat(("local",), 200_000), concurrency=100, results_generator=True
+        )
         n = 0
         peak_after_warmup = None
-        for ok, rs in gen:
+        for _ok, _rs in gen:
             n += 1
             if n == 20_000:
                 tracemalloc.reset_peak()

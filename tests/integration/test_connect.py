@@ -6,10 +6,10 @@ import time
 
 import pytest
 
+from tests.conftest import HOST, PORT
 from turbocql import DriverException, InvalidRequest
 from turbocql.cluster import Cluster, NoHostAvailable, Session
 from turbocql.connection import ConnectionException
-from tests.conftest import HOST, PORT
 
 
 def test_connect_and_query_system_local(cluster):

@@ -5,9 +5,9 @@ import time
 
 import pytest
 
+from tests.integration.conftest import paused
 from turbocql import AlreadyExists, InvalidRequest, OperationTimedOut
 from turbocql.protocol import SyntaxException
-from tests.integration.conftest import paused
 
 
 def _usable(session):
@@ -21,7 +21,9 @@ def _count(session, table):
 @pytest.mark.parametrize("values,word", [(("k",), "Too few"), (("k", "a", "b", "c"), "Too many"), ((), "Too few")])
 def test_wrong_number_of_bind_values(session, table, values, word):
     ins = session.prepare("INSERT INTO %s (k, a, b) VALUES (?, ?, ?)" % table)
-    with pytest.raises(ValueError, match=r"%s arguments provided to bind\(\) \(got %d, expected 3\)" % (word, len(values))):
+    with pytest.raises(
+        ValueError, match=r"%s arguments provided to bind\(\) \(got %d, expected 3\)" % (word, len(values))
+    ):
         session.execute(ins, values)
     with pytest.raises(ValueError, match=word):
         ins.bind(values)
@@ -48,7 +50,12 @@ def test_wrong_type_names_column_and_cql_type_and_sends_nothing(session, table):
 def test_out_of_range_integer(session):
     session.execute("CREATE TABLE IF NOT EXISTS ints (k int PRIMARY KEY, s smallint, t tinyint, b bigint)")
     ins = session.prepare("INSERT INTO ints (k, s, t, b) VALUES (?, ?, ?, ?)")
-    for values, col in [((2**31, 0, 0, 0), "k"), ((1, 2**15, 0, 0), "s"), ((1, 0, 128, 0), "t"), ((1, 0, 0, 2**63), "b")]:
+    for values, col in [
+        ((2**31, 0, 0, 0), "k"),
+        ((1, 2**15, 0, 0), "s"),
+        ((1, 0, 128, 0), "t"),
+        ((1, 0, 0, 2**63), "b"),
+    ]:
         with pytest.raises(ValueError, match='column "%s".*out of range' % col):
             session.execute(ins, values)
     with pytest.raises(TypeError, match='column "k"'):
@@ -107,7 +114,9 @@ def test_already_exists_has_keyspace_and_table(session, keyspace, table):
         session.execute("CREATE TABLE %s (k int PRIMARY KEY)" % table)
     assert info.value.keyspace == keyspace and info.value.table == table
     with pytest.raises(AlreadyExists) as info:
-        session.execute("CREATE KEYSPACE %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}" % keyspace)
+        session.execute(
+            "CREATE KEYSPACE %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}" % keyspace
+        )
     assert info.value.keyspace == keyspace and info.value.table is None
 
 

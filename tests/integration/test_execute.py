@@ -4,14 +4,24 @@ import pytest
 
 from turbocql import ConsistencyLevel, Unavailable
 from turbocql.query import (
-    UNSET_VALUE, BatchStatement, BatchType, BoundStatement, PreparedStatement, SimpleStatement,
-    dict_factory, named_tuple_factory, ordered_dict_factory, tuple_factory,
+    UNSET_VALUE,
+    BatchStatement,
+    BatchType,
+    BoundStatement,
+    PreparedStatement,
+    SimpleStatement,
+    dict_factory,
+    named_tuple_factory,
+    ordered_dict_factory,
+    tuple_factory,
 )
 
 
 def test_simple_positional_and_named_parameters(session, table):
     session.execute("INSERT INTO %s (k, a, b) VALUES (%%s, %%s, %%s)" % table, ("k1", "it's", "x"))
-    session.execute("INSERT INTO %s (k, a, b) VALUES (%%(k)s, %%(a)s, %%(b)s)" % table, {"k": "k2", "a": "ü", "b": None})
+    session.execute(
+        "INSERT INTO %s (k, a, b) VALUES (%%(k)s, %%(a)s, %%(b)s)" % table, {"k": "k2", "a": "ü", "b": None}
+    )
     stmt = SimpleStatement("SELECT a, b FROM %s WHERE k = %%s" % table, consistency_level=ConsistencyLevel.ONE)
     assert tuple(session.execute(stmt, ["k1"]).one()) == ("it's", "x")
     assert tuple(session.execute(stmt, ["k2"]).one()) == ("ü", None)
@@ -69,7 +79,7 @@ def test_row_factories(session, table, factory, expected):
 
 def test_named_tuple_with_unusual_column_names(session, table):
     session.execute("INSERT INTO %s (k, a, b) VALUES ('r', 'x', 'y')" % table)
-    row = session.execute("SELECT count(*), k AS \"Weird Name\" FROM %s" % table).one()
+    row = session.execute('SELECT count(*), k AS "Weird Name" FROM %s' % table).one()
     assert row[0] == 1 and row[1] == "r"
 
 
@@ -177,8 +187,8 @@ def test_prepared_statement_options_with_execute_and_execute_async(cassandra, se
     """A PreparedStatement's request is built by the engine (Session._prepared_request) for
     execute and execute_async: the statement's options, else the session's, read at each
     call; an omitted timeout is the session's, ``timeout=None`` none at all."""
-    from turbocql import OperationTimedOut
     from tests.integration.conftest import paused
+    from turbocql import OperationTimedOut
 
     ins = session.prepare("INSERT INTO %s (k, a) VALUES (?, ?)" % table)
     for i in range(6):
@@ -264,8 +274,16 @@ def test_execute_is_the_engines_unless_a_subclass_overrides_it(cluster, keyspace
     sel = session.prepare("SELECT a FROM %s WHERE k = ?" % table)
     rs = session.execute(sel, ["sx"], 5.0, False, None, None, None, None, None)
     assert isinstance(rs, ResultSet) and rs.one().a == "y"
-    rs = session.execute(query=sel, parameters=["sx"], timeout=None, trace=False, custom_payload=None,
-                         paging_state=None, host=None, execute_as=None)
+    rs = session.execute(
+        query=sel,
+        parameters=["sx"],
+        timeout=None,
+        trace=False,
+        custom_payload=None,
+        paging_state=None,
+        host=None,
+        execute_as=None,
+    )
     assert rs.one().a == "y"
     with pytest.raises(TypeError):
         session.execute(sel, ["sx"], no_such_argument=1)

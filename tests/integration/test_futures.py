@@ -6,10 +6,10 @@ import time
 
 import pytest
 
-from turbocql import InvalidRequest, OperationTimedOut, DriverException
-from turbocql.cluster import NoHostAvailable, QueryExhausted, ResponseFuture, ResultSet
-from turbocql.query import SimpleStatement
 from tests.integration.conftest import paused
+from turbocql import InvalidRequest, OperationTimedOut
+from turbocql.cluster import QueryExhausted, ResponseFuture, ResultSet
+from turbocql.query import SimpleStatement
 
 
 def test_result_returns_a_result_set(session, table):
@@ -76,7 +76,9 @@ def test_callback_added_after_completion_runs_at_once(session):
 def test_write_callback_gets_none(session, table):
     got = []
     done = threading.Event()
-    session.execute_async("INSERT INTO %s (k) VALUES ('w')" % table).add_callback(lambda rows: (got.append(rows), done.set()))
+    session.execute_async("INSERT INTO %s (k) VALUES ('w')" % table).add_callback(
+        lambda rows: (got.append(rows), done.set())
+    )
     assert done.wait(10)
     assert got == [None]
 
@@ -151,7 +153,9 @@ def test_timeouts(cassandra, session, table):
         assert time.monotonic() - t0 < 2
         errs = []
         ev = threading.Event()
-        session.execute_async("SELECT key FROM system.local", timeout=0.3).add_errback(lambda e: (errs.append(e), ev.set()))
+        session.execute_async("SELECT key FROM system.local", timeout=0.3).add_errback(
+            lambda e: (errs.append(e), ev.set())
+        )
         assert ev.wait(5) and isinstance(errs[0], OperationTimedOut)
 
 
@@ -188,10 +192,13 @@ def test_add_callbacks_after_completion_run_at_once_and_failing_callbacks_are_lo
     with pytest.raises(InvalidRequest):
         bad.result()
     seen = []
-    ok.add_callbacks(lambda rows, tag, n=0: seen.append(("cb", rows[0].key, tag, n)), seen.append,
-                     callback_args=("T",), callback_kwargs={"n": 3})
-    bad.add_callbacks(seen.append, lambda exc, tag: seen.append(("eb", type(exc).__name__, tag)),
-                      errback_args=("E",))
+    ok.add_callbacks(
+        lambda rows, tag, n=0: seen.append(("cb", rows[0].key, tag, n)),
+        seen.append,
+        callback_args=("T",),
+        callback_kwargs={"n": 3},
+    )
+    bad.add_callbacks(seen.append, lambda exc, tag: seen.append(("eb", type(exc).__name__, tag)), errback_args=("E",))
     assert seen == [("cb", "local", "T", 3), ("eb", "InvalidRequest", "E")]
 
     # A callback that raises on the dispatcher is logged; the next callback still runs.
@@ -200,7 +207,7 @@ def test_add_callbacks_after_completion_run_at_once_and_failing_callbacks_are_lo
     def boom(rows):
         raise RuntimeError("callback failed on purpose")
 
-    with paused(cassandra):   # both callbacks are added before the request can finish
+    with paused(cassandra):  # both callbacks are added before the request can finish
         f = session.execute_async("SELECT key FROM system.local", timeout=30)
         f.add_callback(boom)
         f.add_callback(lambda rows: done.set())

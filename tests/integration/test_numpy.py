@@ -37,18 +37,21 @@ def count(session, table):
     return session.execute("SELECT count(*) FROM %s" % table).one()[0]
 
 
-@pytest.mark.parametrize("cql_type, value, expected", [
-    ("vector<float, 4>", np.array([1.5, -2.0, 0.25, 3.0], dtype=np.float32), [1.5, -2.0, 0.25, 3.0]),
-    ("vector<double, 3>", np.array([1e300, -1e-300, 0.1], dtype=np.float64), [1e300, -1e-300, 0.1]),
-    ("vector<double, 2>", np.array([0.5, -0.25], dtype=np.float32), [0.5, -0.25]),
-    ("vector<float, 2>", np.array([0.5, 0.1], dtype=np.float64), [0.5, float(np.float32(0.1))]),
-    ("vector<float, 3>", np.array([1.0, 2.0, 3.0], dtype=">f4"), [1.0, 2.0, 3.0]),
-    ("vector<float, 3>", np.arange(6, dtype=np.float32)[::2], [0.0, 2.0, 4.0]),
-    ("vector<float, 2>", array.array("f", [7.0, 8.5]), [7.0, 8.5]),
-    ("vector<int, 3>", np.array([1, -2, 2**31 - 1], dtype=np.int32), [1, -2, 2**31 - 1]),
-    ("vector<bigint, 2>", np.array([2**62, -1], dtype=np.int64), [2**62, -1]),
-    ("vector<int, 2>", np.array([5, 6], dtype=np.int64), [5, 6]),
-])
+@pytest.mark.parametrize(
+    "cql_type, value, expected",
+    [
+        ("vector<float, 4>", np.array([1.5, -2.0, 0.25, 3.0], dtype=np.float32), [1.5, -2.0, 0.25, 3.0]),
+        ("vector<double, 3>", np.array([1e300, -1e-300, 0.1], dtype=np.float64), [1e300, -1e-300, 0.1]),
+        ("vector<double, 2>", np.array([0.5, -0.25], dtype=np.float32), [0.5, -0.25]),
+        ("vector<float, 2>", np.array([0.5, 0.1], dtype=np.float64), [0.5, float(np.float32(0.1))]),
+        ("vector<float, 3>", np.array([1.0, 2.0, 3.0], dtype=">f4"), [1.0, 2.0, 3.0]),
+        ("vector<float, 3>", np.arange(6, dtype=np.float32)[::2], [0.0, 2.0, 4.0]),
+        ("vector<float, 2>", array.array("f", [7.0, 8.5]), [7.0, 8.5]),
+        ("vector<int, 3>", np.array([1, -2, 2**31 - 1], dtype=np.int32), [1, -2, 2**31 - 1]),
+        ("vector<bigint, 2>", np.array([2**62, -1], dtype=np.int64), [2**62, -1]),
+        ("vector<int, 2>", np.array([5, 6], dtype=np.int64), [5, 6]),
+    ],
+)
 def test_1d_array_binds_a_vector(session, vtable, cql_type, value, expected):
     t = vtable(cql_type)
     insert = session.prepare("INSERT INTO %s (k, v) VALUES (?, ?)" % t)
@@ -58,15 +61,18 @@ def test_1d_array_binds_a_vector(session, vtable, cql_type, value, expected):
     assert got == {1: expected, 2: expected}
 
 
-@pytest.mark.parametrize("cql_type, value, exc, words", [
-    ("vector<float, 4>", np.zeros(3, dtype=np.float32), ValueError, ["3 elements", "4"]),
-    ("vector<float, 4>", np.zeros(5, dtype=np.float64), ValueError, ["5 elements", "4"]),
-    ("vector<float, 4>", np.zeros(4, dtype=np.int64), TypeError, ["int64", "float32 or float64"]),
-    ("vector<float, 4>", np.zeros((2, 4), dtype=np.float32), ValueError, ["1-D", "(2, 4)"]),
-    ("vector<float, 2>", np.array([1e300, 0.0]), ValueError, ["element 0", "out of range"]),
-    ("vector<int, 2>", np.zeros(2, dtype=np.float32), TypeError, ["float32", "integers"]),
-    ("vector<int, 2>", np.array([2**40, 0], dtype=np.int64), ValueError, ["element 0", "32-bit"]),
-])
+@pytest.mark.parametrize(
+    "cql_type, value, exc, words",
+    [
+        ("vector<float, 4>", np.zeros(3, dtype=np.float32), ValueError, ["3 elements", "4"]),
+        ("vector<float, 4>", np.zeros(5, dtype=np.float64), ValueError, ["5 elements", "4"]),
+        ("vector<float, 4>", np.zeros(4, dtype=np.int64), TypeError, ["int64", "float32 or float64"]),
+        ("vector<float, 4>", np.zeros((2, 4), dtype=np.float32), ValueError, ["1-D", "(2, 4)"]),
+        ("vector<float, 2>", np.array([1e300, 0.0]), ValueError, ["element 0", "out of range"]),
+        ("vector<int, 2>", np.zeros(2, dtype=np.float32), TypeError, ["float32", "integers"]),
+        ("vector<int, 2>", np.array([2**40, 0], dtype=np.int64), ValueError, ["element 0", "32-bit"]),
+    ],
+)
 def test_bad_arrays_raise_before_anything_is_sent(session, vtable, cql_type, value, exc, words):
     t = vtable(cql_type)
     insert = session.prepare("INSERT INTO %s (k, v) VALUES (?, ?)" % t)
@@ -139,15 +145,22 @@ def test_concurrent_2d_array_for_a_single_vector_marker(session, vtable):
     assert [r.one().k for ok, r in results] == [2, 1, 0]
 
 
-@pytest.mark.parametrize("params, exc, words", [
-    ({"k": [0, 1], "v": np.zeros((2, 7), np.float32)}, ValueError, ['column "v"', "vector<float, 8>", "7 elements"]),
-    ({"k": [0, 1], "v": np.zeros((2, 8), np.int64)}, TypeError, ['column "v"', "vector<float, 8>", "int64"]),
-    ({"k": [0, 1], "v": np.zeros(8, np.float32)}, ValueError, ['column "v"', "2-D"]),
-    ({"k": [0, 1, 2], "v": np.zeros((2, 8), np.float32)}, ValueError, ["differ in length", "3", "2"]),
-    ({"k": [0, 1], "vec": np.zeros((2, 8), np.float32)}, ValueError, ["'vec'", "not a bind marker"]),
-    ({"k": 5, "v": np.zeros((2, 8), np.float32)}, TypeError, ['column "k"', "sequence"]),
-    (np.zeros((2, 8), np.float32), TypeError, ["single vector bind marker", "dict of columns"]),
-])
+@pytest.mark.parametrize(
+    "params, exc, words",
+    [
+        (
+            {"k": [0, 1], "v": np.zeros((2, 7), np.float32)},
+            ValueError,
+            ['column "v"', "vector<float, 8>", "7 elements"],
+        ),
+        ({"k": [0, 1], "v": np.zeros((2, 8), np.int64)}, TypeError, ['column "v"', "vector<float, 8>", "int64"]),
+        ({"k": [0, 1], "v": np.zeros(8, np.float32)}, ValueError, ['column "v"', "2-D"]),
+        ({"k": [0, 1, 2], "v": np.zeros((2, 8), np.float32)}, ValueError, ["differ in length", "3", "2"]),
+        ({"k": [0, 1], "vec": np.zeros((2, 8), np.float32)}, ValueError, ["'vec'", "not a bind marker"]),
+        ({"k": 5, "v": np.zeros((2, 8), np.float32)}, TypeError, ['column "k"', "sequence"]),
+        (np.zeros((2, 8), np.float32), TypeError, ["single vector bind marker", "dict of columns"]),
+    ],
+)
 def test_concurrent_bad_columns_raise_before_anything_is_sent(session, vtable, params, exc, words):
     t = vtable("vector<float, 8>")
     insert = session.prepare("INSERT INTO %s (k, v) VALUES (?, ?)" % t)
@@ -171,8 +184,10 @@ def test_concurrent_bad_value_in_a_column_fails_that_statement(session, vtable):
 @pytest.fixture
 def ntable(session):
     name = "npr_" + uuid.uuid4().hex[:12]
-    session.execute("CREATE TABLE %s (p int, k int, v vector<float, 4>, d double, b boolean, s text, "
-                    "ts timestamp, PRIMARY KEY (p, k))" % name)
+    session.execute(
+        "CREATE TABLE %s (p int, k int, v vector<float, 4>, d double, b boolean, s text, "
+        "ts timestamp, PRIMARY KEY (p, k))" % name
+    )
     yield name
     session.execute("DROP TABLE IF EXISTS %s" % name)
 
@@ -182,8 +197,9 @@ def fill(session, table, n):
     m = matrix(n, 4, seed=7)
     for k in range(n):
         null = k % 5 == 3
-        session.execute(insert, (k, None if null else m[k], None if null else k / 2, k % 2 == 0, "s%d" % k,
-                                 1_700_000_000_000 + k))
+        session.execute(
+            insert, (k, None if null else m[k], None if null else k / 2, k % 2 == 0, "s%d" % k, 1_700_000_000_000 + k)
+        )
     return m
 
 
@@ -257,8 +273,9 @@ def test_concurrent_columns_stream_with_results_generator(session, vtable):
     t = vtable("vector<float, 4>")
     insert = session.prepare("INSERT INTO %s (k, v) VALUES (?, ?)" % t)
     m = matrix(1000, 4, seed=9)
-    run = execute_concurrent_with_args(session, insert, {"k": np.arange(1000), "v": m}, concurrency=20,
-                                       results_generator=True)
+    run = execute_concurrent_with_args(
+        session, insert, {"k": np.arange(1000), "v": m}, concurrency=20, results_generator=True
+    )
     assert sum(1 for ok, _ in run if ok) == 1000
     got = read_back(session, t)
     assert all(np.array_equal(np.array(got[k], dtype=np.float32), m[k]) for k in range(1000))

@@ -4,9 +4,9 @@ import time
 
 import pytest
 
+from tests.integration.conftest import paused
 from turbocql import InvalidRequest, OperationTimedOut
 from turbocql.concurrent import ReadPipeline, WritePipeline
-from tests.integration.conftest import paused
 
 
 def _count(session, table):

@@ -12,8 +12,12 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 def _blocks():
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
-    return [b.replace("port=9042", "port=%d" % PORT).replace('Cluster(["127.0.0.1"])', 'Cluster(["127.0.0.1"], port=%d)' % PORT)
-            for b in blocks]
+    return [
+        b.replace("port=9042", "port=%d" % PORT).replace(
+            'Cluster(["127.0.0.1"])', 'Cluster(["127.0.0.1"], port=%d)' % PORT
+        )
+        for b in blocks
+    ]
 
 
 def _run(code):

@@ -6,10 +6,9 @@ import time
 
 import pytest
 
-from turbocql import OperationTimedOut, DriverException
-from turbocql import localdb
-from turbocql.cluster import Cluster, NoHostAvailable
 from tests.conftest import HOST, PORT
+from turbocql import DriverException, OperationTimedOut, localdb
+from turbocql.cluster import Cluster, NoHostAvailable
 
 STOP_PORT = PORT + 2
 
@@ -26,7 +25,9 @@ def doomed_node(cassandra, tmp_path_factory):
 def test_stop_server_with_10000_in_flight(doomed_node):
     cluster = Cluster([HOST], port=STOP_PORT)
     session = cluster.connect()
-    session.execute("CREATE KEYSPACE IF NOT EXISTS ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+    session.execute(
+        "CREATE KEYSPACE IF NOT EXISTS ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"
+    )
     session.execute("CREATE TABLE IF NOT EXISTS ks.t (k int PRIMARY KEY, v text)")
     ins = session.prepare("INSERT INTO ks.t (k, v) VALUES (?, ?)")
     timeout = 10.0
@@ -51,7 +52,9 @@ def test_stop_server_with_10000_in_flight(doomed_node):
     killer.join()
     failures = [r for r in resolved if isinstance(r, BaseException)]
     assert failures, "the server was stopped mid-run, some requests must fail"
-    assert all(isinstance(e, (NoHostAvailable, OperationTimedOut, DriverException)) for e in failures), {type(e) for e in failures}
+    assert all(isinstance(e, (NoHostAvailable, OperationTimedOut, DriverException)) for e in failures), {
+        type(e) for e in failures
+    }
     assert elapsed < timeout + 20
     # The session stays usable: a request to the dead node fails fast with a typed error.
     with pytest.raises((NoHostAvailable, OperationTimedOut)):

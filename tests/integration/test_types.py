@@ -86,7 +86,9 @@ def test_nan_round_trip(session):
     assert math.isnan(session.execute("SELECT v FROM %s WHERE k = 1" % table).one().v)
 
 
-@pytest.mark.parametrize("cql_type", ["int", "text", "list<int>", "map<text, int>", "set<text>", "timestamp", "uuid", "blob"])
+@pytest.mark.parametrize(
+    "cql_type", ["int", "text", "list<int>", "map<text, int>", "set<text>", "timestamp", "uuid", "blob"]
+)
 def test_null_round_trip(session, cql_type):
     table = _table_for(session, cql_type)
     session.execute(session.prepare("INSERT INTO %s (k, v) VALUES (?, ?)" % table), (1, None))
@@ -109,8 +111,13 @@ def test_aware_timestamp_is_converted_to_utc(session):
 
 def test_timestamp_precision_is_milliseconds(session):
     table = _table_for(session, "timestamp")
-    session.execute(session.prepare("INSERT INTO %s (k, v) VALUES (?, ?)" % table), (1, datetime.datetime(2020, 1, 1, 0, 0, 0, 123456)))
-    assert session.execute("SELECT v FROM %s WHERE k = 1" % table).one().v == datetime.datetime(2020, 1, 1, 0, 0, 0, 123000)
+    session.execute(
+        session.prepare("INSERT INTO %s (k, v) VALUES (?, ?)" % table),
+        (1, datetime.datetime(2020, 1, 1, 0, 0, 0, 123456)),
+    )
+    assert session.execute("SELECT v FROM %s WHERE k = 1" % table).one().v == datetime.datetime(
+        2020, 1, 1, 0, 0, 0, 123000
+    )
 
 
 def test_bytearray_and_memoryview_for_blob(session):

@@ -19,7 +19,23 @@ D = Decimal
 # Read back equal to what was written (and of the same Python type), through prepared
 # and simple statements.
 TYPES = {
-    "varint": [0, 1, -1, 127, 128, -128, -129, 2**63, -(2**63) - 1, 2**64, 2**127, -(2**127) - 1, 2**200, -(2**200), 10**100],
+    "varint": [
+        0,
+        1,
+        -1,
+        127,
+        128,
+        -128,
+        -129,
+        2**63,
+        -(2**63) - 1,
+        2**64,
+        2**127,
+        -(2**127) - 1,
+        2**200,
+        -(2**200),
+        10**100,
+    ],
     "decimal": [
         D("0"),
         D("1.50"),
@@ -255,9 +271,22 @@ def test_simple_statement_inputs(session, new_table):
         assert _same(expected, got), (cql_type, value, got)
 
 
-@pytest.mark.parametrize("cql_type", ["varint", "decimal", "date", "time", "duration", "inet",
-                                      "frozen<tuple<int, text, boolean>>", "vector<float, 3>", "vector<text, 2>",
-                                      "frozen<map<text, frozen<list<int>>>>", "set<frozen<list<int>>>"])
+@pytest.mark.parametrize(
+    "cql_type",
+    [
+        "varint",
+        "decimal",
+        "date",
+        "time",
+        "duration",
+        "inet",
+        "frozen<tuple<int, text, boolean>>",
+        "vector<float, 3>",
+        "vector<text, 2>",
+        "frozen<map<text, frozen<list<int>>>>",
+        "set<frozen<list<int>>>",
+    ],
+)
 def test_null_round_trip(session, new_table, cql_type):
     table = new_table(cql_type)
     session.execute(session.prepare("INSERT INTO %s (k, v) VALUES (?, ?)" % table), (1, None))
@@ -295,8 +324,15 @@ def test_udt_read_back_as_named_tuple(session, new_table, new_udt):
     session.execute("ALTER TABLE %s ADD nf %s" % (table, udt))  # not frozen
     ins = session.prepare("INSERT INTO %s (k, v, l, nf) VALUES (?, ?, ?, ?)" % table)
     try:
-        session.execute(ins, (1, {"street": "Main", "zip": 12345, "tags": ["a", "ü"]},
-                              [{"street": "x"}, {"zip": -1, "tags": []}], {"zip": 5}))
+        session.execute(
+            ins,
+            (
+                1,
+                {"street": "Main", "zip": 12345, "tags": ["a", "ü"]},
+                [{"street": "x"}, {"zip": -1, "tags": []}],
+                {"zip": 5},
+            ),
+        )
         row = session.execute("SELECT v, l, nf FROM %s WHERE k = 1" % table).one()
         assert isinstance(row.v, tuple)
         assert type(row.v).__name__ == udt
@@ -416,37 +452,82 @@ def test_unhashable_set_elements_and_map_keys(session, new_table):
 
 # -- with the classic driver ---------------------------------------------------------------
 
-CROSS_COLUMNS = collections.OrderedDict([
-    ("vi", "varint"),
-    ("de", "decimal"),
-    ("da", "date"),
-    ("ti", "time"),
-    ("du", "duration"),
-    ("ip4", "inet"),
-    ("ip6", "inet"),
-    ("tu", "frozen<tuple<int, text, boolean>>"),
-    ("lt", "list<frozen<tuple<int, text>>>"),
-    ("vf", "vector<float, 3>"),
-    ("vt", "vector<text, 2>"),
-    ("fm", "frozen<map<text, frozen<list<int>>>>"),
-    ("sl", "set<frozen<list<int>>>"),
-    ("mk", "map<frozen<list<int>>, text>"),
-    ("u", None),  # frozen<the test's UDT>
-    ("lu", None),  # list<frozen<the test's UDT>>
-])
+CROSS_COLUMNS = collections.OrderedDict(
+    [
+        ("vi", "varint"),
+        ("de", "decimal"),
+        ("da", "date"),
+        ("ti", "time"),
+        ("du", "duration"),
+        ("ip4", "inet"),
+        ("ip6", "inet"),
+        ("tu", "frozen<tuple<int, text, boolean>>"),
+        ("lt", "list<frozen<tuple<int, text>>>"),
+        ("vf", "vector<float, 3>"),
+        ("vt", "vector<text, 2>"),
+        ("fm", "frozen<map<text, frozen<list<int>>>>"),
+        ("sl", "set<frozen<list<int>>>"),
+        ("mk", "map<frozen<list<int>>, text>"),
+        ("u", None),  # frozen<the test's UDT>
+        ("lu", None),  # list<frozen<the test's UDT>>
+    ]
+)
 
 CROSS_ROWS = [
-    dict(vi=2**200, de=D("-123.4500"), da=(-800000), ti=86_399_999_999_999, du=(-1, -2, -3),
-         ip4="10.0.0.255", ip6="2001:db8::ff00:42:8329", tu=(1, None, True), lt=[(1, "a"), (2, None)],
-         vf=[1.0, -2.5, 0.125], vt=["", "ü" * 200], fm={"a": [1, 2], "b": []}, sl=[[1, 2], [0]],
-         mk={(1, 2): "x", (0,): "y"}, u=("Main", 12345), lu=[("a", None), (None, 2)]),
-    dict(vi=-(2**70), de=D("1E+30"), da=3000000, ti=0, du=(14, 3, 5_000_000_000),
-         ip4="0.0.0.0", ip6="::1", tu=(None, None, None), lt=[(3, "")],
-         vf=[0.0, 0.0, 0.0], vt=["a", "bc"], fm={"": [0]}, sl=[[]],
-         mk={(): "empty"}, u=(None, None), lu=[]),
-    dict(vi=0, de=D("0.000001"), da=0, ti=1, du=(0, 0, 0),
-         ip4="255.255.255.255", ip6="fe80::1", tu=(-1, "t", False), lt=None,
-         vf=[3.0, 2.0, 1.0], vt=["x", "y"], fm=None, sl=None, mk=None, u=None, lu=None),
+    dict(
+        vi=2**200,
+        de=D("-123.4500"),
+        da=(-800000),
+        ti=86_399_999_999_999,
+        du=(-1, -2, -3),
+        ip4="10.0.0.255",
+        ip6="2001:db8::ff00:42:8329",
+        tu=(1, None, True),
+        lt=[(1, "a"), (2, None)],
+        vf=[1.0, -2.5, 0.125],
+        vt=["", "ü" * 200],
+        fm={"a": [1, 2], "b": []},
+        sl=[[1, 2], [0]],
+        mk={(1, 2): "x", (0,): "y"},
+        u=("Main", 12345),
+        lu=[("a", None), (None, 2)],
+    ),
+    dict(
+        vi=-(2**70),
+        de=D("1E+30"),
+        da=3000000,
+        ti=0,
+        du=(14, 3, 5_000_000_000),
+        ip4="0.0.0.0",
+        ip6="::1",
+        tu=(None, None, None),
+        lt=[(3, "")],
+        vf=[0.0, 0.0, 0.0],
+        vt=["a", "bc"],
+        fm={"": [0]},
+        sl=[[]],
+        mk={(): "empty"},
+        u=(None, None),
+        lu=[],
+    ),
+    dict(
+        vi=0,
+        de=D("0.000001"),
+        da=0,
+        ti=1,
+        du=(0, 0, 0),
+        ip4="255.255.255.255",
+        ip6="fe80::1",
+        tu=(-1, "t", False),
+        lt=None,
+        vf=[3.0, 2.0, 1.0],
+        vt=["x", "y"],
+        fm=None,
+        sl=None,
+        mk=None,
+        u=None,
+        lu=None,
+    ),
 ]
 
 
@@ -544,7 +625,9 @@ def test_written_by_turbocql_read_by_classic(session, new_table, new_udt, classi
 
     table, names = _cross_table(session, new_table, new_udt)
     try:
-        ins = session.prepare("INSERT INTO %s (k, %s) VALUES (?, %s)" % (table, ", ".join(names), ", ".join("?" * len(names))))
+        ins = session.prepare(
+            "INSERT INTO %s (k, %s) VALUES (?, %s)" % (table, ", ".join(names), ", ".join("?" * len(names)))
+        )
         for k, row in enumerate(CROSS_ROWS):
             session.execute(ins, [k] + [_turbocql_input(n, row[n]) for n in names])
         # A counter too.
@@ -563,7 +646,9 @@ def test_written_by_turbocql_read_by_classic(session, new_table, new_udt, classi
             got = classic_session.execute(sel, (k,)).one()
             for n in names:
                 assert _norm(getattr(got, n)) == _expected(n, row[n]), (k, n, getattr(got, n))
-            assert isinstance(got.da, cutil.Date) and isinstance(got.ti, cutil.Time) and isinstance(got.du, cutil.Duration)
+            assert (
+                isinstance(got.da, cutil.Date) and isinstance(got.ti, cutil.Time) and isinstance(got.du, cutil.Duration)
+            )
             assert got.de.as_tuple() == row["de"].as_tuple()
     finally:
         session.execute("DROP TABLE %s" % table)
@@ -572,7 +657,9 @@ def test_written_by_turbocql_read_by_classic(session, new_table, new_udt, classi
 def test_written_by_classic_read_by_turbocql(session, new_table, new_udt, classic_session):
     table, names = _cross_table(session, new_table, new_udt)
     try:
-        ins = classic_session.prepare("INSERT INTO %s (k, %s) VALUES (?, %s)" % (table, ", ".join(names), ", ".join("?" * len(names))))
+        ins = classic_session.prepare(
+            "INSERT INTO %s (k, %s) VALUES (?, %s)" % (table, ", ".join(names), ", ".join("?" * len(names)))
+        )
         for k, row in enumerate(CROSS_ROWS):
             classic_session.execute(ins, [k] + [_classic_input(n, row[n]) for n in names])
         counters = "tm_" + uuid.uuid4().hex[:12]

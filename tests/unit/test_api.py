@@ -7,13 +7,27 @@ import pickle
 import pytest
 
 import turbocql
-from turbocql import ConsistencyLevel, UnsupportedOperation, WriteTimeout, Unavailable, AlreadyExists, OperationTimedOut, WriteType
+from turbocql import (
+    AlreadyExists,
+    ConsistencyLevel,
+    OperationTimedOut,
+    Unavailable,
+    UnsupportedOperation,
+    WriteTimeout,
+    WriteType,
+)
 from turbocql.cluster import Cluster, NoHostAvailable
 from turbocql.query import (
-    UNSET_VALUE, BatchStatement, BatchType, SimpleStatement, dict_factory, named_tuple_factory,
-    ordered_dict_factory, tuple_factory,
+    UNSET_VALUE,
+    BatchStatement,
+    BatchType,
+    SimpleStatement,
+    dict_factory,
+    named_tuple_factory,
+    ordered_dict_factory,
+    tuple_factory,
 )
-from turbocql.util import Date, Duration, SortedSet, Time, OrderedMap
+from turbocql.util import Date, Duration, OrderedMap, SortedSet, Time
 
 
 def test_consistency_levels_match_the_protocol():
@@ -26,6 +40,7 @@ def test_exception_hierarchy_and_fields():
     assert issubclass(turbocql.InvalidRequest, turbocql.RequestValidationException)
     assert issubclass(turbocql.ReadTimeout, turbocql.Timeout)
     from turbocql.protocol import SyntaxException
+
     assert issubclass(SyntaxException, turbocql.RequestValidationException)
     e = Unavailable("msg", consistency=4, required_replicas=2, alive_replicas=1)
     assert (e.consistency, e.required_replicas, e.alive_replicas) == (4, 2, 1)

@@ -18,29 +18,33 @@ from turbocql.encoder import Encoder, ValueSequence, bind_params, cql_quote
 ENC = Encoder()
 enc = ENC.cql_encode_all_types
 
-UTC = datetime.timezone.utc
+UTC = datetime.UTC
 PLUS2 = datetime.timezone(datetime.timedelta(hours=2))
 MINUS5_30 = datetime.timezone(-datetime.timedelta(hours=5, minutes=30))
 
 
 # ---------------------------------------------------------------- scalars
 
+
 def test_none():
     assert enc(None) == "NULL"
 
 
-@pytest.mark.parametrize("val, expected", [
-    ("", "''"),
-    ("abc", "'abc'"),
-    ("it's", "'it''s'"),
-    ("''", "''''''"),
-    ("'", "''''"),
-    ("a\"b", "'a\"b'"),
-    ("back\\slash", "'back\\slash'"),
-    ("line\nbreak\ttab", "'line\nbreak\ttab'"),
-    ("%s %(x)s %%", "'%s %(x)s %%'"),
-    ("x'); DROP TABLE t; --", "'x''); DROP TABLE t; --'"),
-])
+@pytest.mark.parametrize(
+    "val, expected",
+    [
+        ("", "''"),
+        ("abc", "'abc'"),
+        ("it's", "'it''s'"),
+        ("''", "''''''"),
+        ("'", "''''"),
+        ('a"b', "'a\"b'"),
+        ("back\\slash", "'back\\slash'"),
+        ("line\nbreak\ttab", "'line\nbreak\ttab'"),
+        ("%s %(x)s %%", "'%s %(x)s %%'"),
+        ("x'); DROP TABLE t; --", "'x''); DROP TABLE t; --'"),
+    ],
+)
 def test_str(val, expected):
     assert enc(val) == expected
     assert ENC.cql_encode_str(val) == expected
@@ -48,9 +52,19 @@ def test_str(val, expected):
     assert cql_quote(val) == expected
 
 
-@pytest.mark.parametrize("val", [
-    "ü", "naïve café", "日本語", "Ελληνικά", "emoji 🎉👍🏽", "e\u0301", "\u0000nul", "\U0010ffff",
-])
+@pytest.mark.parametrize(
+    "val",
+    [
+        "ü",
+        "naïve café",
+        "日本語",
+        "Ελληνικά",
+        "emoji 🎉👍🏽",
+        "e\u0301",
+        "\u0000nul",
+        "\U0010ffff",
+    ],
+)
 def test_unicode_str_is_kept_verbatim(val):
     assert enc(val) == "'" + val + "'"
     assert enc("l'" + val) == "'l''" + val + "'"
@@ -61,7 +75,7 @@ def test_str_subclass_and_str_enum_are_quoted():
         def __str__(self):
             return "not this"
 
-    class Color(str, enum.Enum):
+    class Color(str, enum.Enum):  # noqa: UP042 - the str mixin, not StrEnum: its str() differs
         RED = "re'd"
 
     assert enc(S("x'y")) == "'x''y'"
@@ -74,14 +88,17 @@ def test_cql_quote_non_str():
     assert cql_quote(1.5) == "1.5"
 
 
-@pytest.mark.parametrize("val, expected", [
-    (b"", "0x"),
-    (b"\x00\xff\x10", "0x00ff10"),
-    (bytearray(b"ab"), "0x6162"),
-    (memoryview(b"ab"), "0x6162"),
-    (memoryview(b"xabcx")[1:4], "0x616263"),
-    (bytes(range(256)), "0x" + bytes(range(256)).hex()),
-])
+@pytest.mark.parametrize(
+    "val, expected",
+    [
+        (b"", "0x"),
+        (b"\x00\xff\x10", "0x00ff10"),
+        (bytearray(b"ab"), "0x6162"),
+        (memoryview(b"ab"), "0x6162"),
+        (memoryview(b"xabcx")[1:4], "0x616263"),
+        (bytes(range(256)), "0x" + bytes(range(256)).hex()),
+    ],
+)
 def test_bytes(val, expected):
     assert enc(val) == expected
 
@@ -93,10 +110,17 @@ def test_bool_before_int():
     assert enc({True: False}) == "{true: false}"
 
 
-@pytest.mark.parametrize("val, expected", [
-    (0, "0"), (1, "1"), (-5, "-5"), (2**63 - 1, "9223372036854775807"),
-    (-2**63, "-9223372036854775808"), (2**100, str(2**100)),
-])
+@pytest.mark.parametrize(
+    "val, expected",
+    [
+        (0, "0"),
+        (1, "1"),
+        (-5, "-5"),
+        (2**63 - 1, "9223372036854775807"),
+        (-(2**63), "-9223372036854775808"),
+        (2**100, str(2**100)),
+    ],
+)
 def test_int(val, expected):
     assert enc(val) == expected
 
@@ -119,12 +143,24 @@ def test_int_subclasses():
     assert enc(MyInt(3)) == "3"
 
 
-@pytest.mark.parametrize("val, expected", [
-    (0.0, "0.0"), (-0.0, "-0.0"), (1.5, "1.5"), (-2.25, "-2.25"), (0.1, "0.1"),
-    (1e20, "1e+20"), (1e-7, "1e-07"), (1.7976931348623157e308, "1.7976931348623157e+308"),
-    (5e-324, "5e-324"), (1 / 3, repr(1 / 3)),
-    (float("nan"), "NaN"), (float("inf"), "Infinity"), (float("-inf"), "-Infinity"),
-])
+@pytest.mark.parametrize(
+    "val, expected",
+    [
+        (0.0, "0.0"),
+        (-0.0, "-0.0"),
+        (1.5, "1.5"),
+        (-2.25, "-2.25"),
+        (0.1, "0.1"),
+        (1e20, "1e+20"),
+        (1e-7, "1e-07"),
+        (1.7976931348623157e308, "1.7976931348623157e+308"),
+        (5e-324, "5e-324"),
+        (1 / 3, repr(1 / 3)),
+        (float("nan"), "NaN"),
+        (float("inf"), "Infinity"),
+        (float("-inf"), "-Infinity"),
+    ],
+)
 def test_float(val, expected):
     assert enc(val) == expected
 
@@ -143,20 +179,22 @@ def test_float_subclass_uses_plain_repr():
     assert enc(F("nan")) == "NaN"
 
 
-@pytest.mark.parametrize("val, expected", [
-    (Decimal("1.10"), "1.10"),
-    (Decimal("0"), "0"),
-    (Decimal("-0.001"), "-0.001"),
-    (Decimal("123456789012345678901234567890.123456789"),
-     "123456789012345678901234567890.123456789"),
-    (Decimal("1E+3"), "1E+3"),
-    (Decimal("1.5E-10"), "1.5E-10"),
-    (Decimal("NaN"), "NaN"),
-    (Decimal("-NaN"), "NaN"),
-    (Decimal("sNaN"), "NaN"),
-    (Decimal("Infinity"), "Infinity"),
-    (Decimal("-Infinity"), "-Infinity"),
-])
+@pytest.mark.parametrize(
+    "val, expected",
+    [
+        (Decimal("1.10"), "1.10"),
+        (Decimal("0"), "0"),
+        (Decimal("-0.001"), "-0.001"),
+        (Decimal("123456789012345678901234567890.123456789"), "123456789012345678901234567890.123456789"),
+        (Decimal("1E+3"), "1E+3"),
+        (Decimal("1.5E-10"), "1.5E-10"),
+        (Decimal("NaN"), "NaN"),
+        (Decimal("-NaN"), "NaN"),
+        (Decimal("sNaN"), "NaN"),
+        (Decimal("Infinity"), "Infinity"),
+        (Decimal("-Infinity"), "-Infinity"),
+    ],
+)
 def test_decimal_keeps_exact_value(val, expected):
     assert enc(val) == expected
 
@@ -176,20 +214,24 @@ def test_ipaddress():
 
 # ------------------------------------------------------- dates and times
 
-@pytest.mark.parametrize("val, expected", [
-    (datetime.datetime(1970, 1, 1), "0"),
-    (datetime.datetime(2020, 1, 2, 3, 4, 5, 678901), "1577934245678"),
-    (datetime.datetime(2020, 1, 2, 3, 4, 5, 678901, tzinfo=UTC), "1577934245678"),
-    (datetime.datetime(2020, 1, 2, 5, 4, 5, 678901, tzinfo=PLUS2), "1577934245678"),
-    (datetime.datetime(2020, 1, 1, 21, 34, 5, 678901, tzinfo=MINUS5_30), "1577934245678"),
-    (datetime.datetime(1960, 1, 1), "-315619200000"),
-    (datetime.datetime(1969, 12, 31, 23, 59, 59), "-1000"),
-    # sub-millisecond parts are floored, also before the epoch
-    (datetime.datetime(1970, 1, 1, 0, 0, 0, 999), "0"),
-    (datetime.datetime(1969, 12, 31, 23, 59, 59, 999500), "-1"),
-    (datetime.datetime(1, 1, 1), "-62135596800000"),
-    (datetime.datetime(9999, 12, 31, 23, 59, 59, 999999), "253402300799999"),
-])
+
+@pytest.mark.parametrize(
+    "val, expected",
+    [
+        (datetime.datetime(1970, 1, 1), "0"),
+        (datetime.datetime(2020, 1, 2, 3, 4, 5, 678901), "1577934245678"),
+        (datetime.datetime(2020, 1, 2, 3, 4, 5, 678901, tzinfo=UTC), "1577934245678"),
+        (datetime.datetime(2020, 1, 2, 5, 4, 5, 678901, tzinfo=PLUS2), "1577934245678"),
+        (datetime.datetime(2020, 1, 1, 21, 34, 5, 678901, tzinfo=MINUS5_30), "1577934245678"),
+        (datetime.datetime(1960, 1, 1), "-315619200000"),
+        (datetime.datetime(1969, 12, 31, 23, 59, 59), "-1000"),
+        # sub-millisecond parts are floored, also before the epoch
+        (datetime.datetime(1970, 1, 1, 0, 0, 0, 999), "0"),
+        (datetime.datetime(1969, 12, 31, 23, 59, 59, 999500), "-1"),
+        (datetime.datetime(1, 1, 1), "-62135596800000"),
+        (datetime.datetime(9999, 12, 31, 23, 59, 59, 999999), "253402300799999"),
+    ],
+)
 def test_datetime(val, expected):
     assert enc(val) == expected
 
@@ -221,28 +263,36 @@ def test_datetime_subclass():
 
 
 def test_datetime_matches_timestamp():
-    for val in (datetime.datetime(2001, 9, 9, 1, 46, 40, tzinfo=UTC),
-                datetime.datetime(2038, 1, 19, 3, 14, 8, 123000, tzinfo=PLUS2),
-                datetime.datetime(2024, 2, 29, 12, tzinfo=MINUS5_30)):
+    for val in (
+        datetime.datetime(2001, 9, 9, 1, 46, 40, tzinfo=UTC),
+        datetime.datetime(2038, 1, 19, 3, 14, 8, 123000, tzinfo=PLUS2),
+        datetime.datetime(2024, 2, 29, 12, tzinfo=MINUS5_30),
+    ):
         assert int(enc(val)) == round(val.timestamp() * 1000)
 
 
-@pytest.mark.parametrize("val, expected", [
-    (datetime.date(2020, 1, 2), "'2020-01-02'"),
-    (datetime.date(1, 1, 1), "'0001-01-01'"),
-    (datetime.date(999, 12, 31), "'0999-12-31'"),
-    (datetime.date(9999, 12, 31), "'9999-12-31'"),
-])
+@pytest.mark.parametrize(
+    "val, expected",
+    [
+        (datetime.date(2020, 1, 2), "'2020-01-02'"),
+        (datetime.date(1, 1, 1), "'0001-01-01'"),
+        (datetime.date(999, 12, 31), "'0999-12-31'"),
+        (datetime.date(9999, 12, 31), "'9999-12-31'"),
+    ],
+)
 def test_date(val, expected):
     assert enc(val) == expected
 
 
-@pytest.mark.parametrize("val, expected", [
-    (datetime.time(0, 0), "'00:00:00'"),
-    (datetime.time(1, 2, 3), "'01:02:03'"),
-    (datetime.time(1, 2, 3, 4), "'01:02:03.000004'"),
-    (datetime.time(23, 59, 59, 999999), "'23:59:59.999999'"),
-])
+@pytest.mark.parametrize(
+    "val, expected",
+    [
+        (datetime.time(0, 0), "'00:00:00'"),
+        (datetime.time(1, 2, 3), "'01:02:03'"),
+        (datetime.time(1, 2, 3, 4), "'01:02:03.000004'"),
+        (datetime.time(23, 59, 59, 999999), "'23:59:59.999999'"),
+    ],
+)
 def test_time(val, expected):
     assert enc(val) == expected
 
@@ -271,6 +321,7 @@ def test_duck_typed_time_date_duration():
 
 
 # ------------------------------------------------------------ collections
+
 
 def test_list_set_map_tuple():
     assert enc([]) == "[]"
@@ -365,6 +416,7 @@ def test_namedtuple_is_a_tuple():
 
 # ------------------------------------------------------- other / mapping
 
+
 def test_unknown_object_uses_str():
     class Thing:
         def __str__(self):
@@ -417,9 +469,24 @@ def test_as_text_type_is_accepted():
 
 
 def test_results_are_str():
-    for val in (None, "a", b"a", True, 1, 1.5, Decimal(1), uuid.UUID(int=0),
-                datetime.datetime(2000, 1, 1), datetime.date(2000, 1, 1),
-                datetime.time(1), [1], {1}, {1: 1}, (1,), ValueSequence([1])):
+    for val in (
+        None,
+        "a",
+        b"a",
+        True,
+        1,
+        1.5,
+        Decimal(1),
+        uuid.UUID(int=0),
+        datetime.datetime(2000, 1, 1),
+        datetime.date(2000, 1, 1),
+        datetime.time(1),
+        [1],
+        {1},
+        {1: 1},
+        (1,),
+        ValueSequence([1]),
+    ):
         assert type(enc(val)) is str
 
 
@@ -432,18 +499,33 @@ def test_mapping_is_per_instance_dict():
 
 
 def test_classic_method_names_exist():
-    for name in ("cql_encode_none", "cql_encode_unicode", "cql_encode_str", "cql_encode_bytes",
-                 "cql_encode_object", "cql_encode_float", "cql_encode_datetime",
-                 "cql_encode_date", "cql_encode_time", "cql_encode_sequence",
-                 "cql_encode_list_collection", "cql_encode_set_collection",
-                 "cql_encode_map_collection", "cql_encode_tuple", "cql_encode_all_types",
-                 "cql_encode_decimal", "cql_encode_ipaddress", "cql_encode_date_ext",
-                 "cql_encode_str_quoted"):
+    for name in (
+        "cql_encode_none",
+        "cql_encode_unicode",
+        "cql_encode_str",
+        "cql_encode_bytes",
+        "cql_encode_object",
+        "cql_encode_float",
+        "cql_encode_datetime",
+        "cql_encode_date",
+        "cql_encode_time",
+        "cql_encode_sequence",
+        "cql_encode_list_collection",
+        "cql_encode_set_collection",
+        "cql_encode_map_collection",
+        "cql_encode_tuple",
+        "cql_encode_all_types",
+        "cql_encode_decimal",
+        "cql_encode_ipaddress",
+        "cql_encode_date_ext",
+        "cql_encode_str_quoted",
+    ):
         assert callable(getattr(ENC, name)), name
 
 
 def test_module_imports_only_stdlib():
     import turbocql.encoder as mod
+
     tree = ast.parse(pathlib.Path(mod.__file__).read_text(encoding="utf-8"))
     assert isinstance(tree.body[0], ast.Expr) and isinstance(tree.body[0].value, ast.Constant)
     roots = set()
@@ -458,6 +540,7 @@ def test_module_imports_only_stdlib():
 
 # ------------------------------------------------------------ bind_params
 
+
 def test_bind_positional():
     q = "INSERT INTO t (a, b, c) VALUES (%s, %s, %s)"
     assert bind_params(q, (1, "x'y", None), ENC) == "INSERT INTO t (a, b, c) VALUES (1, 'x''y', NULL)"
@@ -469,14 +552,15 @@ def test_bind_positional():
 
 def test_bind_in_clause_with_value_sequence():
     q = "SELECT * FROM t WHERE k IN %s AND c = %s"
-    assert bind_params(q, (ValueSequence(["a", "b"]), 3), ENC) == \
-        "SELECT * FROM t WHERE k IN ('a', 'b') AND c = 3"
+    assert bind_params(q, (ValueSequence(["a", "b"]), 3), ENC) == "SELECT * FROM t WHERE k IN ('a', 'b') AND c = 3"
 
 
 def test_bind_named():
     q = "SELECT * FROM t WHERE k = %(k)s AND c > %(c)s AND d = %(k)s"
-    assert bind_params(q, {"k": "v", "c": 1.5, "unused": object()}, ENC) == \
-        "SELECT * FROM t WHERE k = 'v' AND c > 1.5 AND d = 'v'"
+    assert (
+        bind_params(q, {"k": "v", "c": 1.5, "unused": object()}, ENC)
+        == "SELECT * FROM t WHERE k = 'v' AND c > 1.5 AND d = 'v'"
+    )
     assert bind_params("%(a b)s/%(x(y)z)s", {"a b": 1, "x(y)z": 2}, ENC) == "1/2"
     assert bind_params("%()s", {"": None}, ENC) == "NULL"
     assert bind_params("%(k)s", collections.OrderedDict(k=[1]), ENC) == "[1]"
@@ -512,16 +596,22 @@ def test_bound_values_are_not_reinterpreted():
 
 
 def test_bind_unicode_query_and_values():
-    assert bind_params("UPDATE t SET é = %s WHERE k = %s", ("日本'語", "🎉"), ENC) == "UPDATE t SET é = '日本''語' WHERE k = '🎉'"
+    assert (
+        bind_params("UPDATE t SET é = %s WHERE k = %s", ("日本'語", "🎉"), ENC)
+        == "UPDATE t SET é = '日本''語' WHERE k = '🎉'"
+    )
 
 
-@pytest.mark.parametrize("query, params, n_markers, n_values, phrase", [
-    ("a %s %s", (1,), 2, 1, "not enough arguments for format string"),
-    ("a %s", (), 1, 0, "not enough arguments for format string"),
-    ("a %s", (1, 2), 1, 2, "not all arguments converted during string formatting"),
-    ("a", (1,), 0, 1, "not all arguments converted during string formatting"),
-    ("a %% %s", [1, 2, 3], 1, 3, "not all arguments converted during string formatting"),
-])
+@pytest.mark.parametrize(
+    "query, params, n_markers, n_values, phrase",
+    [
+        ("a %s %s", (1,), 2, 1, "not enough arguments for format string"),
+        ("a %s", (), 1, 0, "not enough arguments for format string"),
+        ("a %s", (1, 2), 1, 2, "not all arguments converted during string formatting"),
+        ("a", (1,), 0, 1, "not all arguments converted during string formatting"),
+        ("a %% %s", [1, 2, 3], 1, 3, "not all arguments converted during string formatting"),
+    ],
+)
 def test_bind_arity_errors(query, params, n_markers, n_values, phrase):
     with pytest.raises(TypeError) as info:
         bind_params(query, params, ENC)
@@ -561,9 +651,18 @@ def test_bind_rejects_non_sequence_params(params):
         bind_params("a = %s", params, ENC)
 
 
-@pytest.mark.parametrize("query", [
-    "a = %d", "a LIKE 'x%' AND b = %s", "a = %", "a = %(k", "a = %(k)d", "a = %(k)", "%r",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "a = %d",
+        "a LIKE 'x%' AND b = %s",
+        "a = %",
+        "a = %(k",
+        "a = %(k)d",
+        "a = %(k)",
+        "%r",
+    ],
+)
 def test_bind_malformed_markers(query):
     with pytest.raises(ValueError):
         bind_params(query, (1,), ENC)
@@ -592,6 +691,7 @@ def test_bind_query_cache_does_not_leak_between_calls():
 
 # ------------------------------------------- cross-check: classic driver
 
+
 def _classic():
     mod = pytest.importorskip("cassandra.encoder", exc_type=ImportError)
     return mod
@@ -609,25 +709,67 @@ def _as_classic(val):
 
 
 COMPARABLE_VALUES = [
-    None, "", "a", "it's", "''", "ü日本🎉", "x'); DROP TABLE t; --",
-    b"", b"\x00\xff", bytearray(b"ab"), memoryview(b"cd"),
-    0, 1, -5, 2**63 - 1, -2**63, 2**100,
-    0.0, -0.0, 1.5, -2.25, 0.1, 1e20, 1e-7, 1 / 3, 1.7976931348623157e308, 5e-324,
-    float("nan"), float("inf"), float("-inf"),
-    uuid.UUID(int=1), uuid.UUID("12345678-1234-5678-1234-567812345678"),
-    datetime.datetime(1970, 1, 1), datetime.datetime(2020, 1, 2, 3, 4, 5, 678901),
+    None,
+    "",
+    "a",
+    "it's",
+    "''",
+    "ü日本🎉",
+    "x'); DROP TABLE t; --",
+    b"",
+    b"\x00\xff",
+    bytearray(b"ab"),
+    memoryview(b"cd"),
+    0,
+    1,
+    -5,
+    2**63 - 1,
+    -(2**63),
+    2**100,
+    0.0,
+    -0.0,
+    1.5,
+    -2.25,
+    0.1,
+    1e20,
+    1e-7,
+    1 / 3,
+    1.7976931348623157e308,
+    5e-324,
+    float("nan"),
+    float("inf"),
+    float("-inf"),
+    uuid.UUID(int=1),
+    uuid.UUID("12345678-1234-5678-1234-567812345678"),
+    datetime.datetime(1970, 1, 1),
+    datetime.datetime(2020, 1, 2, 3, 4, 5, 678901),
     datetime.datetime(2020, 1, 2, 3, 4, 5, 678901, tzinfo=PLUS2),
     datetime.datetime(2020, 1, 2, 3, 4, 5, 678901, tzinfo=MINUS5_30),
     datetime.datetime(2038, 1, 19, 3, 14, 7, 999000, tzinfo=UTC),
-    datetime.datetime(1960, 1, 1), datetime.datetime(1969, 12, 31, 23, 59, 59),
+    datetime.datetime(1960, 1, 1),
+    datetime.datetime(1969, 12, 31, 23, 59, 59),
     datetime.datetime(1900, 6, 15, 12, 30, 45, 123000),
-    datetime.date(2020, 1, 2), datetime.date(1970, 1, 1), datetime.date(9999, 12, 31),
-    datetime.time(0, 0), datetime.time(1, 2, 3), datetime.time(1, 2, 3, 4),
+    datetime.date(2020, 1, 2),
+    datetime.date(1970, 1, 1),
+    datetime.date(9999, 12, 31),
+    datetime.time(0, 0),
+    datetime.time(1, 2, 3),
+    datetime.time(1, 2, 3, 4),
     datetime.time(23, 59, 59, 999999),
-    ipaddress.ip_address("10.0.0.1"), ipaddress.ip_address("2001:db8::1"),
-    [], [1, "a", None], set(), {1}, frozenset(["x"]), {}, {"a": 1, "b'": [2]},
-    collections.OrderedDict([("z", 1), ("a", 2)]), (), (1, "a"),
-    ValueSequence([1, "a'b", None]), ValueSequence(),
+    ipaddress.ip_address("10.0.0.1"),
+    ipaddress.ip_address("2001:db8::1"),
+    [],
+    [1, "a", None],
+    set(),
+    {1},
+    frozenset(["x"]),
+    {},
+    {"a": 1, "b'": [2]},
+    collections.OrderedDict([("z", 1), ("a", 2)]),
+    (),
+    (1, "a"),
+    ValueSequence([1, "a'b", None]),
+    ValueSequence(),
     [[1, [2]], {"x": {1}}, (3, [4.5, float("nan")])],
     {"k": [{1, 2}, {"x": [b"\x01", None]}], 7: frozenset([datetime.date(2020, 1, 2)])},
     [uuid.UUID(int=5), datetime.datetime(2001, 1, 1), ipaddress.ip_address("1.2.3.4")],
@@ -674,13 +816,21 @@ def test_cross_check_classic_util_types():
     _classic()
     util = pytest.importorskip("cassandra.util", exc_type=ImportError)
     classic = _classic().Encoder()
-    for val in (util.Duration(1, 2, 3), util.Duration(-1, -2, -3), util.Time(3723000000004),
-                util.Date(5), util.Date(-100), util.SortedSet([2, 1]),
-                util.OrderedMap([(1, 2), ("a", [3])]), [util.SortedSet(["b", "a"])]):
+    for val in (
+        util.Duration(1, 2, 3),
+        util.Duration(-1, -2, -3),
+        util.Time(3723000000004),
+        util.Date(5),
+        util.Date(-100),
+        util.SortedSet([2, 1]),
+        util.OrderedMap([(1, 2), ("a", [3])]),
+        [util.SortedSet(["b", "a"])],
+    ):
         assert enc(val) == classic.cql_encode_all_types(val), val
 
 
 # Documented, deliberate differences from the classic driver.
+
 
 def test_differences_from_classic_encoder():
     classic = _classic().Encoder()
@@ -695,9 +845,11 @@ def test_differences_from_classic_encoder():
         assert Decimal(ours).compare_total(d) == 0 or (d.is_nan() and ours == "NaN")
         if not d.is_nan():
             assert float(ours) == float(theirs)
+
     # A str subclass is quoted (classic uses str() of it, unquoted).
     class S(str):
         pass
+
     assert enc(S("x")) == "'x'" and classic.cql_encode_all_types(S("x")) == "x"
     # Pre-epoch sub-millisecond times are floored (classic truncates toward 0).
     dt = datetime.datetime(1969, 12, 31, 23, 59, 59, 999500)
@@ -727,14 +879,17 @@ def test_cross_check_bind_params_with_classic(query, params):
     assert bind_params(query, params, ENC) == expected
 
 
-@pytest.mark.parametrize("query, params, exc", [
-    ("a %s %s", (1,), TypeError),
-    ("a %s", (1, 2), TypeError),
-    ("a %(k)s", {"j": 1}, KeyError),
-    ("a %(k)s", (1,), TypeError),
-    ("a %d", ("x",), (TypeError, ValueError)),
-    ("a %", (1,), ValueError),
-])
+@pytest.mark.parametrize(
+    "query, params, exc",
+    [
+        ("a %s %s", (1,), TypeError),
+        ("a %s", (1, 2), TypeError),
+        ("a %(k)s", {"j": 1}, KeyError),
+        ("a %(k)s", (1,), TypeError),
+        ("a %d", ("x",), (TypeError, ValueError)),
+        ("a %", (1,), ValueError),
+    ],
+)
 def test_cross_check_bind_errors_with_classic(query, params, exc):
     _classic()
     classic_query = pytest.importorskip("cassandra.query", exc_type=ImportError)
