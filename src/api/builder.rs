@@ -182,7 +182,7 @@ impl RequestBuilder {
         let snap = self.snapshot(py)?;
         let engine = self.engine.get();
         let settings = concurrent::Settings { concurrency, raise_on_first_error, make_result, result_cls };
-        concurrent::start(py, engine.get(py)?, engine.hosts_arc(), statement, parameters, &snap, settings)
+        concurrent::start(engine.get(py)?, engine.hosts_arc(), statement, parameters, snap.defaults.clone(), snap.encoder.clone_ref(py), settings)
     }
 
     /// Starts a pipeline (see `super::pipeline`): a write pipeline when `max_unconsumed`
@@ -192,7 +192,7 @@ impl RequestBuilder {
         let snap = self.snapshot(py)?;
         let engine = self.engine.get();
         let limits = pipeline::Limits { max_in_flight, max_unsent, max_unconsumed };
-        pipeline::start(py, engine.get(py)?, engine.hosts_arc(), &snap, timeout.timeout()?, limits)
+        pipeline::start(engine.get(py)?, engine.hosts_arc(), snap.defaults.clone(), snap.encoder.clone_ref(py), timeout.timeout()?, limits)
     }
 
     fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {

@@ -21,7 +21,6 @@ use pyo3::types::{PyDict, PyIterator, PyList, PyTuple};
 use scylla::client::session::Session as ScyllaSession;
 use scylla::errors::ExecutionError;
 
-use super::builder::Snapshot;
 use crate::codec::arrays::ArrayBuf;
 use crate::codec::columns::Columns;
 use crate::errors;
@@ -352,12 +351,12 @@ fn columns(source: &Bound<'_, PyAny>, specs: &[scylla::frame::response::result::
 
 /// Starts an `execute_concurrent` run (nothing is sent before `collect` / `__next__`).
 pub(crate) fn start(
-    py: Python<'_>,
     session: Arc<ScyllaSession>,
     hosts: Arc<str>,
     statement: Option<Classified>,
     source: &Bound<'_, PyAny>,
-    snapshot: &Snapshot,
+    defaults: Arc<crate::exec::options::Defaults>,
+    encoder: Py<PyAny>,
     settings: Settings,
 ) -> PyResult<ConcurrentRun> {
     if settings.concurrency == 0 {
@@ -375,8 +374,8 @@ pub(crate) fn start(
         session,
         hosts,
         statement,
-        defaults: snapshot.defaults.clone(),
-        encoder: snapshot.encoder.clone_ref(py),
+        defaults,
+        encoder,
         settings,
         state: Mutex::new(State {
             source: Some(source),

@@ -21,7 +21,6 @@ use scylla::client::session::Session as ScyllaSession;
 use scylla::errors::ExecutionError;
 use tokio::sync::{mpsc, Notify};
 
-use super::builder::Snapshot;
 use crate::errors;
 use crate::exec::options::{Defaults, Timeout};
 use crate::exec::page::Page;
@@ -246,7 +245,7 @@ pub struct Limits {
 }
 
 /// Starts a pipeline on `session`.
-pub(crate) fn start(py: Python<'_>, session: Arc<ScyllaSession>, hosts: Arc<str>, snapshot: &Snapshot, timeout: Timeout, limits: Limits) -> PyResult<PipelineCore> {
+pub(crate) fn start(session: Arc<ScyllaSession>, hosts: Arc<str>, defaults: Arc<Defaults>, encoder: Py<PyAny>, timeout: Timeout, limits: Limits) -> PyResult<PipelineCore> {
     let Limits { max_in_flight, max_unsent, max_unconsumed } = limits;
     if max_in_flight == 0 || max_unsent == 0 || max_unconsumed == Some(0) {
         return Err(pyo3::exceptions::PyValueError::new_err("pipeline sizes must be greater than 0"));
@@ -256,8 +255,8 @@ pub(crate) fn start(py: Python<'_>, session: Arc<ScyllaSession>, hosts: Arc<str>
     runtime::get().spawn(drive(session, rx, shared.clone(), max_in_flight, max_unconsumed.map(|n| n as u64)));
     Ok(PipelineCore {
         hosts,
-        defaults: snapshot.defaults.clone(),
-        encoder: snapshot.encoder.clone_ref(py),
+        defaults,
+        encoder,
         timeout,
         tx: Mutex::new(Some(tx)),
         shared,

@@ -2,6 +2,7 @@
 //!
 //! - [`types`]: CQL type names;
 //! - [`mismatch`]: why a value does not fit its column, as TypeError / ValueError;
+//! - [`scalars`]: one value of a single-valued CQL type → bytes;
 //! - [`values`]: a row of Python values → CQL bytes ([`values::BoundValues`]), typed by
 //!   the statement's bind markers;
 //! - [`arrays`]: numpy arrays (the buffer protocol) read and built without per-element
@@ -18,6 +19,7 @@ pub mod columns;
 pub mod mismatch;
 pub mod named_rows;
 pub mod rows;
+pub mod scalars;
 pub mod standalone;
 pub mod types;
 pub mod values;

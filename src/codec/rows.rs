@@ -459,7 +459,7 @@ mod tests {
     fn civil_round_trip() {
         for days in [-719162i64, -1, 0, 1, 11017, 2_932_896] {
             let (y, m, d) = civil_from_days(days);
-            assert_eq!(crate::codec::values::days_from_civil(y, m, d), days);
+            assert_eq!(crate::codec::scalars::days_from_civil(y, m, d), days);
         }
         assert_eq!(civil_from_days(0), (1970, 1, 1));
     }
