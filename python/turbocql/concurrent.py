@@ -116,7 +116,7 @@ class _Pipeline:
 
 
 class WritePipeline(_Pipeline):
-    """Document 001's write pipeline, driven in the engine.
+    """A write pipeline (README, "Many requests at once"), driven in the engine.
 
     ``execute(statement, parameters)`` queues a write and returns at once (it waits, GIL
     released, only while ``max_unsent_write_requests`` are queued); the engine keeps
@@ -137,7 +137,7 @@ class WritePipeline(_Pipeline):
 
 
 class ReadPipeline(_Pipeline):
-    """Document 001's read pipeline, driven in the engine.
+    """A read pipeline (README, "Many requests at once"), driven in the engine.
 
     ``execute(statement, parameters)`` queues a read; the engine keeps
     ``max_in_flight_requests`` running but never more than
