@@ -136,14 +136,19 @@ _queues = {}
 
 
 def _loop_queue(loop):
-    """The engine's completion queue for ``loop``, watched with ``add_reader``."""
+    """The engine's completion queue for ``loop``, watched with ``add_reader``.
+
+    Both are held weakly here: the loop's reader keeps its queue alive while the loop
+    runs, so a closed loop and its queue (with any request it never settled) are freed."""
     entry = _queues.get(id(loop))
     if entry is not None and entry[0]() is loop:
-        return entry[1]
+        q = entry[1]()
+        if q is not None:
+            return q
     q = _engine.LoopQueue()
     loop.add_reader(q.fileno(), q.drain)
     ref = weakref.ref(loop, lambda _r, key=id(loop): _queues.pop(key, None))
-    _queues[id(loop)] = (ref, q)
+    _queues[id(loop)] = (ref, weakref.ref(q))
     return q
 
 

@@ -32,7 +32,9 @@ use crate::pyrefs;
 type Task = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// The completion queue of one asyncio event loop, signalled through an eventfd.
-#[pyclass(frozen, module = "turbocql._engine")]
+/// Weak-referenceable: `turbocql.aio` finds a loop's queue without keeping it alive (the
+/// loop's reader keeps it while the loop runs).
+#[pyclass(frozen, weakref, module = "turbocql._engine")]
 pub struct LoopQueue {
     inner: Arc<LoopInner>,
     /// Requests submitted during the current loop iteration, not yet on the runtime.
@@ -110,6 +112,23 @@ impl LoopQueue {
             pending: Mutex::new(Vec::new()),
             draining: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// The requests whose completions wait here for a drain (a loop closed with requests
+    /// pending never drains them: the cycle request -> queue -> completion -> request is
+    /// then collected).
+    fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        if let Some(items) = self.inner.items.try_lock() {
+            for c in items.iter() {
+                visit.call(&c.target)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn __clear__(&self) {
+        // Dropped after the lock is released: dropping a request can run Python code.
+        let _dropped = std::mem::take(&mut *self.inner.items.lock());
     }
 
     /// Hands the requests of this loop iteration to the runtime, with one wake-up.

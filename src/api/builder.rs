@@ -144,9 +144,11 @@ impl RequestBuilder {
         Ok(RequestBuilder { session, engine, version: AtomicU64::new(0), snapshot: Mutex::new(None) })
     }
 
-    /// A session attribute was assigned: the defaults are read again at the next call.
+    /// A session attribute was assigned: the defaults are read again at the next call
+    /// (and the old ones, a row factory among them, are not kept until then).
     fn settings_changed(&self) {
         self.version.fetch_add(1, Ordering::AcqRel);
+        let _dropped = self.snapshot.lock().take();
     }
 
     /// `(request, row_factory)` of `query` (see [`RequestBuilder::build`]).

@@ -171,10 +171,17 @@ impl AioExecute {
     fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
         visit.call(&self.requests)?;
         visit.call(&self.result_class)?;
-        visit.call(&self.loop_queue)
+        visit.call(&self.loop_queue)?;
+        if let Some(last) = self.last.try_lock() {
+            if let Some((_, event_loop, queue)) = last.as_ref() {
+                visit.call(event_loop)?;
+                visit.call(queue)?;
+            }
+        }
+        Ok(())
     }
 
     fn __clear__(&self) {
-        *self.last.lock() = None;
+        let _dropped = self.last.lock().take();
     }
 }

@@ -446,12 +446,6 @@ def test_aio_request_done_callback_dropped_while_pending(gc_session, keyspace):
     assert _freed(ref), "a reference cycle through an AioRequest's done-callbacks was not collected"
 
 
-@pytest.mark.skip(
-    reason="engine class LoopQueue lacks __traverse__/__clear__ (it holds the requests and completions not yet "
-    "handed over, each with its AioRequest), and turbocql.aio._queues holds each loop's LoopQueue strongly until "
-    "the loop is freed: a request still pending when its loop closes is never drained, and keeps the loop, its "
-    "callbacks and all they reference alive for good"
-)
 def test_aio_request_still_pending_when_its_loop_closes(cassandra, gc_session):
     """request -> done-callbacks -> closure -> sentinel -> request, still pending when
     asyncio.run closes the loop (the server is paused meanwhile, so it is). It can no
