@@ -1,0 +1,112 @@
+"""Tests on every supported Python: one nox session per CPython version (scripts/pythons.sh).
+
+Each session builds the engine as a wheel for its interpreter, installs it with the test
+requirements (pinned in requirements-dev.txt), then runs the unit tests and an integration
+smoke run (connect, execute, prepare, read, asyncio) against the local Cassandra on
+127.0.0.1:$TURBOCQL_PORT (default 9042), which scripts/pythons.sh starts unless one runs.
+
+    nox                        # every version
+    nox -s tests-3.13          # one
+    nox -s tests-3.12 -- tests/unit/test_api.py -x   # pytest arguments instead of the default runs
+
+The wheels are built in Cargo's usual target dir (dependencies are built once for all
+versions) and kept in target/nox-wheels/<version>/ with a hash of the engine's sources: a
+session whose sources have not changed since its last build installs the kept wheel.
+Interpreters are looked up in ~/.pyenv/versions/<version>.*, then on PATH.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import re
+from pathlib import Path
+
+import nox
+
+PYTHONS = ["3.11", "3.12", "3.13"]
+ROOT = Path(__file__).resolve().parent
+WHEELS = ROOT / "target" / "nox-wheels"
+# What the wheel is made of: a change to any of these rebuilds it.
+BUILD_INPUTS = ["Cargo.toml", "Cargo.lock", "pyproject.toml", "src", "python/turbocql"]
+# The packages of requirements-dev.txt that the tests need, at the versions it pins.
+TEST_REQUIREMENTS = {"maturin", "pytest", "pytest-timeout", "numpy", "cassandra-driver", "uvloop"}
+# The integration smoke run: connecting, execute, prepared statements, paging, row factories,
+# the value types both ways, and asyncio (with uvloop).
+SMOKE = [
+    "tests/integration/test_connect.py",
+    "tests/integration/test_execute.py",
+    "tests/integration/test_types.py",
+    "tests/integration/test_aio.py",
+]
+
+nox.options.sessions = ["tests"]
+nox.options.error_on_missing_interpreters = True
+nox.options.reuse_venv = "yes"
+
+# pyenv's interpreters first: its shims on PATH answer `python3.12` with an error unless
+# that version is selected.
+for version in PYTHONS:
+    found = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/%s.*/bin" % version)))
+    if found:
+        os.environ["PATH"] = found[-1] + os.pathsep + os.environ.get("PATH", "")
+
+
+def test_requirements() -> list[str]:
+    """The lines of requirements-dev.txt that name one of TEST_REQUIREMENTS."""
+    lines = []
+    for line in (ROOT / "requirements-dev.txt").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        name = re.match(r"[A-Za-z0-9_.-]+", line)
+        if name and name.group(0).lower().replace("_", "-") in TEST_REQUIREMENTS:
+            lines.append(line)
+    return lines
+
+
+def sources_hash() -> str:
+    """A hash of the engine's build inputs (paths and contents, compiled files left out)."""
+    h = hashlib.sha256()
+    for name in BUILD_INPUTS:
+        path = ROOT / name
+        files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+        for f in files:
+            if f.suffix in (".so", ".pyc") or "__pycache__" in f.parts:
+                continue
+            h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def engine_wheel(session: nox.Session) -> Path:
+    """The engine's wheel for the session's Python: the kept one, or a new build."""
+    out = WHEELS / str(session.python)
+    stamp = out / "sources.sha256"
+    digest = sources_hash()
+    kept = sorted(out.glob("turbocql-*.whl"))
+    if kept and stamp.is_file() and stamp.read_text().strip() == digest:
+        session.log("engine wheel up to date: %s" % kept[-1].name)
+        return kept[-1]
+    for old in kept:
+        old.unlink()
+    python = Path(session.virtualenv.location) / "bin" / "python"
+    session.run("maturin", "build", "--release", "--interpreter", str(python), "--out", str(out))
+    stamp.write_text(digest + "\n")
+    return sorted(out.glob("turbocql-*.whl"))[-1]
+
+
+@nox.session(python=PYTHONS)
+def tests(session: nox.Session) -> None:
+    """Builds and installs the engine, then runs the unit tests and the integration smoke run."""
+    session.install(*test_requirements())
+    session.install("--force-reinstall", "--no-deps", str(engine_wheel(session)))
+    env = {
+        "TURBOCQL_TEST_HOST": os.environ.get("TURBOCQL_TEST_HOST", "127.0.0.1"),
+        "TURBOCQL_TEST_PORT": os.environ.get("TURBOCQL_PORT", os.environ.get("TURBOCQL_TEST_PORT", "9042")),
+    }
+    # The tests import turbocql from the installed wheel, not from python/ (not on sys.path).
+    session.run("python", "-c", "import turbocql._engine as e, sys; print(sys.version); print(e.__file__)")
+    if session.posargs:
+        session.run("python", "-m", "pytest", *session.posargs, env=env)
+        return
+    session.run("python", "-m", "pytest", "tests/unit", "-q", env=env)
+    session.run("python", "-m", "pytest", *SMOKE, "-q", env=env)
