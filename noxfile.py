@@ -9,9 +9,11 @@ smoke run (connect, execute, prepare, read, asyncio) against the local Cassandra
     nox -s tests-3.13          # one
     nox -s tests-3.12 -- tests/unit/test_api.py -x   # pytest arguments instead of the default runs
 
-The wheels are built in Cargo's usual target dir (dependencies are built once for all
-versions) and kept in target/nox-wheels/<version>/ with a hash of the engine's sources: a
-session whose sources have not changed since its last build installs the kept wheel.
+The wheels are built in Cargo's usual target dir, so dependencies are built once for all
+versions (pyo3 and the engine are rebuilt for each interpreter; the 3.11 wheel is built with
+.venv's interpreter, which Cargo's last build was for). Each is kept in
+target/nox-wheels/<version>/ with a hash of the engine's sources: a session whose sources have
+not changed since its last build installs the kept wheel.
 Interpreters are looked up in ~/.pyenv/versions/<version>.*, then on PATH.
 """
 
@@ -21,6 +23,7 @@ import glob
 import hashlib
 import os
 import re
+import subprocess
 from pathlib import Path
 
 import nox
@@ -77,6 +80,20 @@ def sources_hash() -> str:
     return h.hexdigest()
 
 
+def build_interpreter(session: nox.Session) -> Path:
+    """The interpreter the wheel is built for: the project venv's (scripts/env.sh) when it is
+    the session's version, as Cargo's last build of pyo3 and the engine was for it (building
+    for another interpreter rebuilds them), else the session's own."""
+    dev = ROOT / ".venv" / "bin" / "python"
+    if dev.exists():
+        version = subprocess.run(
+            [str(dev), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], capture_output=True, text=True
+        )
+        if version.returncode == 0 and version.stdout.strip() == session.python:
+            return dev
+    return Path(session.virtualenv.location) / "bin" / "python"
+
+
 def engine_wheel(session: nox.Session) -> Path:
     """The engine's wheel for the session's Python: the kept one, or a new build."""
     out = WHEELS / str(session.python)
@@ -88,8 +105,7 @@ def engine_wheel(session: nox.Session) -> Path:
         return kept[-1]
     for old in kept:
         old.unlink()
-    python = Path(session.virtualenv.location) / "bin" / "python"
-    session.run("maturin", "build", "--release", "--interpreter", str(python), "--out", str(out))
+    session.run("maturin", "build", "--release", "--interpreter", str(build_interpreter(session)), "--out", str(out))
     stamp.write_text(digest + "\n")
     return sorted(out.glob("turbocql-*.whl"))[-1]
 
