@@ -26,7 +26,7 @@ check "cargo fmt" cargo fmt --all --check
 check "clippy (engine)" cargo clippy --release -p turbocql-engine -- -D warnings
 check "clippy (rust_ref)" cargo clippy --release -p turbocql-rust-ref -- -D warnings
 if [ ${#FAILED[@]} -gt 0 ]; then
-    echo "lint: findings in: ${FAILED[*]}" >&2
+    printf 'lint: findings in %s\n' "${FAILED[@]}" >&2
     exit 1
 fi
 echo "lint: clean"
