@@ -1,0 +1,259 @@
+"""A localdb node's settings and where its files live.
+
+The constants (default port, heap, version, exit codes), :class:`LocalDBError`, the
+:class:`Node` dataclass (directory layout: ``conf/``, ``logs/``, ``cassandra.pid``,
+``node.json``), option validation (:func:`make_node`), the default directories and
+the small file helpers (atomic write, advisory lock, log tail) the other modules share.
+Pure standard library; imports nothing else of turbocql.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import re
+import socket
+from pathlib import Path
+
+DEFAULT_VERSION = "5.0.6"
+DEFAULT_PORT = 9042
+DEFAULT_STORAGE_PORT = 7000
+DEFAULT_ADDRESS = "127.0.0.1"
+DEFAULT_HEAP = "2G"
+DEFAULT_TIMEOUT = 180.0
+STOP_TIMEOUT = 30.0
+CLUSTER_NAME = "turbocql-localdb"
+DAEMON_CLASS = "org.apache.cassandra.service.CassandraDaemon"
+# A system property naming the node's directory, so that a process can be
+# recognised as "our" daemon for that directory from its command line.
+DIR_MARKER = "-Dturbocql.localdb.dir="
+
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_NOT_RUNNING = 3
+
+_HEAP_RE = re.compile(r"^[1-9][0-9]*[MmGg]$")
+_VERSION_RE = re.compile(r"^5\.0\.[0-9]+$")
+
+
+class LocalDBError(Exception):
+    """A localdb failure with a message meant for a person and a CLI exit code."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_FAILED):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+# --------------------------------------------------------------------------
+# Where things live
+
+
+def cache_base() -> Path:
+    """``$XDG_CACHE_HOME/turbocql/localdb`` (``~/.cache/...`` by default)."""
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    root = Path(xdg) if xdg else Path.home() / ".cache"
+    return root / "turbocql" / "localdb"
+
+
+def default_dir(port: int = DEFAULT_PORT) -> Path:
+    """The node directory used when none is given.
+
+    ``$TURBOCQL_LOCALDB_DIR`` if set; otherwise ``<cache>/node1`` for the
+    default port and ``<cache>/node-<port>`` for any other port, so that
+    ``--port 9043`` alone never reuses the default node's data.
+    """
+    env = os.environ.get("TURBOCQL_LOCALDB_DIR")
+    if env:
+        return Path(env).expanduser().absolute()
+    base = cache_base()
+    return base / "node1" if port == DEFAULT_PORT else base / f"node-{port}"
+
+
+def derive_storage_port(port: int) -> int:
+    """Inter-node port derived from the native port: 7000 + (port - 9042)."""
+    storage = DEFAULT_STORAGE_PORT + (port - DEFAULT_PORT)
+    if not 1024 <= storage <= 65535 or storage == port:
+        raise LocalDBError(
+            f"cannot derive a storage port from native port {port}; pass --storage-port",
+            EXIT_USAGE,
+        )
+    return storage
+
+
+@dataclasses.dataclass
+class Node:
+    """One Cassandra node: its directory, addresses and settings.
+
+    ``pid`` is filled in by :func:`start` (and by :func:`status`).
+    """
+
+    dir: Path
+    address: str = DEFAULT_ADDRESS
+    port: int = DEFAULT_PORT
+    storage_port: int = DEFAULT_STORAGE_PORT
+    heap: str = DEFAULT_HEAP
+    auth: bool = False
+    version: str = DEFAULT_VERSION
+    commitlog: str = "periodic"
+    seeds: tuple[str, ...] = ()
+    pid: int | None = None
+    already_running: bool = False
+    start_seconds: float | None = None
+
+    def __post_init__(self) -> None:
+        self.dir = Path(self.dir).expanduser().absolute()
+        if not self.seeds:
+            self.seeds = (f"{self.address}:{self.storage_port}",)
+
+    @property
+    def conf_dir(self) -> Path:
+        return self.dir / "conf"
+
+    @property
+    def yaml_path(self) -> Path:
+        return self.conf_dir / "cassandra.yaml"
+
+    @property
+    def logback_path(self) -> Path:
+        return self.conf_dir / "logback.xml"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.dir / "logs"
+
+    @property
+    def log_path(self) -> Path:
+        """Cassandra's own log (logback)."""
+        return self.logs_dir / "system.log"
+
+    @property
+    def output_path(self) -> Path:
+        """The JVM's stdout/stderr (startup errors, warnings)."""
+        return self.logs_dir / "output.log"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.dir / "cassandra.pid"
+
+    @property
+    def settings_file(self) -> Path:
+        return self.dir / "node.json"
+
+    @property
+    def marker(self) -> str:
+        return DIR_MARKER + str(self.dir)
+
+    def settings(self) -> dict:
+        return {
+            "address": self.address,
+            "port": self.port,
+            "storage_port": self.storage_port,
+            "heap": self.heap,
+            "auth": self.auth,
+            "version": self.version,
+            "commitlog": self.commitlog,
+        }
+
+
+def make_node(
+    dir: str | os.PathLike | None = None,
+    port: int = DEFAULT_PORT,
+    heap: str = DEFAULT_HEAP,
+    auth: bool = False,
+    *,
+    address: str = DEFAULT_ADDRESS,
+    storage_port: int | None = None,
+    version: str = DEFAULT_VERSION,
+    commitlog: str = "periodic",
+) -> Node:
+    """Validate options and build a :class:`Node` (nothing is started)."""
+    if commitlog not in ("periodic", "batch"):
+        raise LocalDBError(f"invalid commitlog mode {commitlog!r}; use periodic or batch", EXIT_USAGE)
+    if not isinstance(port, int) or not 1 <= port <= 65535:
+        raise LocalDBError(f"invalid port {port!r}", EXIT_USAGE)
+    if not _HEAP_RE.match(str(heap)):
+        raise LocalDBError(f"invalid heap size {heap!r}; use e.g. 1G, 2G or 512M", EXIT_USAGE)
+    if not _VERSION_RE.match(str(version)):
+        raise LocalDBError(
+            f"unsupported Cassandra version {version!r}; localdb runs 5.0.x (e.g. {DEFAULT_VERSION})",
+            EXIT_USAGE,
+        )
+    try:
+        socket.inet_aton(address)
+    except OSError:
+        raise LocalDBError(f"invalid IPv4 address {address!r}", EXIT_USAGE) from None
+    if storage_port is None:
+        storage_port = derive_storage_port(port)
+    elif not 1 <= storage_port <= 65535 or storage_port == port:
+        raise LocalDBError(f"invalid storage port {storage_port!r}", EXIT_USAGE)
+    return Node(
+        dir=Path(dir) if dir is not None else default_dir(port),
+        address=address,
+        port=port,
+        storage_port=storage_port,
+        heap=str(heap).upper(),
+        auth=bool(auth),
+        commitlog=commitlog,
+        version=version,
+    )
+
+
+def _load_node(dir: str | os.PathLike | None, port: int | None) -> Node:
+    """The node in ``dir`` with the settings it was last started with."""
+    path = Path(dir) if dir is not None else default_dir(port if port is not None else DEFAULT_PORT)
+    node = Node(dir=path)
+    try:
+        saved = json.loads(node.settings_file.read_text())
+    except (OSError, ValueError):
+        saved = {}
+    for key in ("address", "port", "storage_port", "heap", "auth", "version"):
+        if key in saved:
+            setattr(node, key, saved[key])
+    if "port" not in saved and port is not None:
+        node.port = port
+    node.seeds = (f"{node.address}:{node.storage_port}",)
+    return node
+
+
+
+# --------------------------------------------------------------------------
+# Files
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    """An exclusive advisory lock on ``path`` (no-op where fcntl is missing)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+
+def _tail(path: Path, lines: int) -> str:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - 256 * 1024))
+            data = fh.read().decode(errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(data.splitlines()[-lines:])
+

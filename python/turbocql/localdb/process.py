@@ -1,0 +1,292 @@
+"""The localdb daemon's life: start, stop, status.
+
+Finding our daemon (its pid file, or its command line's directory marker in ``/proc``),
+spawning it detached, terminating it (only ever the process started for that directory), and
+the public :func:`start`, :func:`stop`, :func:`status` and :func:`is_running`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from .classpath import find_java, resolve_classpath
+from .config import java_command, write_config
+from .node import (
+    DAEMON_CLASS,
+    DEFAULT_ADDRESS,
+    DEFAULT_HEAP,
+    DEFAULT_PORT,
+    DEFAULT_TIMEOUT,
+    DEFAULT_VERSION,
+    EXIT_FAILED,
+    EXIT_USAGE,
+    STOP_TIMEOUT,
+    LocalDBError,
+    Node,
+    _load_node,
+    _locked,
+    _tail,
+    _write_atomic,
+    make_node,
+)
+from .probe import check_ports_free, cql_answers, cql_login_ok, wait_for_cql
+
+
+def _cmdline(pid: int) -> list[str] | None:
+    """The argv of a live (non-zombie) process, or None if it is gone."""
+    proc = Path(f"/proc/{pid}")
+    if Path("/proc/self").exists():
+        try:
+            stat = (proc / "stat").read_text()
+            if stat[stat.rindex(")") + 2:].startswith(("Z", "X")):
+                return None
+            raw = (proc / "cmdline").read_bytes()
+        except (OSError, ValueError):
+            return None
+        return [a.decode(errors="replace") for a in raw.split(b"\0") if a]
+    try:  # pragma: no cover - non-Linux fallback
+        res = subprocess.run(["ps", "-o", "stat=,command=", "-p", str(pid)],
+                             capture_output=True, text=True)
+    except OSError:  # pragma: no cover
+        return None
+    line = res.stdout.strip()  # pragma: no cover
+    if res.returncode != 0 or not line or line.split(None, 1)[0].startswith("Z"):  # pragma: no cover
+        return None
+    return line.split(None, 1)[1].split() if " " in line else []  # pragma: no cover
+
+
+def _is_our_daemon(pid: int, node: Node) -> bool:
+    args = _cmdline(pid)
+    return args is not None and DAEMON_CLASS in args and node.marker in args
+
+
+def _read_pid(node: Node) -> int | None:
+    try:
+        text = node.pid_file.read_text().strip()
+    except OSError:
+        return None
+    try:
+        pid = int(text)
+    except ValueError:
+        return None
+    return pid if pid > 0 else None
+
+
+def _scan_for_daemon(node: Node) -> int | None:
+    """Find our daemon by its command line when the pid file is missing or stale."""
+    proc = Path("/proc")
+    if not (proc / "self").exists():
+        return None
+    for entry in proc.iterdir():
+        if entry.name.isdigit() and _is_our_daemon(int(entry.name), node):
+            return int(entry.name)
+    return None
+
+
+def running_pid(node: Node) -> int | None:
+    """The pid of this node's daemon if it runs; cleans up a stale pid file."""
+    pid = _read_pid(node)
+    if pid is not None and _is_our_daemon(pid, node):
+        return pid
+    if node.pid_file.exists():
+        with contextlib.suppress(OSError):
+            node.pid_file.unlink()
+    found = _scan_for_daemon(node)
+    if found is not None:
+        with contextlib.suppress(OSError):
+            _write_atomic(node.pid_file, f"{found}\n")
+    return found
+
+
+def _spawn(cmd: list[str], output: Path, cwd: Path) -> int:
+    """Start ``cmd`` detached (own session, reparented to init); return its pid.
+
+    A throwaway ``sh`` starts it in the background and exits, so the daemon
+    is not our child: no zombie and no ResourceWarning from an unwaited Popen.
+    """
+    script = 'out="$1"; shift; "$@" </dev/null >>"$out" 2>&1 & echo $!'
+    res = subprocess.run(
+        ["sh", "-c", script, "sh", str(output), *cmd],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=cwd,
+        start_new_session=True,
+    )
+    try:
+        return int(res.stdout.strip())
+    except ValueError:
+        raise LocalDBError(f"could not start java: {res.stderr.strip() or res.stdout.strip()}") from None
+
+
+def _wait_gone(pid: int, node: Node, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not _is_our_daemon(pid, node):
+            return True
+        time.sleep(0.2)
+    return not _is_our_daemon(pid, node)
+
+
+def _terminate(pid: int, node: Node, timeout: float = STOP_TIMEOUT) -> None:
+    """SIGTERM, wait up to ``timeout``, then SIGKILL; only if ``pid`` is our daemon."""
+    if not _is_our_daemon(pid, node):
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    if _wait_gone(pid, node, timeout):
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    _wait_gone(pid, node, 10.0)
+
+
+
+# --------------------------------------------------------------------------
+# Public API
+
+
+def _death_report(node: Node) -> str:
+    parts = []
+    out = _tail(node.output_path, 20)
+    if out.strip():
+        parts.append(f"--- last lines of {node.output_path} ---\n{out}")
+    log = _tail(node.log_path, 40)
+    if log.strip():
+        parts.append(f"--- last lines of {node.log_path} ---\n{log}")
+    return "\n".join(parts) or f"(no log output in {node.logs_dir})"
+
+
+def start(
+    dir: str | os.PathLike | None = None,
+    port: int = DEFAULT_PORT,
+    heap: str = DEFAULT_HEAP,
+    auth: bool = False,
+    timeout: float = DEFAULT_TIMEOUT,
+    *,
+    address: str = DEFAULT_ADDRESS,
+    storage_port: int | None = None,
+    version: str = DEFAULT_VERSION,
+    commitlog: str = "periodic",
+    out=None,
+) -> Node:
+    """Start a node (or find it already running) and wait until CQL answers.
+
+    Returns the :class:`Node` with ``pid`` set (``already_running`` tells
+    whether it was started by this call).  Raises :class:`LocalDBError`.
+    ``out`` is a ``print``-like callable for progress messages (default: none).
+    """
+    say = out or (lambda *a, **k: None)
+    node = make_node(dir, port, heap, auth, address=address, storage_port=storage_port,
+                     version=version, commitlog=commitlog)
+    node.dir.mkdir(parents=True, exist_ok=True)
+    with _locked(node.dir / ".lock"):
+        pid = running_pid(node)
+        if pid is not None:
+            return _attach(node, pid, timeout, say)
+        java = find_java()
+        classpath = resolve_classpath(node.version, out=say)
+        check_ports_free(node)
+        write_config(node)
+        cmd = java_command(node, java, classpath)
+        with open(node.output_path, "ab") as fh:
+            fh.write(f"\n=== turbocql localdb start {time.strftime('%Y-%m-%d %H:%M:%S')} ===\n"
+                     .encode())
+        t0 = time.monotonic()
+        pid = _spawn(cmd, node.output_path, node.dir)
+        _write_atomic(node.pid_file, f"{pid}\n")
+        node.pid = pid
+        say(f"started Cassandra {node.version} (pid {pid}), waiting for CQL on "
+            f"{node.address}:{node.port} (up to {timeout:.0f} s)...")
+        up = wait_for_cql(node.address, node.port, timeout, alive=lambda: _is_our_daemon(pid, node))
+        if not up:
+            if not _is_our_daemon(pid, node):
+                with contextlib.suppress(OSError):
+                    node.pid_file.unlink()
+                raise LocalDBError(
+                    f"Cassandra (pid {pid}) exited during startup.\n{_death_report(node)}",
+                    EXIT_FAILED,
+                )
+            _terminate(pid, node, timeout=10.0)
+            with contextlib.suppress(OSError):
+                node.pid_file.unlink()
+            raise LocalDBError(
+                f"Cassandra did not answer CQL on {node.address}:{node.port} within "
+                f"{timeout:.0f} s; killed it (pid {pid}). See {node.log_path}",
+                EXIT_FAILED,
+            )
+        if node.auth:
+            _wait_for_superuser(node, min(30.0, timeout))
+        node.start_seconds = time.monotonic() - t0
+        return node
+
+
+def _attach(node: Node, pid: int, timeout: float, say) -> Node:
+    """``start`` on a running node: report it, wait for CQL, use its saved settings."""
+    saved = _load_node(node.dir, node.port)
+    if saved.port != node.port or saved.address != node.address:
+        raise LocalDBError(
+            f"the localdb node in {node.dir} already runs on {saved.address}:{saved.port} "
+            f"(pid {pid}), not {node.address}:{node.port}; stop it first or use another --dir",
+            EXIT_USAGE,
+        )
+    saved.pid = pid
+    saved.already_running = True
+    if not cql_answers(saved.address, saved.port):
+        say(f"Cassandra (pid {pid}) is already starting; waiting for CQL...")
+        if not wait_for_cql(saved.address, saved.port, timeout,
+                            alive=lambda: _is_our_daemon(pid, saved)):
+            raise LocalDBError(
+                f"Cassandra (pid {pid}) runs but CQL does not answer on "
+                f"{saved.address}:{saved.port}; see {saved.log_path}",
+                EXIT_FAILED,
+            )
+    return saved
+
+
+def _wait_for_superuser(node: Node, timeout: float) -> None:
+    """With auth on, wait until the default superuser cassandra/cassandra can log in."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cql_login_ok(node.address, node.port):
+            return
+        time.sleep(0.5)
+    # The password may have been changed on purpose: not an error.
+
+
+def stop(dir: str | os.PathLike | None = None, port: int | None = None,
+         timeout: float = STOP_TIMEOUT) -> bool:
+    """Stop the node in ``dir`` (default: the default dir for ``port``).
+
+    Only the daemon started there (found through its pid file) is signalled:
+    SIGTERM, up to ``timeout`` seconds, then SIGKILL.  Returns True if a
+    process was stopped, False if nothing was running.
+    """
+    node = _load_node(dir, port)
+    if not node.dir.exists():
+        return False
+    with _locked(node.dir / ".lock"):
+        pid = running_pid(node)
+        if pid is None:
+            return False
+        _terminate(pid, node, timeout)
+        if _is_our_daemon(pid, node):
+            raise LocalDBError(f"could not stop Cassandra (pid {pid})", EXIT_FAILED)
+        with contextlib.suppress(OSError):
+            node.pid_file.unlink()
+        return True
+
+
+def status(dir: str | os.PathLike | None = None, port: int | None = None) -> Node:
+    """The node in ``dir`` with ``pid`` set if it runs (None if not)."""
+    node = _load_node(dir, port)
+    node.pid = running_pid(node) if node.dir.exists() else None
+    return node
+
+
+def is_running(dir: str | os.PathLike | None = None, port: int | None = None) -> bool:
+    """True if the daemon of the node in ``dir`` (or the default dir for ``port``) runs."""
+    return status(dir, port).pid is not None
+

@@ -1,0 +1,1 @@
+"""Unit tests of turbocql.localdb, one file per module of the sub-package."""

@@ -1,0 +1,125 @@
+"""Shared helpers of the localdb unit tests: the module under test, the CLI, free ports.
+
+``localdb`` is ``turbocql.localdb``, or, when the package does not import (the engine is not
+built), the sub-package loaded on its own from ``python/turbocql/localdb/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _load_localdb():
+    try:
+        return importlib.import_module("turbocql.localdb")
+    except ImportError:
+        # The package may not import while the engine is not built: load the sub-package alone.
+        name = "turbocql_localdb_standalone"
+        pkg = ROOT / "python" / "turbocql" / "localdb"
+        spec = importlib.util.spec_from_file_location(name, pkg / "__init__.py",
+                                                      submodule_search_locations=[str(pkg)])
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        return module
+
+
+localdb = _load_localdb()
+# The sub-package's modules (private names are tested, and patched, where they live).
+node_mod = sys.modules[localdb.__name__ + ".node"]
+classpath_mod = sys.modules[localdb.__name__ + ".classpath"]
+probe_mod = sys.modules[localdb.__name__ + ".probe"]
+process_mod = sys.modules[localdb.__name__ + ".process"]
+
+
+def cli(*argv: str) -> int:
+    """Run ``turbocql localdb ARGV`` through the module's own argparse registration."""
+    parser = argparse.ArgumentParser(prog="turbocql")
+    sub = parser.add_subparsers(dest="command", required=True)
+    localdb.add_parser(sub)
+    args = parser.parse_args(["localdb", *argv])
+    return args.func(args)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+def start_args(node_dir, port=None, storage_port=None, *extra):
+    port = port or free_port()
+    storage_port = storage_port or free_port()
+    return ["start", "--dir", str(node_dir), "--port", str(port),
+            "--storage-port", str(storage_port), *extra]
+
+
+
+def _parse(*argv):
+    parser = argparse.ArgumentParser(prog="turbocql")
+    sub = parser.add_subparsers(dest="command", required=True)
+    localdb.add_parser(sub)
+    return parser.parse_args(["localdb", *argv])
+
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+
+FAKE_JAVA = r'''#!{python}
+"""A stand-in for `java ... CassandraDaemon`; FAKE_JAVA_MODE = serve | die | hang."""
+import os, socket, struct, sys, time
+
+mode = os.environ.get("FAKE_JAVA_MODE", "serve")
+if mode == "die":
+    print("Error: fake failure before startup", file=sys.stderr, flush=True)
+    sys.exit(1)
+if mode == "hang":
+    while True:
+        time.sleep(1)
+config = next(a for a in sys.argv if a.startswith("-Dcassandra.config=file://"))
+conf = {{}}
+for line in open(config[len("-Dcassandra.config=file://"):]):
+    if ":" in line and not line.startswith((" ", "#")):
+        k, v = line.split(":", 1)
+        conf[k.strip()] = v.strip()
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind((conf["rpc_address"], int(conf["native_transport_port"])))
+srv.listen(16)
+print("fake cassandra listening", flush=True)
+while True:
+    conn, _ = srv.accept()
+    with conn:
+        try:
+            while True:
+                head = b""
+                while len(head) < 9:
+                    chunk = conn.recv(9 - len(head))
+                    if not chunk:
+                        raise EOFError
+                    head += chunk
+                _v, _f, stream, op, length = struct.unpack(">BBhBi", head)
+                if length:
+                    conn.recv(length)
+                if op == 0x05:  # OPTIONS -> SUPPORTED (empty multimap)
+                    conn.sendall(struct.pack(">BBhBi", 0x84, 0, stream, 0x06, 2) + b"\0\0")
+                elif op == 0x01:  # STARTUP -> READY
+                    conn.sendall(struct.pack(">BBhBi", 0x84, 0, stream, 0x02, 0))
+                else:
+                    break
+        except (EOFError, OSError):
+            pass
+'''
+

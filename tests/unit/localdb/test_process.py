@@ -1,0 +1,125 @@
+"""Unit tests of turbocql.localdb.process: pid files and the daemon's life (with a fake java)."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+
+from .helpers import _dead_pid, cli, free_port, localdb, process_mod, start_args
+
+
+def test_stale_pid_file(env, capsys):
+    d = env / "node"
+    d.mkdir()
+    (d / "cassandra.pid").write_text(f"{_dead_pid()}\n")
+    assert not localdb.is_running(d)
+    assert not (d / "cassandra.pid").exists()
+    (d / "cassandra.pid").write_text(f"{_dead_pid()}\n")
+    assert cli("status", "--dir", str(d)) == 3
+    assert "not running" in capsys.readouterr().out
+    (d / "cassandra.pid").write_text("garbage\n")
+    assert cli("stop", "--dir", str(d)) == 0
+    assert "not running" in capsys.readouterr().out
+    assert not (d / "cassandra.pid").exists()
+
+
+def test_pid_file_of_an_unrelated_live_process_is_not_ours(env, capsys):
+    d = env / "node"
+    d.mkdir()
+    other = subprocess.Popen(["sleep", "30"])
+    try:
+        (d / "cassandra.pid").write_text(f"{other.pid}\n")
+        assert not localdb.is_running(d)
+        (d / "cassandra.pid").write_text(f"{other.pid}\n")
+        assert cli("stop", "--dir", str(d)) == 0
+        assert "not running" in capsys.readouterr().out
+        time.sleep(0.2)
+        assert other.poll() is None, "stop must never signal a process it did not start"
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_status_and_stop_of_missing_dir(env, capsys):
+    d = env / "nowhere"
+    assert cli("status", "--dir", str(d)) == 3
+    assert cli("stop", "--dir", str(d)) == 0
+    assert not d.exists()
+
+
+def test_start_status_idempotent_stop(fake_java, node_dir, capsys):
+    port, sport = free_port(), free_port()
+    assert cli(*start_args(node_dir, port, sport, "--heap", "1G")) == 0
+    out = capsys.readouterr().out
+    assert f"127.0.0.1:{port}" in out and "pid" in out and str(node_dir / "logs") in out
+    pid = int((node_dir / "cassandra.pid").read_text())
+    assert localdb.is_running(node_dir)
+    assert localdb.cql_answers("127.0.0.1", port)
+    assert (node_dir / "conf" / "cassandra.yaml").is_file()
+    # status
+    assert cli("status", "--dir", str(node_dir)) == 0
+    out = capsys.readouterr().out
+    assert "running" in out and str(pid) in out and "CQL answers" in out
+    # idempotent start
+    assert cli(*start_args(node_dir, port, sport)) == 0
+    assert "already running" in capsys.readouterr().out
+    assert int((node_dir / "cassandra.pid").read_text()) == pid
+    # the same dir on another port is refused, not started twice
+    assert cli(*start_args(node_dir, free_port(), sport)) == 2
+    assert "already runs" in capsys.readouterr().err
+    # the API agrees
+    node = localdb.start(node_dir, port, storage_port=sport)
+    assert (node.pid, node.port, node.already_running) == (pid, port, True)
+    assert node.log_path == node_dir / "logs" / "system.log"
+    # stop
+    assert cli("stop", "--dir", str(node_dir)) == 0
+    assert "stopped" in capsys.readouterr().out
+    assert not (node_dir / "cassandra.pid").exists()
+    assert not localdb.is_running(node_dir)
+    assert not process_mod._is_our_daemon(pid, localdb.Node(node_dir))
+    assert cli("status", "--dir", str(node_dir)) == 3
+    assert cli("stop", "--dir", str(node_dir)) == 0
+    assert "not running" in capsys.readouterr().out
+
+
+def test_api_start_returns_node(fake_java, node_dir):
+    port = free_port()
+    node = localdb.start(dir=node_dir, port=port, heap="1G", auth=True, timeout=30,
+                         storage_port=free_port())
+    try:
+        assert node.pid and node.port == port and not node.already_running
+        assert node.auth and node.log_path.parent.is_dir()
+        assert localdb.wait_for_cql("127.0.0.1", port, 5)
+        assert localdb.is_running(node_dir)
+    finally:
+        assert localdb.stop(node_dir) is True
+    assert localdb.stop(node_dir) is False
+
+
+def test_pid_file_lost_but_daemon_found(fake_java, node_dir):
+    node = localdb.start(node_dir, free_port(), storage_port=free_port())
+    (node_dir / "cassandra.pid").unlink()
+    assert localdb.is_running(node_dir)
+    assert int((node_dir / "cassandra.pid").read_text()) == node.pid
+    assert localdb.stop(node_dir)
+
+
+def test_death_during_startup_prints_log(fake_java, node_dir, monkeypatch, capsys):
+    monkeypatch.setenv("FAKE_JAVA_MODE", "die")
+    assert cli(*start_args(node_dir)) == 1
+    err = capsys.readouterr().err
+    assert "exited during startup" in err
+    assert "fake failure before startup" in err
+    assert not (node_dir / "cassandra.pid").exists()
+
+
+def test_timeout_kills_the_daemon(fake_java, node_dir, monkeypatch, capsys):
+    monkeypatch.setenv("FAKE_JAVA_MODE", "hang")
+    t0 = time.monotonic()
+    assert cli(*start_args(node_dir), "--timeout", "2") == 1
+    assert time.monotonic() - t0 < 30
+    err = capsys.readouterr().err
+    assert "did not answer CQL" in err and "within 2 s" in err
+    assert not (node_dir / "cassandra.pid").exists()
+    assert process_mod._scan_for_daemon(localdb.Node(node_dir)) is None
+
