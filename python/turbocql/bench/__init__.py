@@ -1,0 +1,61 @@
+"""``turbocql bench``: the benchmark suite, in one run, with a report.
+
+This sub-package holds the command only; the scenarios are the scripts in the source
+checkout's ``benchmarks/`` directory (found next to the package, in the current directory or
+its parents, or given with ``--benchmarks-dir``), imported and run in this order (what each
+measures, and why: benchmarks/README.md):
+
+* ``sync``     ``run_sync.py``: sync execute with 1, 2, 4, 8, 16 threads, writes and reads;
+* ``patterns`` ``run_patterns.py``: futures, callback chains, ``execute_concurrent``, the
+  pipelines and the asyncio API, writes and reads;
+* ``tuning``   ``run_tuning.py``: the pipelines' ``pipeline_tuning`` grid search;
+* ``vectors``  ``run_vectors.py``: vector ingestion.
+
+Every client runs in its own process (classic driver, turbocql, the Rust reference, and on
+request scylla-driver and acsylla) against one Cassandra. The Python peers run in their own
+virtualenvs (``benchmarks/.venvs/<client>``, created on first use by ``benchmarks/peers.py``;
+``--classic-python`` etc. to use another interpreter), turbocql with ``--python``. The server
+is by default the local one at 127.0.0.1:9042 (``$TURBOCQL_PORT``), started with
+:mod:`turbocql.localdb` if it does not answer. The server is warmed up once, first. The run
+writes, in ``--out-dir`` (default ``benchmarks/results``): ``<name>.json`` (machine
+description, versions, every result), ``<name>.md`` (the report's tables, turbocql and the
+Rust reference beside the classic driver, with ratios) and ``<name>-*.png`` plots.
+
+Modules: ``discover`` (the benchmarks directory, the runners), ``describe`` (machine and
+server description), ``server`` (starting, pinning the server; the Rust reference), ``run``
+(the run itself) and ``cli`` (the options). Like every subcommand module it imports nothing
+of the engine at import time.
+"""
+
+from __future__ import annotations
+
+from .cli import add_parser, main
+from .describe import describe_machine, describe_server
+from .discover import (
+    DEFAULT_CLIENTS,
+    LOCAL_HOSTS,
+    REQUIRED_FILES,
+    SCENARIOS,
+    SYNC_THREADS,
+    BenchError,
+    find_benchmarks_dir,
+)
+from .run import run
+from .server import ensure_server, pinned_server
+
+__all__ = [
+    "DEFAULT_CLIENTS",
+    "LOCAL_HOSTS",
+    "REQUIRED_FILES",
+    "SCENARIOS",
+    "SYNC_THREADS",
+    "BenchError",
+    "add_parser",
+    "describe_machine",
+    "describe_server",
+    "ensure_server",
+    "find_benchmarks_dir",
+    "main",
+    "pinned_server",
+    "run",
+]

@@ -1,0 +1,67 @@
+"""Where the scenarios are: the checkout's ``benchmarks/`` directory and its runners.
+
+The suite's constants (scenarios, default clients, local host names) and :class:`BenchError`
+live here too, since every other module of the sub-package uses them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from pathlib import Path
+
+SCENARIOS = ("sync", "patterns", "tuning", "vectors")
+SYNC_THREADS = "1,2,4,8,16"
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+REQUIRED_FILES = ("run_sync.py", "run_patterns.py", "run_tuning.py", "run_vectors.py",
+                  "report.py", "peers.py", "common.py")
+DEFAULT_CLIENTS = "classic,turbocql,rust"
+
+
+class BenchError(Exception):
+    """A failure with a message meant for a person (exit status 2)."""
+
+
+
+def _is_benchmarks_dir(path: Path) -> bool:
+    return all((path / f).is_file() for f in REQUIRED_FILES)
+
+
+def find_benchmarks_dir(explicit: str | os.PathLike | None = None) -> Path:
+    """The ``benchmarks/`` directory of a turbocql source checkout.
+
+    ``explicit`` (``--benchmarks-dir``) if given, else ``$TURBOCQL_BENCHMARKS_DIR``, else the
+    checkout this package was imported from (``python/turbocql/`` -> ``benchmarks/``), else
+    ``benchmarks/`` in the current directory or one of its parents.
+    """
+    if explicit is not None:
+        path = Path(explicit).expanduser().resolve()
+        if not _is_benchmarks_dir(path):
+            raise BenchError(f"{path} is not turbocql's benchmarks directory (it needs "
+                             f"{', '.join(REQUIRED_FILES)})")
+        return path
+    candidates = []
+    env = os.environ.get("TURBOCQL_BENCHMARKS_DIR")
+    if env:
+        candidates.append(Path(env).expanduser())
+    here = Path(__file__).resolve()  # python/turbocql/bench/discover.py
+    candidates += [parent / "benchmarks" for parent in here.parents[2:5]]
+    cwd = Path.cwd().resolve()
+    candidates += [d / "benchmarks" for d in (cwd, *cwd.parents)]
+    for c in candidates:
+        if _is_benchmarks_dir(c):
+            return c.resolve()
+    raise BenchError(
+        "cannot find turbocql's benchmarks/ directory: it is in the source checkout, not in "
+        "the installed package. Run it from a source checkout of turbocql, or pass "
+        "--benchmarks-dir PATH (or set TURBOCQL_BENCHMARKS_DIR).")
+
+
+def _import_runners(bdir: Path) -> dict:
+    if str(bdir) not in sys.path:
+        sys.path.insert(0, str(bdir))
+    return {name: importlib.import_module(name)
+            for name in ("run_sync", "run_patterns", "run_tuning", "run_vectors", "report",
+                         "peers", "common")}
+
