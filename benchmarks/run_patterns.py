@@ -31,31 +31,37 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as dt
-import json
 import os
-import platform
-import shutil
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import peers  # noqa: E402
-from run_sync import (  # noqa: E402  (shared helpers of the sync runner)
-    DEFAULT_RUST_BIN,
-    client_cmd,
-    clients_meta,
-    ensure_rust_bin,
-    find_server_pid,
+from common import (  # noqa: E402  (the runners' shared set-up, timing and reporting)
+    add_client_arguments,
     add_repeat_argument,
     add_reset_argument,
+    add_run_arguments,
+    add_server_arguments,
+    check_pin_client,
+    client_cmd,
+    ensure_rust_bin,
+    find_server_pid,
     fmt_num,
+    load_note,
     median_runs,
+    ops_line,
+    pin_note,
+    require_server,
     reset_table,
     run_client,
+    run_meta,
+    rust_command,
+    server_args,
     unavailable_lines,
-    wait_for_port,
     warm_up_server,
+    write_json,
 )
 
 CLIENT_PY = HERE / "clients" / "patterns.py"
@@ -203,9 +209,7 @@ def row_line(wl: str, pattern: str, r: dict, classic: dict | None, rust: dict | 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--host", default="127.0.0.1")
-    ap.add_argument("--port", type=int, default=9042)
-    ap.add_argument("--keyspace", default="turbocql_bench")
+    add_server_arguments(ap)
     ap.add_argument("--ops", type=int, default=None,
                     help="timed operations per client run (default 20000; --quick: 5000)")
     ap.add_argument("--patterns", default="all",
@@ -225,20 +229,11 @@ def main(argv: list[str] | None = None) -> int:
                          "(default 100000; --quick: 50000)")
     ap.add_argument("--read-consume", choices=["sliding", "end"], default="sliding",
                     help="ReadPipeline: consume while executing, or after (document 001)")
-    ap.add_argument("--pin-client", metavar="CPU", default=None,
-                    help="run each client under taskset -c CPU")
-    ap.add_argument("--server-pid", type=int, default=None,
-                    help="server pid for server CPU µs/op (default: found from the port)")
-    ap.add_argument("--rust-bin", type=Path, default=DEFAULT_RUST_BIN)
-    ap.add_argument("--build", action="store_true", help="cargo build the Rust reference first")
+    add_client_arguments(ap)
     peers.add_arguments(ap)
     add_repeat_argument(ap)
     add_reset_argument(ap)
-    ap.add_argument("--wait", type=float, default=0, help="seconds to wait for the server port")
-    ap.add_argument("--timeout", type=float, default=None,
-                    help="per client run, seconds (default 900; --quick: 300)")
-    ap.add_argument("--out", nargs="?", const="", default=None, metavar="PATH",
-                    help="write raw JSON (default path benchmarks/results/patterns-<date>.json)")
+    add_run_arguments(ap, "patterns", None, "per client run, seconds (default 900; --quick: 300)")
     ap.add_argument("--report", default=str(HERE / "results" / "patterns-latest.md"),
                     metavar="PATH", help="Markdown report (default %(default)s)")
     ap.add_argument("--no-report", action="store_true", help="do not write the report")
@@ -262,24 +257,18 @@ def main(argv: list[str] | None = None) -> int:
         specs = select_specs(args.patterns)
     except ValueError as e:
         ap.error(str(e))
-    if args.pin_client is not None and not shutil.which("taskset"):
-        ap.error("--pin-client needs taskset (util-linux)")
+    check_pin_client(ap, args.pin_client)
 
-    if not wait_for_port(args.host, args.port, args.wait):
-        print(f"no server at {args.host}:{args.port} "
-              "(start one with: turbocql localdb start)", file=sys.stderr)
+    if not require_server(args.host, args.port, args.wait):
         return 2
     server_pid = args.server_pid or find_server_pid(args.port)
     rust_bin = ensure_rust_bin(args.rust_bin, args.build)
     pyclients = peers.from_args(args, clients)
 
-    common = ["--host", args.host, "--port", str(args.port), "--keyspace", args.keyspace,
-              "--rows", str(args.rows)]
-    if server_pid:
-        common += ["--server-pid", str(server_pid)]
+    common = server_args(args.host, args.port, args.keyspace, server_pid, args.rows)
 
     def rust_cmd(workload: str, n: int, extra: list[str]) -> list[str]:
-        return [str(rust_bin), *common, "--workload", workload, "--ops", str(n), *extra]
+        return rust_command(rust_bin, common, workload, n, extra)
 
     warm_up_server(rust_bin, common, server_warmup, args.pin_client, timeout)
 
@@ -293,8 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         r.update(label=label, spec=spec_name, workload=wl)
         if label in pyclients:
             r["interpreter"] = pyclients[label].python
-        print(r.get("failed") or f"{r['ops_per_s']:,.0f} ops/s, "
-              f"{r['cpu_us_per_op']:.1f} µs CPU/op", file=sys.stderr, flush=True)
+        print(ops_line(r), file=sys.stderr, flush=True)
         results.append(r)
 
     def reset() -> None:
@@ -331,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
     def doc_rows(doc) -> list[tuple[str, str]]:
         return [(wl, n) for wl, names in doc if wl in workloads for n in names if n in chosen]
 
-    pin = f", client pinned to CPU {args.pin_client}" if args.pin_client else ""
+    pin = pin_note(args.pin_client)
     heading = (f"{ops:,} ops per client run (+{warmup:,} warm-up), prepared statements, "
                f"distinct keys for writes, one-row reads over {args.rows:,} keys; "
                f"single node, {os.cpu_count()} CPUs{pin}; "
@@ -342,8 +330,7 @@ def main(argv: list[str] | None = None) -> int:
                + ("table truncated and read rows rewritten before each pattern's runs; "
                   if args.reset else "")
                + f"server pid {server_pid or 'unknown'}; "
-               f"1-min load average {load_start:.1f} at the start, "
-               f"{os.getloadavg()[0]:.1f} at the end.")
+               + load_note(load_start))
     sections = []
     for title, doc in (
         ("Document 000: request patterns of the classic driver's Performance Notes (writes)",
@@ -376,18 +363,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"report: {rpath}", file=sys.stderr)
 
     if args.out is not None:
-        path = Path(args.out) if args.out else (
-            HERE / "results" / f"patterns-{dt.datetime.now():%Y-%m-%d-%H%M%S}.json")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        meta = {"date": dt.datetime.now().isoformat(timespec="seconds"),
-                "loadavg_start": load_start, "loadavg_end": os.getloadavg()[0],
-                "host": platform.node(), "cpus": os.cpu_count(),
-                "argv": sys.argv[1:] if argv is None else argv, "ops": ops, "warmup": warmup,
-                "server_warmup_ops": server_warmup, "server_pid": server_pid,
-                "python": platform.python_version(), "clients": clients_meta(pyclients),
-                "heading": heading}
-        path.write_text(json.dumps({"meta": meta, "results": results}, indent=1) + "\n")
-        print(f"raw results: {path}", file=sys.stderr)
+        meta = run_meta(sys.argv[1:] if argv is None else argv, load_start, server_pid, heading,
+                        pyclients, ops=ops, warmup=warmup, server_warmup_ops=server_warmup)
+        write_json(args.out, "patterns", meta, results)
     return 0
 
 

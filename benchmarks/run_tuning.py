@@ -24,25 +24,29 @@ Example::
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
 import os
-import platform
-import shutil
 import statistics
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from run_sync import (  # noqa: E402  (shared helpers of the sync runner)
-    DEFAULT_RUST_BIN,
+from common import (  # noqa: E402  (the runners' shared set-up, timing and reporting)
+    add_client_arguments,
+    add_run_arguments,
+    add_server_arguments,
+    check_pin_client,
     ensure_rust_bin,
     find_server_pid,
     fmt_num,
+    load_note,
+    pin_note,
+    require_server,
     run_client,
-    wait_for_port,
+    run_meta,
+    server_args,
     warm_up_server,
+    write_json,
 )
 
 CLIENT_PY = HERE / "clients" / "pipeline_tuning.py"
@@ -123,9 +127,7 @@ def markdown_tables(results: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--host", default="127.0.0.1")
-    ap.add_argument("--port", type=int, default=9042)
-    ap.add_argument("--keyspace", default="turbocql_bench")
+    add_server_arguments(ap)
     ap.add_argument("--pipelines", default="write,read", help="comma-separated: write,read")
     ap.add_argument("--ops", type=int, default=None,
                     help="requests per grid point (default 10000; --quick: 3000)")
@@ -141,16 +143,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1, help="shuffle seed of the grid order")
     ap.add_argument("--server-warmup-ops", type=int, default=0,
                     help="Rust writes and reads (120 in flight) before anything (default 0)")
-    ap.add_argument("--pin-client", metavar="CPU", default=None,
-                    help="run each client under taskset -c CPU")
-    ap.add_argument("--server-pid", type=int, default=None,
-                    help="server pid for server CPU µs/op (default: found from the port)")
-    ap.add_argument("--rust-bin", type=Path, default=DEFAULT_RUST_BIN)
+    add_client_arguments(ap, build=False)
     ap.add_argument("--python", default=sys.executable, help="interpreter for the client")
-    ap.add_argument("--wait", type=float, default=0, help="seconds to wait for the server port")
-    ap.add_argument("--timeout", type=float, default=7200, help="per pipeline, seconds")
-    ap.add_argument("--out", nargs="?", const="", default=None, metavar="PATH",
-                    help="write raw JSON (default path benchmarks/results/tuning-<date>.json)")
+    add_run_arguments(ap, "tuning", 7200, "per pipeline, seconds")
     args = ap.parse_args(argv)
 
     grid_name = "fine" if args.fine else "quick" if args.quick else "coarse"
@@ -161,17 +156,12 @@ def main(argv: list[str] | None = None) -> int:
     for p in pipelines:
         if p not in NAMES:
             ap.error(f"unknown pipeline {p!r}")
-    if args.pin_client is not None and not shutil.which("taskset"):
-        ap.error("--pin-client needs taskset (util-linux)")
+    check_pin_client(ap, args.pin_client)
 
-    if not wait_for_port(args.host, args.port, args.wait):
-        print(f"no server at {args.host}:{args.port} "
-              "(start one with: turbocql localdb start)", file=sys.stderr)
+    if not require_server(args.host, args.port, args.wait):
         return 2
     server_pid = args.server_pid or find_server_pid(args.port)
-    common = ["--host", args.host, "--port", str(args.port), "--keyspace", args.keyspace]
-    if server_pid:
-        common += ["--server-pid", str(server_pid)]
+    common = server_args(args.host, args.port, args.keyspace, server_pid)
     if args.server_warmup_ops > 0:
         warm_up_server(ensure_rust_bin(args.rust_bin, False), common + ["--rows", str(args.rows)],
                        args.server_warmup_ops, args.pin_client, args.timeout)
@@ -197,26 +187,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  failed: {r['failed']}", file=sys.stderr)
         results.append(r)
 
-    pin = f", client pinned to CPU {args.pin_client}" if args.pin_client else ""
+    pin = pin_note(args.pin_client)
     heading = (f"pipeline_tuning on turbocql: {ops:,} requests per grid point (+{args.warmup:,} "
                f"warm-up), grid points in shuffled order; single node, {os.cpu_count()} CPUs"
-               f"{pin}; server pid {server_pid or 'unknown'}; 1-min load average "
-               f"{load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end.")
+               f"{pin}; server pid {server_pid or 'unknown'}; " + load_note(load_start))
     print(f"\n{heading}\n\n{markdown_tables(results)}")
 
     if args.out is not None:
-        path = Path(args.out) if args.out else (
-            HERE / "results" / f"tuning-{dt.datetime.now():%Y-%m-%d-%H%M%S}.json")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        meta = {"date": dt.datetime.now().isoformat(timespec="seconds"),
-                "loadavg_start": load_start, "loadavg_end": os.getloadavg()[0],
-                "host": platform.node(), "cpus": os.cpu_count(),
-                "argv": sys.argv[1:] if argv is None else argv, "ops": ops, "grid": grid_name,
-                "in_flight_grid": in_flight_grid, "buffer_grid": buffer_grid,
-                "server_pid": server_pid, "python": platform.python_version(),
-                "heading": heading}
-        path.write_text(json.dumps({"meta": meta, "results": results}, indent=1) + "\n")
-        print(f"raw results: {path}", file=sys.stderr)
+        meta = run_meta(sys.argv[1:] if argv is None else argv, load_start, server_pid, heading,
+                        ops=ops, grid=grid_name, in_flight_grid=in_flight_grid,
+                        buffer_grid=buffer_grid)
+        write_json(args.out, "tuning", meta, results)
     return 0
 
 

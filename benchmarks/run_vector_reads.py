@@ -17,13 +17,15 @@ import argparse
 import os
 import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import add_server_arguments  # noqa: E402  (the runners' shared options)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--host", default="127.0.0.1")
-    ap.add_argument("--port", type=int, default=9042)
-    ap.add_argument("--keyspace", default="turbocql_bench")
+    add_server_arguments(ap)
     ap.add_argument("--rows", type=int, default=20000)
     ap.add_argument("--dim", type=int, default=768)
     ap.add_argument("--fetch-size", type=int, default=1000)

@@ -18,28 +18,31 @@ Example::
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
 import os
-import platform
-import shutil
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import peers  # noqa: E402
-from run_sync import (  # noqa: E402  (shared helpers of the sync runner)
-    DEFAULT_RUST_BIN,
+from common import (  # noqa: E402  (the runners' shared set-up, timing and reporting)
+    add_client_arguments,
+    add_run_arguments,
+    add_server_arguments,
+    check_pin_client,
     client_cmd,
-    clients_meta,
     ensure_rust_bin,
     find_server_pid,
     fmt_num,
+    load_note,
+    pin_note,
+    require_server,
     run_client,
-    unavailable_lines,
-    wait_for_port,
+    run_meta,
+    server_args,
     warm_up_server,
+    with_unavailable,
+    write_json,
 )
 
 CLIENT_PY = HERE / "clients" / "vectors.py"
@@ -88,9 +91,7 @@ def markdown_table(results: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--host", default="127.0.0.1")
-    ap.add_argument("--port", type=int, default=9042)
-    ap.add_argument("--keyspace", default="turbocql_bench")
+    add_server_arguments(ap)
     ap.add_argument("--rows", type=int, default=None,
                     help="rows per timed run (default 100000; --quick: 5000)")
     ap.add_argument("--dim", type=int, default=768)
@@ -106,17 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--server-warmup-ops", type=int, default=0,
                     help="Rust writes and reads before anything (default 0: the vector "
                          "warm-up rows of each client warm the write path)")
-    ap.add_argument("--pin-client", metavar="CPU", default=None,
-                    help="run each client under taskset -c CPU")
-    ap.add_argument("--server-pid", type=int, default=None,
-                    help="server pid for server CPU µs/row (default: found from the port)")
-    ap.add_argument("--rust-bin", type=Path, default=DEFAULT_RUST_BIN)
-    ap.add_argument("--build", action="store_true", help="cargo build the Rust reference first")
+    add_client_arguments(ap, per="row")
     peers.add_arguments(ap)
-    ap.add_argument("--wait", type=float, default=0, help="seconds to wait for the server port")
-    ap.add_argument("--timeout", type=float, default=3600, help="per client run, seconds")
-    ap.add_argument("--out", nargs="?", const="", default=None, metavar="PATH",
-                    help="write raw JSON (default path benchmarks/results/vectors-<date>.json)")
+    add_run_arguments(ap, "vectors", 3600)
     args = ap.parse_args(argv)
 
     rows = args.rows or (5_000 if args.quick else 100_000)
@@ -132,19 +125,14 @@ def main(argv: list[str] | None = None) -> int:
     for i in inputs:
         if i not in ("list", "numpy", "columns"):
             ap.error(f"unknown input {i!r}")
-    if args.pin_client is not None and not shutil.which("taskset"):
-        ap.error("--pin-client needs taskset (util-linux)")
+    check_pin_client(ap, args.pin_client)
 
-    if not wait_for_port(args.host, args.port, args.wait):
-        print(f"no server at {args.host}:{args.port} "
-              "(start one with: turbocql localdb start)", file=sys.stderr)
+    if not require_server(args.host, args.port, args.wait):
         return 2
     server_pid = args.server_pid or find_server_pid(args.port)
     rust_bin = ensure_rust_bin(args.rust_bin, args.build) if "rust" in clients else None
     pyclients = peers.from_args(args, clients)
-    common = ["--host", args.host, "--port", str(args.port), "--keyspace", args.keyspace]
-    if server_pid:
-        common += ["--server-pid", str(server_pid)]
+    common = server_args(args.host, args.port, args.keyspace, server_pid)
     warm_up_server(rust_bin, common, args.server_warmup_ops, args.pin_client, args.timeout)
 
     shape = ["--dim", str(args.dim), "--runs", str(args.runs),
@@ -176,33 +164,20 @@ def main(argv: list[str] | None = None) -> int:
             "--warmup", str(args.warmup_rows), "--pattern", "concurrent"],
             "Rust reference not built")
 
-    pin = f", client pinned to CPU {args.pin_client}" if args.pin_client else ""
+    pin = pin_note(args.pin_client)
     heading = (f"{rows:,} rows of vector<float, {args.dim}> per timed run, {args.runs} runs "
                f"(TRUNCATE before each), {args.warmup_rows:,} warm-up rows, prepared INSERT at "
                f"CL ONE, all rows in one execute_concurrent_with_args call with concurrency "
                f"{args.concurrency}; single node, {os.cpu_count()} CPUs{pin}; server pid "
-               f"{server_pid or 'unknown'}; 1-min load average {load_start:.1f} at the start, "
-               f"{os.getloadavg()[0]:.1f} at the end.")
-    table = markdown_table(results)
-    missing = unavailable_lines(pyclients)
-    if missing:
-        table += "\n\n" + missing
+               f"{server_pid or 'unknown'}; " + load_note(load_start))
+    table = with_unavailable(markdown_table(results), pyclients)
     print(f"\n{heading}\n\n{table}")
 
     if args.out is not None:
-        path = Path(args.out) if args.out else (
-            HERE / "results" / f"vectors-{dt.datetime.now():%Y-%m-%d-%H%M%S}.json")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        meta = {"date": dt.datetime.now().isoformat(timespec="seconds"),
-                "loadavg_start": load_start, "loadavg_end": os.getloadavg()[0],
-                "host": platform.node(), "cpus": os.cpu_count(),
-                "argv": sys.argv[1:] if argv is None else argv, "rows": rows, "dim": args.dim,
-                "runs": args.runs, "warmup_rows": args.warmup_rows,
-                "concurrency": args.concurrency, "server_pid": server_pid,
-                "python": platform.python_version(), "clients": clients_meta(pyclients),
-                "heading": heading}
-        path.write_text(json.dumps({"meta": meta, "results": results}, indent=1) + "\n")
-        print(f"raw results: {path}", file=sys.stderr)
+        meta = run_meta(sys.argv[1:] if argv is None else argv, load_start, server_pid, heading,
+                        pyclients, rows=rows, dim=args.dim, runs=args.runs,
+                        warmup_rows=args.warmup_rows, concurrency=args.concurrency)
+        write_json(args.out, "vectors", meta, results)
     return 0
 
 
