@@ -1,18 +1,18 @@
-"""Request-pattern benchmark runner: seed documents 000 and 001, classic vs turbocql vs Rust.
+"""Request-pattern benchmark runner: classic vs turbocql vs Rust (benchmarks/README.md).
 
 In one run, after warming the server up with the Rust client, it runs for each workload
 (``--workloads write,read``) and each request pattern (``--patterns``) the classic driver and
 turbocql (``clients/patterns.py --driver cassandra|turbocql``), each in its own subprocess,
 one after the other, plus once per workload the pure-Rust reference with 120 requests in
 flight (``rust_ref --pattern concurrent --concurrency 120``), the reference row of every
-in-flight pattern. It prints one Markdown table per seed document:
+in-flight pattern. It prints two Markdown tables (their origin: benchmarks/README.md):
 
-* document 000 (the classic driver's "Performance Notes"): the write workload of batched,
-  queued and unthrottled futures, callback chains (120, 250, 500), ``execute_concurrent``
-  (a list, and a generator with ``results_generator=True``);
-* document 001 (the pipeline benchmark): the same patterns in read mode, plus
-  ``WritePipeline`` and ``ReadPipeline``, with document 001's write rows repeated beside the
-  write pipeline (same runs, not run twice);
+* the request patterns of the classic driver's "Performance Notes": the write workload of
+  batched, queued and unthrottled futures, callback chains (120, 250, 500),
+  ``execute_concurrent`` (a list, and a generator with ``results_generator=True``);
+* the pipeline benchmark: the same patterns in read mode, plus ``WritePipeline`` and
+  ``ReadPipeline``, with its write rows repeated beside the write pipeline (same runs, not
+  run twice);
 
 with turbocql's asyncio API as an extra row in both. Columns: ops/s, client CPU µs/op, server
 CPU µs/op, p50/p99 latency, peak RSS of the client process, ops/s relative to the classic
@@ -121,7 +121,7 @@ SPECS = [
 ]
 SPEC_BY_NAME = {s.name: s for s in SPECS}
 
-# Table rows per seed document: (workload, pattern names in the document's order).
+# Rows of the two tables (benchmarks/README.md): (workload, pattern names in the table's order).
 DOC_000 = [("write", ["batched_futures", "queued_futures", "unthrottled_futures",
                       "callback_chain:120", "callback_chain:250", "callback_chain:500",
                       "execute_concurrent", "execute_concurrent_gen",

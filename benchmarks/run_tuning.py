@@ -1,12 +1,13 @@
-"""``pipeline_tuning`` runner (seed document 001): the best pipeline parameters on this server.
+"""``pipeline_tuning`` runner (benchmarks/README.md): the best pipeline parameters on this server.
 
 Runs ``clients/pipeline_tuning.py`` on turbocql for ``WritePipeline`` and ``ReadPipeline``
 (``--pipelines write,read``), each in its own subprocess, over a grid of in-flight requests ×
 buffer sizes (``max_unsent_write_requests`` / ``max_unconsumed_read_responses``), and reports,
-as document 001's ``pipeline_tuning.py`` did, the average of the parameters of the 10 fastest
-grid points, next to the fastest point, the default parameters' point and the spread.
+as the original ``pipeline_tuning.py`` did (benchmarks/README.md), the average of the
+parameters of the 10 fastest grid points, next to the fastest point, the default parameters'
+point and the spread.
 
-Grids (values inside document 001's ranges: in-flight 100..4900, buffer 100..49900):
+Grids (values inside the original's ranges: in-flight 100..4900, buffer 100..49900):
 
 * default (coarse): in-flight 100, 200, 500, 1000, 2500, 4900 × buffer 100, 400, 2000,
   10000, 40000, 49900 (36 points per pipeline);
@@ -58,7 +59,7 @@ GRIDS = {
 DEFAULTS = {"write": (100, 40000), "read": (100, 400)}  # the objects' default parameters
 NAMES = {"write": "WritePipeline", "read": "ReadPipeline"}
 BUFFER_NAMES = {"write": "max_unsent_write_requests", "read": "max_unconsumed_read_responses"}
-TOP = 10  # document 001 averaged the parameters of the 10 fastest runs
+TOP = 10  # the original pipeline_tuning averaged the parameters of the 10 fastest runs
 
 
 def summarize(r: dict, top: int = TOP) -> dict:

@@ -1,4 +1,4 @@
-"""Vector-ingestion runner (seed document 004): classic driver vs turbocql vs Rust.
+"""Vector-ingestion runner (benchmarks/README.md): classic driver vs turbocql vs Rust.
 
 For each input format (``--inputs list,numpy``) it runs ``clients/vectors.py`` with the classic
 driver and with turbocql, each in its own subprocess, then the pure-Rust reference
