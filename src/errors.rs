@@ -12,10 +12,7 @@ use pyo3::types::PyDict;
 use std::time::Duration;
 
 use crate::pyrefs::{self, Exc};
-use scylla::errors::{
-    ConnectionPoolError, DbError, ExecutionError, NewSessionError, PrepareError, RequestAttemptError,
-    UseKeyspaceError,
-};
+use scylla::errors::{ConnectionPoolError, DbError, ExecutionError, NewSessionError, PrepareError, RequestAttemptError, UseKeyspaceError};
 
 /// Builds an instance of the classic driver's exception class `exc`.
 pub fn make<'py>(py: Python<'py>, exc: Exc, args: impl pyo3::call::PyCallArgs<'py>, kwargs: Option<&Bound<'py, PyDict>>) -> PyErr {
@@ -53,12 +50,9 @@ pub fn db_error(py: Python<'_>, err: &DbError, msg: &str) -> PyErr {
             let kw = kwargs(py, &[("keyspace", s(keyspace)), ("table", if table.is_empty() { py.None().into_bound(py) } else { s(table) })]);
             make(py, Exc::AlreadyExists, (), Some(&kw))
         }
-        DbError::FunctionFailure { keyspace, function, arg_types } => make(
-            py,
-            Exc::FunctionFailure,
-            (server_message(0x1400, "Function failure", msg), keyspace.clone(), function.clone(), arg_types.clone()),
-            None,
-        ),
+        DbError::FunctionFailure { keyspace, function, arg_types } => {
+            make(py, Exc::FunctionFailure, (server_message(0x1400, "Function failure", msg), keyspace.clone(), function.clone(), arg_types.clone()), None)
+        }
         DbError::AuthenticationError => make(py, Exc::AuthenticationFailed, (server_message(0x0100, "Bad credentials", msg),), None),
         DbError::Unauthorized => make(py, Exc::Unauthorized, (server_message(0x2100, "Unauthorized", msg),), None),
         DbError::ConfigError => make(py, Exc::ConfigurationException, (server_message(0x2300, "Query invalid because of configuration issue", msg),), None),
@@ -67,41 +61,53 @@ pub fn db_error(py: Python<'_>, err: &DbError, msg: &str) -> PyErr {
             make(py, Exc::Unavailable, (server_message(0x1000, "Unavailable exception", msg),), Some(&kw))
         }
         DbError::ReadTimeout { consistency, received, required, data_present } => {
-            let kw = kwargs(py, &[
-                ("consistency", i(*consistency as i32)),
-                ("required_responses", i(*required)),
-                ("received_responses", i(*received)),
-                ("data_retrieved", b(*data_present)),
-            ]);
+            let kw = kwargs(
+                py,
+                &[
+                    ("consistency", i(*consistency as i32)),
+                    ("required_responses", i(*required)),
+                    ("received_responses", i(*received)),
+                    ("data_retrieved", b(*data_present)),
+                ],
+            );
             make(py, Exc::ReadTimeout, (server_message(0x1200, "Coordinator node timed out waiting for replica nodes' responses", msg),), Some(&kw))
         }
         DbError::WriteTimeout { consistency, received, required, write_type } => {
-            let kw = kwargs(py, &[
-                ("consistency", i(*consistency as i32)),
-                ("required_responses", i(*required)),
-                ("received_responses", i(*received)),
-                ("write_type", s(write_type.as_str())),
-            ]);
+            let kw = kwargs(
+                py,
+                &[
+                    ("consistency", i(*consistency as i32)),
+                    ("required_responses", i(*required)),
+                    ("received_responses", i(*received)),
+                    ("write_type", s(write_type.as_str())),
+                ],
+            );
             make(py, Exc::WriteTimeout, (server_message(0x1100, "Coordinator node timed out waiting for replica nodes' responses", msg),), Some(&kw))
         }
         DbError::ReadFailure { consistency, received, required, numfailures, data_present } => {
-            let kw = kwargs(py, &[
-                ("consistency", i(*consistency as i32)),
-                ("required_responses", i(*required)),
-                ("received_responses", i(*received)),
-                ("failures", i(*numfailures)),
-                ("data_retrieved", b(*data_present)),
-            ]);
+            let kw = kwargs(
+                py,
+                &[
+                    ("consistency", i(*consistency as i32)),
+                    ("required_responses", i(*required)),
+                    ("received_responses", i(*received)),
+                    ("failures", i(*numfailures)),
+                    ("data_retrieved", b(*data_present)),
+                ],
+            );
             make(py, Exc::ReadFailure, (server_message(0x1300, "Replica(s) failed to execute read", msg),), Some(&kw))
         }
         DbError::WriteFailure { consistency, received, required, numfailures, write_type } => {
-            let kw = kwargs(py, &[
-                ("consistency", i(*consistency as i32)),
-                ("required_responses", i(*required)),
-                ("received_responses", i(*received)),
-                ("failures", i(*numfailures)),
-                ("write_type", s(write_type.as_str())),
-            ]);
+            let kw = kwargs(
+                py,
+                &[
+                    ("consistency", i(*consistency as i32)),
+                    ("required_responses", i(*required)),
+                    ("received_responses", i(*received)),
+                    ("failures", i(*numfailures)),
+                    ("write_type", s(write_type.as_str())),
+                ],
+            );
             make(py, Exc::WriteFailure, (server_message(0x1500, "Replica(s) failed to execute write", msg),), Some(&kw))
         }
         DbError::Overloaded => make(py, Exc::OverloadedErrorMessage, (server_message(0x1001, "Coordinator node overloaded", msg),), None),
@@ -124,14 +130,8 @@ pub fn no_host(py: Python<'_>, message: &str, host: &str, cause: &str) -> PyErr 
 
 /// A client-side timeout, as `OperationTimedOut`.
 pub fn timed_out(py: Python<'_>, timeout: Duration, host: &str) -> PyErr {
-    let msg = format!(
-        "Client request timeout after {:.3} s. See Session.execute[_async](timeout)",
-        timeout.as_secs_f64()
-    );
-    let kw = kwargs(py, &[
-        ("errors", msg.into_pyobject(py).unwrap().into_any()),
-        ("last_host", host.into_pyobject(py).unwrap().into_any()),
-    ]);
+    let msg = format!("Client request timeout after {:.3} s. See Session.execute[_async](timeout)", timeout.as_secs_f64());
+    let kw = kwargs(py, &[("errors", msg.into_pyobject(py).unwrap().into_any()), ("last_host", host.into_pyobject(py).unwrap().into_any())]);
     make(py, Exc::OperationTimedOut, (), Some(&kw))
 }
 

@@ -64,11 +64,7 @@ static RUNTIME: ForkLocal<Runtime> = ForkLocal::new();
 
 /// Number of tokio worker threads, from `TURBOCQL_IO_THREADS` (1 to 64, default 1).
 fn worker_threads() -> usize {
-    std::env::var("TURBOCQL_IO_THREADS")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|n| (1..=64).contains(n))
-        .unwrap_or(1)
+    std::env::var("TURBOCQL_IO_THREADS").ok().and_then(|v| v.trim().parse::<usize>().ok()).filter(|n| (1..=64).contains(n)).unwrap_or(1)
 }
 
 /// The process-wide runtime, created on first use.

@@ -69,22 +69,40 @@ class Session:
     def __init__(self, session):
         self._session = session
         # What session.execute(...) calls: no Python frame per call (see Session.execute).
-        object.__setattr__(self, "_engine_execute", _engine.AioExecute(session._build_request, AsyncResultSet, _loop_queue))
+        object.__setattr__(
+            self, "_engine_execute", _engine.AioExecute(session._build_request, AsyncResultSet, _loop_queue)
+        )
 
     @property
     def sync_session(self):
         return self._session
 
     def __getattr__(self, name):
-        if name in ("row_factory", "client_protocol_handler", "default_timeout", "default_consistency_level",
-                    "default_serial_consistency_level", "default_fetch_size", "keyspace", "encoder",
-                    "cluster", "is_shutdown", "hosts"):
+        if name in (
+            "row_factory",
+            "client_protocol_handler",
+            "default_timeout",
+            "default_consistency_level",
+            "default_serial_consistency_level",
+            "default_fetch_size",
+            "keyspace",
+            "encoder",
+            "cluster",
+            "is_shutdown",
+            "hosts",
+        ):
             return getattr(self._session, name)
         raise AttributeError(name)
 
     def __setattr__(self, name, value):
-        if name in ("row_factory", "client_protocol_handler", "default_timeout", "default_consistency_level",
-                    "default_serial_consistency_level", "default_fetch_size"):
+        if name in (
+            "row_factory",
+            "client_protocol_handler",
+            "default_timeout",
+            "default_consistency_level",
+            "default_serial_consistency_level",
+            "default_fetch_size",
+        ):
             setattr(self._session, name, value)
         else:
             object.__setattr__(self, name, value)
@@ -114,13 +132,18 @@ class Session:
         requests in flight on its own thread; the loop is free meanwhile."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
-            None, lambda: execute_concurrent(self._session, statements_and_parameters, concurrency, raise_on_first_error))
+            None,
+            lambda: execute_concurrent(self._session, statements_and_parameters, concurrency, raise_on_first_error),
+        )
 
     async def execute_concurrent_with_args(self, statement, parameters, concurrency=100, raise_on_first_error=True):
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
-            None, lambda: execute_concurrent_with_args(self._session, statement, parameters,
-                                                       concurrency=concurrency, raise_on_first_error=raise_on_first_error))
+            None,
+            lambda: execute_concurrent_with_args(
+                self._session, statement, parameters, concurrency=concurrency, raise_on_first_error=raise_on_first_error
+            ),
+        )
 
     async def shutdown(self):
         self._session.shutdown()
@@ -132,7 +155,8 @@ class Session:
         await self.shutdown()
 
 
-_queues = {}
+# id(loop) -> (weakref to the loop, weakref to its LoopQueue)
+_queues: dict[int, tuple[weakref.ref, weakref.ref]] = {}
 
 
 def _loop_queue(loop):
@@ -147,7 +171,8 @@ def _loop_queue(loop):
             return q
     q = _engine.LoopQueue()
     loop.add_reader(q.fileno(), q.drain)
-    ref = weakref.ref(loop, lambda _r, key=id(loop): _queues.pop(key, None))
+    # The key is bound now, while the loop lives (the callback runs once it is gone).
+    ref = weakref.ref(loop, lambda _r, key=id(loop): _queues.pop(key, None))  # noqa: B008
     _queues[id(loop)] = (ref, weakref.ref(q))
     return q
 

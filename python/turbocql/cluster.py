@@ -13,18 +13,41 @@ import uuid
 from collections import namedtuple
 
 from turbocql import (  # noqa: F401 - classic names re-exported from turbocql.cluster
-    AlreadyExists, AuthenticationFailed, ConfigurationException, ConsistencyLevel,
-    DriverException, FunctionFailure, InvalidRequest, OperationTimedOut, ReadFailure,
-    ReadTimeout, Unauthorized, Unavailable, UnsupportedOperation, WriteFailure, WriteTimeout,
+    AlreadyExists,
+    AuthenticationFailed,
+    ConfigurationException,
+    ConsistencyLevel,
+    DriverException,
+    FunctionFailure,
+    InvalidRequest,
+    OperationTimedOut,
     ProtocolVersion,
+    ReadFailure,
+    ReadTimeout,
+    Unauthorized,
+    Unavailable,
+    UnsupportedOperation,
+    WriteFailure,
+    WriteTimeout,
+    _engine,
+    protocol,
+    util,
 )
-from turbocql import _engine, protocol, util
 from turbocql.auth import AuthProvider, PlainTextAuthProvider
 from turbocql.connection import ConnectionException
 from turbocql.encoder import Encoder
 from turbocql.query import (
-    FETCH_SIZE_UNSET, UNSET_VALUE, BatchStatement, BoundStatement, PreparedStatement,
-    QueryTrace, SimpleStatement, Statement, named_tuple_factory, dict_factory, tuple_factory, numpy_factory,
+    FETCH_SIZE_UNSET,
+    UNSET_VALUE,
+    BatchStatement,
+    BoundStatement,
+    PreparedStatement,
+    QueryTrace,
+    SimpleStatement,
+    dict_factory,
+    named_tuple_factory,
+    numpy_factory,
+    tuple_factory,
 )
 
 
@@ -53,10 +76,17 @@ class ExecutionProfile:
     are the engine's (token-aware, datacenter-aware); ``consistency_level``,
     ``serial_consistency_level``, ``request_timeout`` and ``row_factory`` apply."""
 
-    def __init__(self, load_balancing_policy=None, retry_policy=None,
-                 consistency_level=ConsistencyLevel.LOCAL_ONE, serial_consistency_level=None,
-                 request_timeout=10.0, row_factory=named_tuple_factory, speculative_execution_policy=None,
-                 continuous_paging_options=None):
+    def __init__(
+        self,
+        load_balancing_policy=None,
+        retry_policy=None,
+        consistency_level=ConsistencyLevel.LOCAL_ONE,
+        serial_consistency_level=None,
+        request_timeout=10.0,
+        row_factory=named_tuple_factory,
+        speculative_execution_policy=None,
+        continuous_paging_options=None,
+    ):
         self.load_balancing_policy = load_balancing_policy
         self.retry_policy = retry_policy
         self.consistency_level = consistency_level
@@ -66,7 +96,7 @@ class ExecutionProfile:
         self.speculative_execution_policy = speculative_execution_policy
 
 
-_UDT_CLASSES = {}
+_UDT_CLASSES: dict[tuple, type] = {}
 
 
 def _make_udt(keyspace, name, field_names, values):
@@ -92,19 +122,50 @@ class Cluster:
     as attributes; see the README's migration notes.
     """
 
-    def __init__(self, contact_points=_NOT_SET, port=9042, compression=True, auth_provider=None,
-                 load_balancing_policy=None, reconnection_policy=None, default_retry_policy=None,
-                 conviction_policy_factory=None, metrics_enabled=False, connection_class=None,
-                 ssl_options=None, sockopts=None, cql_version=None, protocol_version=_NOT_SET,
-                 executor_threads=2, max_schema_agreement_wait=10, control_connection_timeout=2.0,
-                 idle_heartbeat_interval=30, schema_event_refresh_window=2,
-                 topology_event_refresh_window=10, connect_timeout=5, schema_metadata_enabled=True,
-                 token_metadata_enabled=True, address_translator=None, status_event_refresh_window=2,
-                 prepare_on_all_hosts=True, reprepare_on_up=True, execution_profiles=None,
-                 allow_beta_protocol_version=False, timestamp_generator=None, idle_heartbeat_timeout=30,
-                 no_compact=False, ssl_context=None, endpoint_factory=None, application_name=None,
-                 application_version=None, monitor_reporting_enabled=True, monitor_reporting_interval=30,
-                 client_id=None, cloud=None, column_encryption_policy=None):
+    def __init__(
+        self,
+        contact_points=_NOT_SET,
+        port=9042,
+        compression=True,
+        auth_provider=None,
+        load_balancing_policy=None,
+        reconnection_policy=None,
+        default_retry_policy=None,
+        conviction_policy_factory=None,
+        metrics_enabled=False,
+        connection_class=None,
+        ssl_options=None,
+        sockopts=None,
+        cql_version=None,
+        protocol_version=_NOT_SET,
+        executor_threads=2,
+        max_schema_agreement_wait=10,
+        control_connection_timeout=2.0,
+        idle_heartbeat_interval=30,
+        schema_event_refresh_window=2,
+        topology_event_refresh_window=10,
+        connect_timeout=5,
+        schema_metadata_enabled=True,
+        token_metadata_enabled=True,
+        address_translator=None,
+        status_event_refresh_window=2,
+        prepare_on_all_hosts=True,
+        reprepare_on_up=True,
+        execution_profiles=None,
+        allow_beta_protocol_version=False,
+        timestamp_generator=None,
+        idle_heartbeat_timeout=30,
+        no_compact=False,
+        ssl_context=None,
+        endpoint_factory=None,
+        application_name=None,
+        application_version=None,
+        monitor_reporting_enabled=True,
+        monitor_reporting_interval=30,
+        client_id=None,
+        cloud=None,
+        column_encryption_policy=None,
+    ):
         if contact_points is _NOT_SET:
             contact_points = ["127.0.0.1"]
         if isinstance(contact_points, str):
@@ -123,7 +184,9 @@ class Cluster:
                 raise TypeError("auth_provider must implement turbocql.auth.AuthProvider")
         self.auth_provider = auth_provider
         if ssl_context is not None or ssl_options is not None:
-            raise UnsupportedOperation("TLS (ssl_context / ssl_options) is not supported by this version of turbocql yet")
+            raise UnsupportedOperation(
+                "TLS (ssl_context / ssl_options) is not supported by this version of turbocql yet"
+            )
         if cloud is not None:
             raise UnsupportedOperation("cloud (secure connect bundles) is not supported")
         if protocol_version is not _NOT_SET and protocol_version not in (3, 4, 5, 6):
@@ -155,7 +218,11 @@ class Cluster:
             return None, None
         if isinstance(ap, PlainTextAuthProvider):
             return ap.username, ap.password
-        authenticator = ap.new_authenticator(self.contact_points[0]) if hasattr(ap, "new_authenticator") else ap(self.contact_points[0])
+        authenticator = (
+            ap.new_authenticator(self.contact_points[0])
+            if hasattr(ap, "new_authenticator")
+            else ap(self.contact_points[0])
+        )
         if hasattr(authenticator, "username") and hasattr(authenticator, "password"):
             return authenticator.username, authenticator.password
         raise UnsupportedOperation("only username/password authentication (PlainTextAuthProvider) is supported")
@@ -170,8 +237,14 @@ class Cluster:
             raise DriverException("Cluster is already shut down")
         username, password = self._credentials()
         engine_session = _engine.connect(
-            [str(cp) for cp in self.contact_points], self.port, username, password, keyspace,
-            self.compression, float(self.connect_timeout))
+            [str(cp) for cp in self.contact_points],
+            self.port,
+            username,
+            password,
+            keyspace,
+            self.compression,
+            float(self.connect_timeout),
+        )
         session = Session(self, engine_session)
         self.sessions.append(session)
         return session
@@ -247,8 +320,18 @@ class Session:
     def is_shutdown(self):
         return self._session.is_shutdown
 
-    def execute(self, query, parameters=None, timeout=_NOT_SET, trace=False, custom_payload=None,
-                execution_profile=EXEC_PROFILE_DEFAULT, paging_state=None, host=None, execute_as=None):
+    def execute(
+        self,
+        query,
+        parameters=None,
+        timeout=_NOT_SET,
+        trace=False,
+        custom_payload=None,
+        execution_profile=EXEC_PROFILE_DEFAULT,
+        paging_state=None,
+        host=None,
+        execute_as=None,
+    ):
         """Executes ``query`` and waits (GIL released) for its :class:`ResultSet`.
 
         ``query`` is a str, SimpleStatement, PreparedStatement, BoundStatement or
@@ -264,8 +347,18 @@ class Session:
 
     execute = _engine.EngineMethod(execute, "_engine_execute")
 
-    def execute_async(self, query, parameters=None, trace=False, custom_payload=None, timeout=_NOT_SET,
-                      execution_profile=EXEC_PROFILE_DEFAULT, paging_state=None, host=None, execute_as=None):
+    def execute_async(
+        self,
+        query,
+        parameters=None,
+        trace=False,
+        custom_payload=None,
+        timeout=_NOT_SET,
+        execution_profile=EXEC_PROFILE_DEFAULT,
+        paging_state=None,
+        host=None,
+        execute_as=None,
+    ):
         """Starts ``query`` and returns a :class:`ResponseFuture` at once.
 
         Bad values raise here, before anything is sent. The request runs in the engine;
@@ -480,26 +573,59 @@ def _bootstrap_engine():
     objects = {
         name: getattr(turbocql, name)
         for name in (
-            "DriverException", "InvalidRequest", "AlreadyExists", "FunctionFailure",
-            "AuthenticationFailed", "Unauthorized", "ConfigurationException", "Unavailable",
-            "ReadTimeout", "WriteTimeout", "ReadFailure", "WriteFailure", "OperationTimedOut",
+            "DriverException",
+            "InvalidRequest",
+            "AlreadyExists",
+            "FunctionFailure",
+            "AuthenticationFailed",
+            "Unauthorized",
+            "ConfigurationException",
+            "Unavailable",
+            "ReadTimeout",
+            "WriteTimeout",
+            "ReadFailure",
+            "WriteFailure",
+            "OperationTimedOut",
         )
     }
-    for name in ("SyntaxException", "OverloadedErrorMessage", "IsBootstrappingErrorMessage",
-                 "TruncateError", "ProtocolException", "PreparedQueryNotFound", "ServerError"):
+    for name in (
+        "SyntaxException",
+        "OverloadedErrorMessage",
+        "IsBootstrappingErrorMessage",
+        "TruncateError",
+        "ProtocolException",
+        "PreparedQueryNotFound",
+        "ServerError",
+    ):
         objects[name] = getattr(protocol, name)
     objects.update(
-        NoHostAvailable=NoHostAvailable, ConnectionException=ConnectionException,
+        NoHostAvailable=NoHostAvailable,
+        ConnectionException=ConnectionException,
         QueryExhausted=QueryExhausted,
-        UNSET_VALUE=UNSET_VALUE, UUID=uuid.UUID, Decimal=decimal.Decimal,
-        Date=util.Date, Time=util.Time, Duration=util.Duration, SortedSet=util.SortedSet,
-        OrderedMap=util.OrderedMap, make_udt=_make_udt, row_class=_row_class,
-        PreparedStatement=PreparedStatement, BoundStatement=BoundStatement,
-        SimpleStatement=SimpleStatement, BatchStatement=BatchStatement,
-        FETCH_SIZE_UNSET=FETCH_SIZE_UNSET, NOT_SET=_NOT_SET, bind_params=bind_params,
-        numpy_factory=numpy_factory, NumpyProtocolHandler=protocol.NumpyProtocolHandler,
-        named_rows=named_tuple_factory, ResultSet=ResultSet, cluster_log=log,
-        asyncio_Future=asyncio.Future, asyncio_CancelledError=asyncio.CancelledError,
+        UNSET_VALUE=UNSET_VALUE,
+        UUID=uuid.UUID,
+        Decimal=decimal.Decimal,
+        Date=util.Date,
+        Time=util.Time,
+        Duration=util.Duration,
+        SortedSet=util.SortedSet,
+        OrderedMap=util.OrderedMap,
+        make_udt=_make_udt,
+        row_class=_row_class,
+        PreparedStatement=PreparedStatement,
+        BoundStatement=BoundStatement,
+        SimpleStatement=SimpleStatement,
+        BatchStatement=BatchStatement,
+        FETCH_SIZE_UNSET=FETCH_SIZE_UNSET,
+        NOT_SET=_NOT_SET,
+        bind_params=bind_params,
+        numpy_factory=numpy_factory,
+        NumpyProtocolHandler=protocol.NumpyProtocolHandler,
+        named_rows=named_tuple_factory,
+        ResultSet=ResultSet,
+        cluster_log=log,
+        asyncio_Future=asyncio.Future,
+        asyncio_CancelledError=asyncio.CancelledError,
         asyncio_InvalidStateError=asyncio.InvalidStateError,
         asyncio_get_running_loop=asyncio.get_running_loop,
     )

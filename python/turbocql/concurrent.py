@@ -10,7 +10,7 @@ run in bounded memory; with ``results_generator=True`` results are streamed too.
 from collections import namedtuple
 from itertools import repeat  # noqa: F401 - kept for callers that import it from here
 
-from turbocql.cluster import EXEC_PROFILE_DEFAULT, ResultSet, _NOT_SET
+from turbocql.cluster import _NOT_SET, EXEC_PROFILE_DEFAULT, ResultSet
 from turbocql.query import BatchStatement, BoundStatement, PreparedStatement
 
 ExecutionResult = namedtuple("ExecutionResult", ["success", "result_or_exc"])
@@ -25,15 +25,20 @@ def _run(session, statement, source, concurrency, raise_on_first_error, results_
     def make_result(page):
         return ResultSet(page, session, None, row_factory, statement)
 
-    run = builder.execute_concurrent(statement, source, concurrency, raise_on_first_error, make_result,
-                                     ExecutionResult)
+    run = builder.execute_concurrent(statement, source, concurrency, raise_on_first_error, make_result, ExecutionResult)
     if results_generator:
         return run
     return run.collect()
 
 
-def execute_concurrent(session, statements_and_parameters, concurrency=100, raise_on_first_error=True,
-                       results_generator=False, execution_profile=EXEC_PROFILE_DEFAULT):
+def execute_concurrent(
+    session,
+    statements_and_parameters,
+    concurrency=100,
+    raise_on_first_error=True,
+    results_generator=False,
+    execution_profile=EXEC_PROFILE_DEFAULT,
+):
     """Executes ``(statement, parameters)`` pairs with up to ``concurrency`` in flight.
 
     Returns a list of :class:`ExecutionResult` in input order, or an iterator of them
@@ -62,8 +67,9 @@ def execute_concurrent_with_args(session, statement, parameters, *args, **kwargs
     Rows whose vector is a numpy array (``zip(ids, matrix)``) are converted from the
     array's memory too. Takes the same options as :func:`execute_concurrent`.
     """
-    opts = dict(concurrency=100, raise_on_first_error=True, results_generator=False,
-                execution_profile=EXEC_PROFILE_DEFAULT)
+    opts = dict(
+        concurrency=100, raise_on_first_error=True, results_generator=False, execution_profile=EXEC_PROFILE_DEFAULT
+    )
     names = ["concurrency", "raise_on_first_error", "results_generator", "execution_profile"]
     for name, value in zip(names, args):
         opts[name] = value
@@ -72,12 +78,15 @@ def execute_concurrent_with_args(session, statement, parameters, *args, **kwargs
         raise TypeError("unexpected keyword arguments: %s" % ", ".join(sorted(unknown)))
     opts.update(kwargs)
     if isinstance(statement, (BoundStatement, BatchStatement)):
-        raise TypeError("execute_concurrent_with_args needs a statement that takes parameters "
-                        "(a PreparedStatement, SimpleStatement or str), not a %s" % type(statement).__name__)
+        raise TypeError(
+            "execute_concurrent_with_args needs a statement that takes parameters "
+            "(a PreparedStatement, SimpleStatement or str), not a %s" % type(statement).__name__
+        )
     if isinstance(parameters, dict) and not isinstance(statement, PreparedStatement):
         raise TypeError("parameters as a dict of columns need a PreparedStatement")
-    return _run(session, statement, parameters, opts["concurrency"], opts["raise_on_first_error"],
-                opts["results_generator"])
+    return _run(
+        session, statement, parameters, opts["concurrency"], opts["raise_on_first_error"], opts["results_generator"]
+    )
 
 
 class _Pipeline:
@@ -125,10 +134,12 @@ class WritePipeline(_Pipeline):
     context manager, leaving the block confirms.
     """
 
-    def __init__(self, session, max_in_flight_requests=100, max_unsent_write_requests=40000,
-                 error_handler=None, timeout=_NOT_SET):
-        _Pipeline.__init__(self, session, max_in_flight_requests, max_unsent_write_requests, None,
-                           error_handler, timeout)
+    def __init__(
+        self, session, max_in_flight_requests=100, max_unsent_write_requests=40000, error_handler=None, timeout=_NOT_SET
+    ):
+        _Pipeline.__init__(
+            self, session, max_in_flight_requests, max_unsent_write_requests, None, error_handler, timeout
+        )
 
     def confirm(self):
         """Waits for every queued write; raises the first failure (or hands each to
@@ -146,10 +157,17 @@ class ReadPipeline(_Pipeline):
     request raises there (or goes to ``error_handler``, and the results go on).
     """
 
-    def __init__(self, session, max_in_flight_requests=100, max_unconsumed_read_responses=400,
-                 error_handler=None, timeout=_NOT_SET):
-        _Pipeline.__init__(self, session, max_in_flight_requests, 2**31 - 1, max_unconsumed_read_responses,
-                           error_handler, timeout)
+    def __init__(
+        self,
+        session,
+        max_in_flight_requests=100,
+        max_unconsumed_read_responses=400,
+        error_handler=None,
+        timeout=_NOT_SET,
+    ):
+        _Pipeline.__init__(
+            self, session, max_in_flight_requests, 2**31 - 1, max_unconsumed_read_responses, error_handler, timeout
+        )
 
     def results(self):
         """Yields the results of the requests queued so far, in submission order."""

@@ -9,18 +9,33 @@
   :func:`tuple_factory`, :func:`ordered_dict_factory`, :func:`numpy_factory` (pages as numpy columns).
 """
 
+from __future__ import annotations
+
 import datetime
 import re
 import time
 from collections import OrderedDict, namedtuple
+from typing import ClassVar
 
-from turbocql.encoder import Encoder, ValueSequence, bind_params  # noqa: F401 - classic re-exports
 from turbocql._engine import named_rows as _named_rows
+from turbocql.encoder import Encoder, ValueSequence, bind_params  # noqa: F401 - classic re-exports
 
 __all__ = [
-    "UNSET_VALUE", "FETCH_SIZE_UNSET", "Statement", "SimpleStatement", "PreparedStatement",
-    "BoundStatement", "BatchStatement", "BatchType", "ValueSequence", "bind_params",
-    "named_tuple_factory", "dict_factory", "tuple_factory", "ordered_dict_factory", "numpy_factory",
+    "UNSET_VALUE",
+    "FETCH_SIZE_UNSET",
+    "Statement",
+    "SimpleStatement",
+    "PreparedStatement",
+    "BoundStatement",
+    "BatchStatement",
+    "BatchType",
+    "ValueSequence",
+    "bind_params",
+    "named_tuple_factory",
+    "dict_factory",
+    "tuple_factory",
+    "ordered_dict_factory",
+    "numpy_factory",
 ]
 
 
@@ -58,7 +73,7 @@ def _clean_column_name(name):
     return _LEADING_DIGIT.sub(r"f\1", _NON_ALNUM.sub("_", name).strip("_")) or "f"
 
 
-_ROW_CLASSES = {}
+_ROW_CLASSES: dict[tuple[str, ...], type] = {}
 
 
 def _row_class(colnames):
@@ -140,9 +155,18 @@ class Statement:
     is_idempotent = False
     _routing_key = None
 
-    def __init__(self, retry_policy=None, consistency_level=None, routing_key=None,
-                 serial_consistency_level=None, fetch_size=FETCH_SIZE_UNSET, keyspace=None,
-                 custom_payload=None, is_idempotent=False, table=None):
+    def __init__(
+        self,
+        retry_policy=None,
+        consistency_level=None,
+        routing_key=None,
+        serial_consistency_level=None,
+        fetch_size=FETCH_SIZE_UNSET,
+        keyspace=None,
+        custom_payload=None,
+        is_idempotent=False,
+        table=None,
+    ):
         if serial_consistency_level is not None and serial_consistency_level not in (8, 9):
             raise ValueError("serial_consistency_level must be ConsistencyLevel.SERIAL or LOCAL_SERIAL")
         self.retry_policy = retry_policy
@@ -168,11 +192,29 @@ class Statement:
 class SimpleStatement(Statement):
     """A query string, with optional ``%s`` / ``%(name)s`` parameters encoded client-side."""
 
-    def __init__(self, query_string, retry_policy=None, consistency_level=None, routing_key=None,
-                 serial_consistency_level=None, fetch_size=FETCH_SIZE_UNSET, keyspace=None,
-                 custom_payload=None, is_idempotent=False):
-        Statement.__init__(self, retry_policy, consistency_level, routing_key, serial_consistency_level,
-                           fetch_size, keyspace, custom_payload, is_idempotent)
+    def __init__(
+        self,
+        query_string,
+        retry_policy=None,
+        consistency_level=None,
+        routing_key=None,
+        serial_consistency_level=None,
+        fetch_size=FETCH_SIZE_UNSET,
+        keyspace=None,
+        custom_payload=None,
+        is_idempotent=False,
+    ):
+        Statement.__init__(
+            self,
+            retry_policy,
+            consistency_level,
+            routing_key,
+            serial_consistency_level,
+            fetch_size,
+            keyspace,
+            custom_payload,
+            is_idempotent,
+        )
         self._query_string = query_string
 
     @property
@@ -223,8 +265,7 @@ class PreparedStatement:
         table = engine_prepared.table
         self.keyspace = ks
         self.column_metadata = [
-            ColumnMetadata(ks, table, n, t)
-            for n, t in zip(engine_prepared.param_names, engine_prepared.param_types)
+            ColumnMetadata(ks, table, n, t) for n, t in zip(engine_prepared.param_names, engine_prepared.param_types)
         ]
         self.result_metadata = [
             ColumnMetadata(ks, table, n, t)
@@ -249,9 +290,17 @@ class PreparedStatement:
 class BoundStatement(Statement):
     """A prepared statement with its values, converted and checked when bound."""
 
-    def __init__(self, prepared_statement, retry_policy=None, consistency_level=None, routing_key=None,
-                 serial_consistency_level=None, fetch_size=FETCH_SIZE_UNSET, keyspace=None,
-                 custom_payload=None):
+    def __init__(
+        self,
+        prepared_statement,
+        retry_policy=None,
+        consistency_level=None,
+        routing_key=None,
+        serial_consistency_level=None,
+        fetch_size=FETCH_SIZE_UNSET,
+        keyspace=None,
+        custom_payload=None,
+    ):
         ps = prepared_statement
         self.prepared_statement = ps
         Statement.__init__(
@@ -285,7 +334,7 @@ class BoundStatement(Statement):
     def query_string(self):
         return self.prepared_statement.query_string
 
-    @property
+    @property  # type: ignore[misc]  # read-only here, as in the classic driver
     def routing_key(self):
         if self._routing_key is not None:
             return self._routing_key
@@ -293,7 +342,10 @@ class BoundStatement(Statement):
 
     def __str__(self):
         return "<BoundStatement query=%r, values=%r, consistency=%s>" % (
-            self.query_string, self.values, self.consistency_level)
+            self.query_string,
+            self.values,
+            self.consistency_level,
+        )
 
     __repr__ = __str__
 
@@ -301,9 +353,9 @@ class BoundStatement(Statement):
 class BatchType:
     """The kind of a :class:`BatchStatement`."""
 
-    LOGGED = None
-    UNLOGGED = None
-    COUNTER = None
+    LOGGED: ClassVar[BatchType]
+    UNLOGGED: ClassVar[BatchType]
+    COUNTER: ClassVar[BatchType]
 
     def __init__(self, name, value):
         self.name = name
@@ -327,10 +379,22 @@ class BatchStatement(Statement):
     Every value is converted before anything is sent: one bad value sends nothing.
     """
 
-    def __init__(self, batch_type=BatchType.LOGGED, retry_policy=None, consistency_level=None,
-                 serial_consistency_level=None, session=None, custom_payload=None):
-        Statement.__init__(self, retry_policy=retry_policy, consistency_level=consistency_level,
-                           serial_consistency_level=serial_consistency_level, custom_payload=custom_payload)
+    def __init__(
+        self,
+        batch_type=BatchType.LOGGED,
+        retry_policy=None,
+        consistency_level=None,
+        serial_consistency_level=None,
+        session=None,
+        custom_payload=None,
+    ):
+        Statement.__init__(
+            self,
+            retry_policy=retry_policy,
+            consistency_level=consistency_level,
+            serial_consistency_level=serial_consistency_level,
+            custom_payload=custom_payload,
+        )
         self.batch_type = batch_type
         self._statements_and_parameters = []
         self._session = session
@@ -375,7 +439,10 @@ class BatchStatement(Statement):
 
     def __str__(self):
         return "<BatchStatement type=%s, statements=%d, consistency=%s>" % (
-            self.batch_type, len(self), self.consistency_level)
+            self.batch_type,
+            len(self),
+            self.consistency_level,
+        )
 
     __repr__ = __str__
 
@@ -403,7 +470,9 @@ class QueryTrace:
         while True:
             rows = self._session.execute(
                 "SELECT request, coordinator, duration, parameters, started_at, client "
-                "FROM system_traces.sessions WHERE session_id = %s", (self.trace_id,)).all()
+                "FROM system_traces.sessions WHERE session_id = %s",
+                (self.trace_id,),
+            ).all()
             if rows and (rows[0].duration is not None or not wait_for_complete):
                 break
             if time.monotonic() > deadline:
@@ -414,8 +483,9 @@ class QueryTrace:
         self.started_at, self.client = s.started_at, s.client
         self.duration = None if s.duration is None else datetime.timedelta(microseconds=s.duration)
         self.events = self._session.execute(
-            "SELECT event_id, activity, source, source_elapsed, thread FROM system_traces.events "
-            "WHERE session_id = %s", (self.trace_id,)).all()
+            "SELECT event_id, activity, source, source_elapsed, thread FROM system_traces.events WHERE session_id = %s",
+            (self.trace_id,),
+        ).all()
 
     def __str__(self):
         return "<QueryTrace %s, %s, %s>" % (self.trace_id, self.request_type, self.duration)

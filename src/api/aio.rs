@@ -372,7 +372,19 @@ impl AioRequest {
 impl AioRequest {
     #[new]
     pub fn new(event_loop: Py<PyAny>, queue: Py<LoopQueue>, wrap: Py<PyAny>, args: Py<PyTuple>) -> Self {
-        AioRequest { event_loop, queue, wrap, args, state: State::Pending, wrapped: None, callbacks: Vec::new(), abort: None, yielded: false, waiter: None, _asyncio_future_blocking: false }
+        AioRequest {
+            event_loop,
+            queue,
+            wrap,
+            args,
+            state: State::Pending,
+            wrapped: None,
+            callbacks: Vec::new(),
+            abort: None,
+            yielded: false,
+            waiter: None,
+            _asyncio_future_blocking: false,
+        }
     }
 
     fn __await__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
@@ -549,11 +561,7 @@ impl AioRequest {
 /// `am_send` of [`AioRequest`]: what `await` calls (`PyIter_Send`) on each step. Same as
 /// `__next__`, but the final value is handed back directly instead of through a
 /// `StopIteration` exception, which saves creating and catching one per request.
-unsafe extern "C" fn am_send(
-    slf: *mut pyo3::ffi::PyObject,
-    _arg: *mut pyo3::ffi::PyObject,
-    result: *mut *mut pyo3::ffi::PyObject,
-) -> pyo3::ffi::PySendResult {
+unsafe extern "C" fn am_send(slf: *mut pyo3::ffi::PyObject, _arg: *mut pyo3::ffi::PyObject, result: *mut *mut pyo3::ffi::PyObject) -> pyo3::ffi::PySendResult {
     // SAFETY: called by the interpreter with the GIL held, `slf` a live AioRequest.
     let py = unsafe { Python::assume_attached() };
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

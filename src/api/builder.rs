@@ -24,7 +24,7 @@ use super::concurrent::{self, ConcurrentRun};
 use super::pipeline::{self, PipelineCore};
 use super::request::PyRequest;
 use super::session::Session;
-use crate::exec::options::{duration, serial_consistency, consistency, Defaults, FetchSize, RowShape, Timeout};
+use crate::exec::options::{consistency, duration, serial_consistency, Defaults, FetchSize, RowShape, Timeout};
 use crate::exec::request;
 use crate::exec::statement::classify;
 use crate::pyrefs;
@@ -126,7 +126,14 @@ impl RequestBuilder {
     }
 
     /// The request of `query` with `parameters`, and the row factory of its results.
-    pub fn build<'py>(&self, py: Python<'py>, query: &Bound<'py, PyAny>, parameters: Option<Bound<'py, PyAny>>, timeout: Given<'py>, trace: bool) -> PyResult<(PyRequest, Bound<'py, PyAny>)> {
+    pub fn build<'py>(
+        &self,
+        py: Python<'py>,
+        query: &Bound<'py, PyAny>,
+        parameters: Option<Bound<'py, PyAny>>,
+        timeout: Given<'py>,
+        trace: bool,
+    ) -> PyResult<(PyRequest, Bound<'py, PyAny>)> {
         let statement = classify(py, query)?;
         let snap = self.snapshot(py)?;
         let opts = snap.defaults.resolve(&statement.own, timeout.timeout()?, trace);
@@ -153,7 +160,14 @@ impl RequestBuilder {
 
     /// `(request, row_factory)` of `query` (see [`RequestBuilder::build`]).
     #[pyo3(signature = (query, parameters=None, timeout=Given(None), trace=false))]
-    fn __call__<'py>(&self, py: Python<'py>, query: &Bound<'py, PyAny>, parameters: Option<Bound<'py, PyAny>>, #[pyo3(from_py_with = given)] timeout: Given<'py>, trace: bool) -> PyResult<Bound<'py, PyTuple>> {
+    fn __call__<'py>(
+        &self,
+        py: Python<'py>,
+        query: &Bound<'py, PyAny>,
+        parameters: Option<Bound<'py, PyAny>>,
+        #[pyo3(from_py_with = given)] timeout: Given<'py>,
+        trace: bool,
+    ) -> PyResult<Bound<'py, PyTuple>> {
         let (request, row_factory) = self.build(py, query, parameters, timeout, trace)?;
         PyTuple::new(py, [Bound::new(py, request)?.into_any(), row_factory])
     }
@@ -190,7 +204,14 @@ impl RequestBuilder {
     /// Starts a pipeline (see `super::pipeline`): a write pipeline when `max_unconsumed`
     /// is None.
     #[pyo3(signature = (max_in_flight, max_unsent, max_unconsumed=None, timeout=Given(None)))]
-    fn pipeline(&self, py: Python<'_>, max_in_flight: usize, max_unsent: usize, max_unconsumed: Option<usize>, #[pyo3(from_py_with = given)] timeout: Given<'_>) -> PyResult<PipelineCore> {
+    fn pipeline(
+        &self,
+        py: Python<'_>,
+        max_in_flight: usize,
+        max_unsent: usize,
+        max_unconsumed: Option<usize>,
+        #[pyo3(from_py_with = given)] timeout: Given<'_>,
+    ) -> PyResult<PipelineCore> {
         let snap = self.snapshot(py)?;
         let engine = self.engine.get();
         let limits = pipeline::Limits { max_in_flight, max_unsent, max_unconsumed };

@@ -88,9 +88,7 @@ impl ConcurrentRun {
         let source = match st.source.take() {
             None => return Ok(()),
             Some(Source::Columns { cols, next }) => {
-                let Some(Classified { kind: Kind::Prepared(p), own }) = &self.statement else {
-                    unreachable!("columns are read for a prepared statement only")
-                };
+                let Some(Classified { kind: Kind::Prepared(p), own }) = &self.statement else { unreachable!("columns are read for a prepared statement only") };
                 let p = p.get();
                 let opts = self.defaults.resolve(own, Timeout::Default, false);
                 let specs = p.stmt.get_variable_col_specs();
@@ -99,7 +97,15 @@ impl ConcurrentRun {
                     let idx = st.next_index;
                     st.next_index += 1;
                     match cols.bind(py, specs.as_slice(), row) {
-                        Ok(bound) => st.ready.push_back((idx, request::Request { kind: request::with_values(p, bound, &opts), paged: opts.page_size.is_some(), timeout: opts.timeout, shape: opts.shape })),
+                        Ok(bound) => st.ready.push_back((
+                            idx,
+                            request::Request {
+                                kind: request::with_values(p, bound, &opts),
+                                paged: opts.page_size.is_some(),
+                                timeout: opts.timeout,
+                                shape: opts.shape,
+                            },
+                        )),
                         Err(e) => {
                             st.done.insert(idx, Done::Invalid(e));
                         }
@@ -180,10 +186,13 @@ impl ConcurrentRun {
                 }
                 let Some((idx, res)) = in_flight.next().await else { break };
                 let failed = res.is_err();
-                done.insert(idx, match res {
-                    Ok(o) => Done::Ok(o),
-                    Err(e) => Done::Failed(e),
-                });
+                done.insert(
+                    idx,
+                    match res {
+                        Ok(o) => Done::Ok(o),
+                        Err(e) => Done::Failed(e),
+                    },
+                );
                 completed += 1;
                 if failed && stop_on_error {
                     break;

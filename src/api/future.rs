@@ -204,20 +204,37 @@ impl ResponseFutureCore {
         let rows = if rows.is_none(py) { PyList::empty(py).into_any().unbind() } else { rows };
         let result_set = &pyrefs::get(py)?.ResultSet;
         let row_factory = this.row_factory.lock().clone_ref(py);
-        let args = [this.session.bind(py).clone(), this._request.bind(py).clone(), row_factory.into_bound(py), this.query.bind(py).clone(), rows.into_bound(py), slf.clone().into_any()];
+        let args = [
+            this.session.bind(py).clone(),
+            this._request.bind(py).clone(),
+            row_factory.into_bound(py),
+            this.query.bind(py).clone(),
+            rows.into_bound(py),
+            slf.clone().into_any(),
+        ];
         Ok(super::results::make_result(result_set.bind(py), page.into_bound(py), &args)?.unbind())
     }
 
     /// Calls `fn(rows, *args, **kwargs)` on success (at once if already done).
     #[pyo3(signature = (r#fn, *args, **kwargs))]
-    fn add_callback<'py>(slf: &Bound<'py, Self>, r#fn: &Bound<'py, PyAny>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, Self>> {
+    fn add_callback<'py>(
+        slf: &Bound<'py, Self>,
+        r#fn: &Bound<'py, PyAny>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, Self>> {
         Self::add_callbacks_impl(slf, Some((r#fn, args, kwargs)), None)?;
         Ok(slf.clone())
     }
 
     /// Calls `fn(exception, *args, **kwargs)` on failure (at once if already failed).
     #[pyo3(signature = (r#fn, *args, **kwargs))]
-    fn add_errback<'py>(slf: &Bound<'py, Self>, r#fn: &Bound<'py, PyAny>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, Self>> {
+    fn add_errback<'py>(
+        slf: &Bound<'py, Self>,
+        r#fn: &Bound<'py, PyAny>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, Self>> {
         Self::add_callbacks_impl(slf, None, Some((r#fn, args, kwargs)))?;
         Ok(slf.clone())
     }

@@ -68,13 +68,7 @@ pub struct PipelineCore {
 
 type InFlight = std::pin::Pin<Box<dyn std::future::Future<Output = (u64, Result<Outcome, ExecutionError>)> + Send>>;
 
-async fn drive(
-    session: Arc<ScyllaSession>,
-    mut rx: mpsc::Receiver<(u64, Request)>,
-    shared: Arc<Shared>,
-    max_in_flight: usize,
-    max_unconsumed: Option<u64>,
-) {
+async fn drive(session: Arc<ScyllaSession>, mut rx: mpsc::Receiver<(u64, Request)>, shared: Arc<Shared>, max_in_flight: usize, max_unconsumed: Option<u64>) {
     let mut in_flight = FuturesUnordered::new();
     let mut open = true;
     loop {
@@ -245,7 +239,14 @@ pub struct Limits {
 }
 
 /// Starts a pipeline on `session`.
-pub(crate) fn start(session: Arc<ScyllaSession>, hosts: Arc<str>, defaults: Arc<Defaults>, encoder: Py<PyAny>, timeout: Timeout, limits: Limits) -> PyResult<PipelineCore> {
+pub(crate) fn start(
+    session: Arc<ScyllaSession>,
+    hosts: Arc<str>,
+    defaults: Arc<Defaults>,
+    encoder: Py<PyAny>,
+    timeout: Timeout,
+    limits: Limits,
+) -> PyResult<PipelineCore> {
     let Limits { max_in_flight, max_unsent, max_unconsumed } = limits;
     if max_in_flight == 0 || max_unsent == 0 || max_unconsumed == Some(0) {
         return Err(pyo3::exceptions::PyValueError::new_err("pipeline sizes must be greater than 0"));
@@ -253,13 +254,5 @@ pub(crate) fn start(session: Arc<ScyllaSession>, hosts: Arc<str>, defaults: Arc<
     let (tx, rx) = mpsc::channel(max_unsent);
     let shared = Shared::new();
     runtime::get().spawn(drive(session, rx, shared.clone(), max_in_flight, max_unconsumed.map(|n| n as u64)));
-    Ok(PipelineCore {
-        hosts,
-        defaults,
-        encoder,
-        timeout,
-        tx: Mutex::new(Some(tx)),
-        shared,
-        keep_results: max_unconsumed.is_some(),
-    })
+    Ok(PipelineCore { hosts, defaults, encoder, timeout, tx: Mutex::new(Some(tx)), shared, keep_results: max_unconsumed.is_some() })
 }

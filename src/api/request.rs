@@ -91,7 +91,15 @@ impl PyRequest {
     /// Starts it on asyncio loop `event_loop` (its queue `queue`) and returns the
     /// `AioRequest`, whose awaiting gives `wrap(page, *args)`.
     #[pyo3(signature = (event_loop, queue, wrap, args, paging_state=None))]
-    pub fn aio<'py>(&self, py: Python<'py>, event_loop: Py<PyAny>, queue: Py<LoopQueue>, wrap: Py<PyAny>, args: Py<PyTuple>, paging_state: Option<&[u8]>) -> PyResult<Bound<'py, AioRequest>> {
+    pub fn aio<'py>(
+        &self,
+        py: Python<'py>,
+        event_loop: Py<PyAny>,
+        queue: Py<LoopQueue>,
+        wrap: Py<PyAny>,
+        args: Py<PyTuple>,
+        paging_state: Option<&[u8]>,
+    ) -> PyResult<Bound<'py, AioRequest>> {
         let req = Bound::new(py, AioRequest::new(event_loop, queue, wrap, args))?;
         self.start(py, req.clone().into_any().unbind(), paging_state)?;
         Ok(req)

@@ -94,8 +94,7 @@ fn plain_subclass(cls: &Bound<'_, PyAny>) -> Option<*mut ffi::PyTypeObject> {
     // holds copies of the base's pointers.
     // SAFETY: reading slots of two live type objects.
     let same = unsafe {
-        (*tp).tp_new.map(|f| f as usize) == (*bp).tp_new.map(|f| f as usize)
-            && (*tp).tp_init.map(|f| f as usize) == (*bp).tp_init.map(|f| f as usize)
+        (*tp).tp_new.map(|f| f as usize) == (*bp).tp_new.map(|f| f as usize) && (*tp).tp_init.map(|f| f as usize) == (*bp).tp_init.map(|f| f as usize)
     };
     same.then_some(tp)
 }

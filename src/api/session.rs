@@ -44,7 +44,12 @@ impl Session {
     }
 
     /// Runs `fut` with the GIL released, under the client-side timeout if any.
-    fn wait<T: Send>(&self, py: Python<'_>, timeout: Option<Duration>, fut: impl std::future::Future<Output = Result<T, ExecutionError>> + Send) -> PyResult<T> {
+    fn wait<T: Send>(
+        &self,
+        py: Python<'_>,
+        timeout: Option<Duration>,
+        fut: impl std::future::Future<Output = Result<T, ExecutionError>> + Send,
+    ) -> PyResult<T> {
         let res = py.detach(|| runtime::block_on(timed(timeout, fut)));
         res.map_err(|e| errors::execution_error(py, &e, &self.hosts))
     }

@@ -121,7 +121,11 @@ impl ArrayBuf {
     /// The shape as Python writes it: `(2, 4)`, `(3,)`.
     pub fn shape_text(&self) -> String {
         let dims: Vec<String> = self.shape().iter().map(|d| d.to_string()).collect();
-        if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) }
+        if dims.len() == 1 {
+            format!("({},)", dims[0])
+        } else {
+            format!("({})", dims.join(", "))
+        }
     }
 
     /// The format string (`"B"` when the exporter gives none).
@@ -234,10 +238,7 @@ mod tests {
 
 /// True for the element types arrays are written as directly: fixed-size numbers.
 pub fn array_elem(et: &ColumnType<'_>) -> bool {
-    matches!(
-        et,
-        ColumnType::Native(NativeType::Float | NativeType::Double | NativeType::Int | NativeType::BigInt | NativeType::SmallInt | NativeType::TinyInt)
-    )
+    matches!(et, ColumnType::Native(NativeType::Float | NativeType::Double | NativeType::Int | NativeType::BigInt | NativeType::SmallInt | NativeType::TinyInt))
 }
 
 /// Checks that the elements of `arr` can be written as `et` (floats for float and double,

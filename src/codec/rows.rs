@@ -90,8 +90,7 @@ fn varint_to_py<'py>(py: Python<'py>, b: &[u8]) -> PyResult<Bound<'py, PyAny>> {
     }
     let kw = PyDict::new(py);
     kw.set_item("signed", true)?;
-    py.get_type::<pyo3::types::PyInt>()
-        .call_method("from_bytes", (PyBytes::new(py, b), "big"), Some(&kw))
+    py.get_type::<pyo3::types::PyInt>().call_method("from_bytes", (PyBytes::new(py, b), "big"), Some(&kw))
 }
 
 /// Decodes one non-null value of type `typ`.
@@ -270,9 +269,7 @@ fn cell_to_py<'py>(py: Python<'py>, cell: Option<&[u8]>, typ: &ColumnType<'_>) -
 fn column_to_py<'py>(py: Python<'py>, cell: Option<&[u8]>, typ: &ColumnType<'_>) -> PyResult<Bound<'py, PyAny>> {
     match cell {
         None => Ok(py.None().into_bound(py)),
-        Some(b) if b.is_empty() && !matches!(typ, ColumnType::Native(NativeType::Text | NativeType::Ascii | NativeType::Blob)) => {
-            Ok(py.None().into_bound(py))
-        }
+        Some(b) if b.is_empty() && !matches!(typ, ColumnType::Native(NativeType::Text | NativeType::Ascii | NativeType::Blob)) => Ok(py.None().into_bound(py)),
         Some(b) => to_py(py, b, typ),
     }
 }
@@ -288,9 +285,7 @@ pub(crate) fn page_rows_by<'py>(
     rows: &QueryRowsResult,
     mut make: impl FnMut(std::vec::Drain<'_, Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let iter = rows
-        .rows::<ColumnIterator>()
-        .map_err(|e| PyValueError::new_err(format!("cannot read rows: {e}")))?;
+    let iter = rows.rows::<ColumnIterator>().map_err(|e| PyValueError::new_err(format!("cannot read rows: {e}")))?;
     let out = PyList::empty(py);
     let mut cells: Vec<Bound<'py, PyAny>> = Vec::with_capacity(rows.column_specs().len());
     for row in iter {
@@ -382,9 +377,7 @@ impl<'py> ColumnBuf<'py> {
 
     fn finish(self, np: &Bound<'py, PyModule>, rows: usize) -> PyResult<Bound<'py, PyAny>> {
         match self {
-            ColumnBuf::Numbers { dtype, width, data, mask, nulls, .. } => {
-                numpy_array(np, &data, dtype, rows, width, nulls.then_some(mask.as_slice()))
-            }
+            ColumnBuf::Numbers { dtype, width, data, mask, nulls, .. } => numpy_array(np, &data, dtype, rows, width, nulls.then_some(mask.as_slice())),
             ColumnBuf::Objects(v) => {
                 let arr = np.call_method1("empty", (rows, "O"))?;
                 for (i, x) in v.into_iter().enumerate() {
@@ -409,9 +402,7 @@ pub fn page_columns<'py>(py: Python<'py>, rows: &QueryRowsResult) -> PyResult<Bo
     let specs = rows.column_specs();
     let n = rows.rows_num();
     let mut cols: Vec<ColumnBuf<'py>> = specs.iter().map(|s| ColumnBuf::new(s.typ(), n)).collect();
-    let iter = rows
-        .rows::<ColumnIterator>()
-        .map_err(|e| PyValueError::new_err(format!("cannot read rows: {e}")))?;
+    let iter = rows.rows::<ColumnIterator>().map_err(|e| PyValueError::new_err(format!("cannot read rows: {e}")))?;
     for row in iter {
         let row = row.map_err(|e| PyValueError::new_err(format!("cannot read a row: {e}")))?;
         for (buf, col) in cols.iter_mut().zip(row) {
@@ -421,7 +412,7 @@ pub fn page_columns<'py>(py: Python<'py>, rows: &QueryRowsResult) -> PyResult<Bo
     }
     let out = PyDict::new(py);
     for (spec, buf) in specs.iter().zip(cols) {
-        out.set_item(spec.name(), buf.finish(&np, n)?)?;
+        out.set_item(spec.name(), buf.finish(np, n)?)?;
     }
     Ok(out)
 }

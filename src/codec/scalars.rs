@@ -54,10 +54,7 @@ pub(crate) fn timestamp_millis(v: &Bound<'_, PyAny>) -> Result<i64, Mismatch> {
         if dt.get_tzinfo().is_some() {
             let off = v.call_method0("utcoffset").map_err(|e| value_err(format!("utcoffset() failed: {e}")))?;
             if !off.is_none() {
-                let total: f64 = off
-                    .call_method0("total_seconds")
-                    .and_then(|t| t.extract())
-                    .map_err(|e| value_err(format!("bad utcoffset(): {e}")))?;
+                let total: f64 = off.call_method0("total_seconds").and_then(|t| t.extract()).map_err(|e| value_err(format!("bad utcoffset(): {e}")))?;
                 secs -= total.round() as i64;
             }
         }
@@ -79,17 +76,11 @@ pub(crate) fn timestamp_millis(v: &Bound<'_, PyAny>) -> Result<i64, Mismatch> {
 }
 
 pub(crate) fn uuid_bytes(v: &Bound<'_, PyAny>, timeuuid: bool) -> Result<[u8; 16], Mismatch> {
-    let is_uuid = Python::attach(|py| {
-        pyrefs::get(py).map(|r| v.is_instance(r.UUID.bind(py)).unwrap_or(false)).unwrap_or(false)
-    });
+    let is_uuid = Python::attach(|py| pyrefs::get(py).map(|r| v.is_instance(r.UUID.bind(py)).unwrap_or(false)).unwrap_or(false));
     if !is_uuid {
         return Err(expected("uuid.UUID", v));
     }
-    let b: [u8; 16] = v
-        .getattr(pyo3::intern!(v.py(), "int"))
-        .and_then(|n| n.extract::<u128>())
-        .map_err(|e| value_err(format!("bad UUID: {e}")))?
-        .to_be_bytes();
+    let b: [u8; 16] = v.getattr(pyo3::intern!(v.py(), "int")).and_then(|n| n.extract::<u128>()).map_err(|e| value_err(format!("bad UUID: {e}")))?.to_be_bytes();
     if timeuuid && b[6] >> 4 != 1 {
         return Err(value_err(format!("UUID version {} is not a time-based (version 1) UUID", b[6] >> 4)));
     }
@@ -138,16 +129,11 @@ pub(crate) fn write_varint(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>) -> Result<()
         buf.extend_from_slice(&bytes[i..]);
         return Ok(());
     }
-    let bits: usize = v
-        .call_method0("bit_length")
-        .and_then(|b| b.extract())
-        .map_err(|_| expected("int", v))?;
+    let bits: usize = v.call_method0("bit_length").and_then(|b| b.extract()).map_err(|_| expected("int", v))?;
     let n = bits / 8 + 1;
     let kw = PyDict::new(v.py());
     let _ = kw.set_item("signed", true);
-    let b = v
-        .call_method("to_bytes", (n, "big"), Some(&kw))
-        .map_err(|e| value_err(format!("{e}")))?;
+    let b = v.call_method("to_bytes", (n, "big"), Some(&kw)).map_err(|e| value_err(format!("{e}")))?;
     buf.extend_from_slice(b.cast::<PyBytes>().map_err(|_| value_err("to_bytes".into()))?.as_bytes());
     Ok(())
 }
@@ -171,10 +157,7 @@ pub(crate) fn write_decimal(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>) -> Result<(
         digit_str.insert(0, '-');
     }
     let scale = i32::try_from(-exponent).map_err(|_| value_err("decimal exponent out of range".into()))?;
-    let unscaled = py
-        .get_type::<pyo3::types::PyInt>()
-        .call1((digit_str,))
-        .map_err(|e| value_err(format!("{e}")))?;
+    let unscaled = py.get_type::<pyo3::types::PyInt>().call1((digit_str,)).map_err(|e| value_err(format!("{e}")))?;
     buf.extend_from_slice(&scale.to_be_bytes());
     write_varint(buf, &unscaled)
 }

@@ -151,10 +151,8 @@ pub fn time_encode(cql_type: &str, values: &Bound<'_, PyList>, repeat: usize) ->
 #[pyo3(signature = (cql_type, encoded, repeat=1))]
 pub fn time_decode(py: Python<'_>, cql_type: &str, encoded: &Bound<'_, PyList>, repeat: usize) -> PyResult<f64> {
     let t = typ(cql_type)?;
-    let items: Vec<Vec<u8>> = encoded
-        .iter()
-        .map(|b| b.extract::<Vec<u8>>().map_err(|_| PyTypeError::new_err("encoded values must be bytes")))
-        .collect::<PyResult<_>>()?;
+    let items: Vec<Vec<u8>> =
+        encoded.iter().map(|b| b.extract::<Vec<u8>>().map_err(|_| PyTypeError::new_err("encoded values must be bytes"))).collect::<PyResult<_>>()?;
     let start = Instant::now();
     for _ in 0..repeat {
         for b in &items {

@@ -46,9 +46,7 @@ pub fn type_name(t: &ColumnType) -> String {
             frozen(*f, inner)
         }
         ColumnType::Vector { typ, dimensions } => format!("vector<{}, {}>", type_name(typ), dimensions),
-        ColumnType::UserDefinedType { frozen: f, definition } => {
-            frozen(*f, format!("{}.{}", definition.keyspace, definition.name))
-        }
+        ColumnType::UserDefinedType { frozen: f, definition } => frozen(*f, format!("{}.{}", definition.keyspace, definition.name)),
         ColumnType::Tuple(types) => {
             let parts: Vec<String> = types.iter().map(type_name).collect();
             format!("frozen<tuple<{}>>", parts.join(", "))

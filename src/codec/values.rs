@@ -17,7 +17,10 @@ use scylla::serialize::SerializationError;
 
 use super::arrays::{array_elem, write_array_vector, ArrayBuf};
 use super::mismatch::{expected, py_type_name, type_err, value_err, Mismatch};
-use super::scalars::{days_from_civil, extract_f64, extract_int, extract_str, timestamp_millis, uuid_bytes, write_blob, write_decimal, write_signed_vint, write_unsigned_vint, write_varint};
+use super::scalars::{
+    days_from_civil, extract_f64, extract_int, extract_str, timestamp_millis, uuid_bytes, write_blob, write_decimal, write_signed_vint, write_unsigned_vint,
+    write_varint,
+};
 use super::types::type_name;
 use crate::pyrefs;
 
@@ -83,10 +86,7 @@ pub fn bind_row(py: Python<'_>, values: Option<&Bound<'_, PyAny>>, specs: &[Colu
         if specs.is_empty() {
             return Ok(out);
         }
-        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "Too few arguments provided to bind() (got 0, expected {})",
-            specs.len()
-        )));
+        return Err(pyo3::exceptions::PyValueError::new_err(format!("Too few arguments provided to bind() (got 0, expected {})", specs.len())));
     };
     let unset = unset_value(py)?;
     if let Ok(d) = values.cast::<PyDict>() {
@@ -99,19 +99,13 @@ pub fn bind_row(py: Python<'_>, values: Option<&Bound<'_, PyAny>>, specs: &[Colu
         return Ok(out);
     }
     if values.is_instance_of::<PyString>() || values.is_instance_of::<PyBytes>() {
-        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
-            "Bind values must be a sequence or a mapping, not {}",
-            py_type_name(values)
-        )));
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!("Bind values must be a sequence or a mapping, not {}", py_type_name(values))));
     }
     let write_all = |items: &mut dyn ExactSizeIterator<Item = Bound<'_, PyAny>>, buf: &mut Vec<u8>| -> PyResult<()> {
         let n = items.len();
         if n != specs.len() {
             let which = if n > specs.len() { "Too many" } else { "Too few" };
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "{which} arguments provided to bind() (got {n}, expected {})",
-                specs.len()
-            )));
+            return Err(pyo3::exceptions::PyValueError::new_err(format!("{which} arguments provided to bind() (got {n}, expected {})", specs.len())));
         }
         for (v, spec) in items.zip(specs) {
             write_top(buf, &v, spec, unset)?;
@@ -232,8 +226,7 @@ pub fn write_value(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>, typ: &ColumnType<'_>
             }
             NativeType::Time => {
                 let ns: i64 = if let Ok(t) = v.cast::<PyTime>() {
-                    (t.get_hour() as i64 * 3600 + t.get_minute() as i64 * 60 + t.get_second() as i64) * 1_000_000_000
-                        + t.get_microsecond() as i64 * 1000
+                    (t.get_hour() as i64 * 3600 + t.get_minute() as i64 * 60 + t.get_second() as i64) * 1_000_000_000 + t.get_microsecond() as i64 * 1000
                 } else if let Ok(n) = v.getattr("nanosecond_time") {
                     n.extract().map_err(|_| expected("time", v))?
                 } else if !v.is_instance_of::<PyBool>() && v.extract::<i64>().is_ok() {
@@ -247,9 +240,8 @@ pub fn write_value(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>, typ: &ColumnType<'_>
                 buf.extend_from_slice(&ns.to_be_bytes())
             }
             NativeType::Duration => {
-                let get = |name: &str| -> Result<i64, Mismatch> {
-                    v.getattr(name).and_then(|x| x.extract()).map_err(|_| expected("turbocql.util.Duration", v))
-                };
+                let get =
+                    |name: &str| -> Result<i64, Mismatch> { v.getattr(name).and_then(|x| x.extract()).map_err(|_| expected("turbocql.util.Duration", v)) };
                 let (months, days, nanos) = (get("months")?, get("days")?, get("nanoseconds")?);
                 write_signed_vint(buf, months);
                 write_signed_vint(buf, days);
@@ -314,7 +306,11 @@ pub fn write_value(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>, typ: &ColumnType<'_>
             _ => return Err(type_err("unsupported collection type".into())),
         },
         ColumnType::Tuple(types) => {
-            let t = v.cast::<PyTuple>().map(|t| t.clone().into_any()).or_else(|_| v.cast::<PyList>().map(|l| l.clone().into_any())).map_err(|_| expected("tuple", v))?;
+            let t = v
+                .cast::<PyTuple>()
+                .map(|t| t.clone().into_any())
+                .or_else(|_| v.cast::<PyList>().map(|l| l.clone().into_any()))
+                .map_err(|_| expected("tuple", v))?;
             let n = t.len().unwrap_or(0);
             if n > types.len() {
                 return Err(value_err(format!("tuple has {n} elements, the type has {}", types.len())));
@@ -342,11 +338,13 @@ pub fn write_value(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>, typ: &ColumnType<'_>
                     }
                 }
                 fields.iter().map(|(n, _)| d.get_item(n.as_ref()).ok().flatten()).collect()
-            } else if v.is_instance_of::<PyTuple>() && v.hasattr("_fields").unwrap_or(false)
-                || !(v.is_instance_of::<PyTuple>() || v.is_instance_of::<PyList>())
+            } else if v.is_instance_of::<PyTuple>() && v.hasattr("_fields").unwrap_or(false) || !(v.is_instance_of::<PyTuple>() || v.is_instance_of::<PyList>())
             {
-                if v.is_instance_of::<PyString>() || v.is_instance_of::<PyBytes>() || v.is_instance_of::<PyFloat>()
-                    || v.is_instance_of::<pyo3::types::PyInt>() || v.is_instance_of::<PyBool>()
+                if v.is_instance_of::<PyString>()
+                    || v.is_instance_of::<PyBytes>()
+                    || v.is_instance_of::<PyFloat>()
+                    || v.is_instance_of::<pyo3::types::PyInt>()
+                    || v.is_instance_of::<PyBool>()
                 {
                     return Err(expected(&format!("a dict, tuple or object with the fields of {udt}"), v));
                 }
@@ -379,11 +377,8 @@ pub fn write_value(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>, typ: &ColumnType<'_>
                 }
             }
             let fixed = et.type_size_for_vector();
-            let items: Vec<Bound<'_, PyAny>> = v
-                .try_iter()
-                .map_err(|_| expected("a sequence", v))?
-                .collect::<PyResult<_>>()
-                .map_err(|e| value_err(format!("{e}")))?;
+            let items: Vec<Bound<'_, PyAny>> =
+                v.try_iter().map_err(|_| expected("a sequence", v))?.collect::<PyResult<_>>().map_err(|e| value_err(format!("{e}")))?;
             if items.len() != *dimensions as usize {
                 return Err(value_err(format!("vector has {} elements, the column has {dimensions}", items.len())));
             }
