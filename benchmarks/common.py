@@ -55,23 +55,33 @@ def add_client_arguments(ap: argparse.ArgumentParser, per: str = "op", build: bo
     """``--pin-client``, ``--server-pid``, ``--rust-bin`` (and ``--build``): how clients run.
 
     ``per`` is the unit of the server CPU column (``op``, ``row``)."""
-    ap.add_argument("--pin-client", metavar="CPU", default=None,
-                    help="run each client under taskset -c CPU")
-    ap.add_argument("--server-pid", type=int, default=None,
-                    help=f"server pid for server CPU µs/{per} (default: found from the port)")
+    ap.add_argument("--pin-client", metavar="CPU", default=None, help="run each client under taskset -c CPU")
+    ap.add_argument(
+        "--server-pid",
+        type=int,
+        default=None,
+        help=f"server pid for server CPU µs/{per} (default: found from the port)",
+    )
     ap.add_argument("--rust-bin", type=Path, default=DEFAULT_RUST_BIN)
     if build:
         ap.add_argument("--build", action="store_true", help="cargo build the Rust reference first")
 
 
-def add_run_arguments(ap: argparse.ArgumentParser, stem: str, timeout: float | None,
-                      timeout_help: str = "per client run, seconds") -> None:
+def add_run_arguments(
+    ap: argparse.ArgumentParser, stem: str, timeout: float | None, timeout_help: str = "per client run, seconds"
+) -> None:
     """``--wait``, ``--timeout``, ``--out``: waiting for the server, a client's time limit,
     the raw JSON (default path ``benchmarks/results/<stem>-<date>.json``)."""
     ap.add_argument("--wait", type=float, default=0, help="seconds to wait for the server port")
     ap.add_argument("--timeout", type=float, default=timeout, help=timeout_help)
-    ap.add_argument("--out", nargs="?", const="", default=None, metavar="PATH",
-                    help=f"write raw JSON (default path benchmarks/results/{stem}-<date>.json)")
+    ap.add_argument(
+        "--out",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="PATH",
+        help=f"write raw JSON (default path benchmarks/results/{stem}-<date>.json)",
+    )
 
 
 def check_pin_client(ap: argparse.ArgumentParser, pin: str | None) -> None:
@@ -81,15 +91,23 @@ def check_pin_client(ap: argparse.ArgumentParser, pin: str | None) -> None:
 
 
 def add_repeat_argument(ap: argparse.ArgumentParser) -> None:
-    ap.add_argument("--repeat", type=int, default=1, metavar="N",
-                    help="run every client N times, in N interleaved rounds, and report each "
-                         "one's run with the median client CPU µs/op (default 1)")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run every client N times, in N interleaved rounds, and report each "
+        "one's run with the median client CPU µs/op (default 1)",
+    )
 
 
 def add_reset_argument(ap: argparse.ArgumentParser) -> None:
-    ap.add_argument("--no-reset", dest="reset", action="store_false",
-                    help="do not TRUNCATE the table (and write the read rows again) before "
-                         "each group of client runs")
+    ap.add_argument(
+        "--no-reset",
+        dest="reset",
+        action="store_false",
+        help="do not TRUNCATE the table (and write the read rows again) before each group of client runs",
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -108,13 +126,13 @@ def wait_for_port(host: str, port: int, timeout: float) -> bool:
             time.sleep(2)
 
 
-
 def require_server(host: str, port: int, wait: float, hint: bool = True) -> bool:
     """True once the server's port answers (up to ``wait`` s); otherwise says so on stderr."""
     if wait_for_port(host, port, wait):
         return True
-    print(f"no server at {host}:{port}" + (" (start one with: turbocql localdb start)" if hint else ""),
-          file=sys.stderr)
+    print(
+        f"no server at {host}:{port}" + (" (start one with: turbocql localdb start)" if hint else ""), file=sys.stderr
+    )
     return False
 
 
@@ -146,19 +164,21 @@ def find_server_pid(port: int) -> int | None:
 
 def ensure_rust_bin(path: Path, build: bool) -> Path | None:
     if build or not path.exists():
-        print("building the Rust reference (cargo build --release -p turbocql-rust-ref)...",
-              file=sys.stderr, flush=True)
+        print(
+            "building the Rust reference (cargo build --release -p turbocql-rust-ref)...", file=sys.stderr, flush=True
+        )
         r = subprocess.run(
-            ["cargo", "build", "--release", "-p", "turbocql-rust-ref"], cwd=ROOT,
-            stdout=sys.stderr, stderr=sys.stderr,
+            ["cargo", "build", "--release", "-p", "turbocql-rust-ref"],
+            cwd=ROOT,
+            stdout=sys.stderr,
+            stderr=sys.stderr,
         )
         if r.returncode != 0:
             return None
     return path if path.exists() else None
 
 
-def server_args(host: str, port: int, keyspace: str, server_pid: int | None,
-                rows: int | None = None) -> list[str]:
+def server_args(host: str, port: int, keyspace: str, server_pid: int | None, rows: int | None = None) -> list[str]:
     """The options every client of a run gets: server, keyspace, (read rows), server pid."""
     common = ["--host", host, "--port", str(port), "--keyspace", keyspace]
     if rows is not None:
@@ -168,14 +188,12 @@ def server_args(host: str, port: int, keyspace: str, server_pid: int | None,
     return common
 
 
-def rust_command(rust_bin: Path | None, common: list[str], workload: str, ops: int,
-                 extra: list[str]) -> list[str]:
+def rust_command(rust_bin: Path | None, common: list[str], workload: str, ops: int, extra: list[str]) -> list[str]:
     """The Rust reference's command for one workload."""
     return [str(rust_bin), *common, "--workload", workload, "--ops", str(ops), *extra]
 
 
-def warm_up_server(rust_bin: Path | None, common: list[str], ops: int, pin: str | None,
-                   timeout: float) -> None:
+def warm_up_server(rust_bin: Path | None, common: list[str], ops: int, pin: str | None, timeout: float) -> None:
     """Warm the server up with the Rust client, 120 in flight: ``ops`` writes and reads.
 
     The JVM gets 2-3x cheaper per request once warm; this also writes the read rows.
@@ -186,17 +204,18 @@ def warm_up_server(rust_bin: Path | None, common: list[str], ops: int, pin: str 
         return
     if ops <= 0:
         return
-    print(f"warming the server up ({ops} writes and reads, rust, 120 in flight)...",
-          file=sys.stderr, flush=True)
+    print(f"warming the server up ({ops} writes and reads, rust, 120 in flight)...", file=sys.stderr, flush=True)
     for wl in ("populate", "write", "read"):
-        r = run_client([str(rust_bin), *common, "--workload", wl, "--ops", str(ops),
-                        "--pattern", "concurrent", "--warmup", "0"], pin, timeout)
+        r = run_client(
+            [str(rust_bin), *common, "--workload", wl, "--ops", str(ops), "--pattern", "concurrent", "--warmup", "0"],
+            pin,
+            timeout,
+        )
         if "failed" in r:
             print(f"  warm-up {wl} failed: {r['failed']}", file=sys.stderr)
 
 
-def reset_table(rust_bin: Path | None, common: list[str], pin: str | None,
-                timeout: float) -> None:
+def reset_table(rust_bin: Path | None, common: list[str], pin: str | None, timeout: float) -> None:
     """``TRUNCATE`` the benchmark table and write the read rows again (Rust reference,
     untimed), so that every group of runs meets a table of the same size.
 
@@ -206,11 +225,9 @@ def reset_table(rust_bin: Path | None, common: list[str], pin: str | None,
     """
     if rust_bin is None:
         return
-    r = run_client([str(rust_bin), *common, "--workload", "reset", "--ops", "1",
-                    "--warmup", "0"], pin, timeout)
+    r = run_client([str(rust_bin), *common, "--workload", "reset", "--ops", "1", "--warmup", "0"], pin, timeout)
     if "failed" in r:
         print(f"  table reset failed: {r['failed']}", file=sys.stderr)
-
 
 
 # ---------------------------------------------------------------------------------------------
@@ -293,8 +310,7 @@ def vm_hwm_kb(status_path: str) -> int | None:
 def client_cmd(client: peers.Client, script: Path, extra: list[str]) -> list[str]:
     """The command of one Python client: its own interpreter, ``--driver`` and name."""
     driver = "turbocql" if client.name == "turbocql" else peers.PEERS[client.name].driver
-    return [client.python, str(script), "--driver", driver, "--client-name", client.name,
-            *extra]
+    return [client.python, str(script), "--driver", driver, "--client-name", client.name, *extra]
 
 
 def clients_meta(clients: dict) -> dict:
@@ -355,22 +371,33 @@ def unavailable_lines(clients: dict) -> str:
     return "\n".join(f"* {n}" for n in notes)
 
 
-
 def with_unavailable(text: str, clients: dict) -> str:
     """``text`` and, below it, the clients that were not available (if any)."""
     missing = unavailable_lines(clients)
     return f"{text}\n\n{missing}" if missing else text
 
 
-def run_meta(argv: list[str], load_start: float | None, server_pid: int | None, heading: str,
-             clients: dict | None = None, **options) -> dict:
+def run_meta(
+    argv: list[str],
+    load_start: float | None,
+    server_pid: int | None,
+    heading: str,
+    clients: dict | None = None,
+    **options,
+) -> dict:
     """``meta`` of a runner's raw JSON: date, load, host, argv, the runner's ``options``,
     server pid, Python, the clients' interpreters (if given) and the heading, in that order."""
     meta: dict = {"date": dt.datetime.now().isoformat(timespec="seconds")}
     if load_start is not None:
         meta.update(loadavg_start=load_start, loadavg_end=os.getloadavg()[0])
-    meta.update(host=platform.node(), cpus=os.cpu_count(), argv=argv, **options,
-                server_pid=server_pid, python=platform.python_version())
+    meta.update(
+        host=platform.node(),
+        cpus=os.cpu_count(),
+        argv=argv,
+        **options,
+        server_pid=server_pid,
+        python=platform.python_version(),
+    )
     if clients is not None:
         meta["clients"] = clients_meta(clients)
     meta["heading"] = heading

@@ -40,22 +40,34 @@ INSTALL_TIMEOUT = 900.0
 
 @dataclasses.dataclass(frozen=True)
 class Peer:
-    name: str                        # client name in --clients and in the results
-    title: str                       # shown in reports
-    module: str                      # what the clients import
-    dists: tuple[str, ...]           # distributions whose versions are recorded
-    requirements: tuple[str, ...]    # pip install arguments
-    driver: str                      # the clients' --driver value
+    name: str  # client name in --clients and in the results
+    title: str  # shown in reports
+    module: str  # what the clients import
+    dists: tuple[str, ...]  # distributions whose versions are recorded
+    requirements: tuple[str, ...]  # pip install arguments
+    driver: str  # the clients' --driver value
 
 
 PEERS: dict[str, Peer] = {
-    "classic": Peer("classic", "classic driver (cassandra-driver)", "cassandra",
-                    ("cassandra-driver", "numpy"), ("cassandra-driver==3.30.1", "numpy"),
-                    "cassandra"),
-    "scylla": Peer("scylla", "scylla-driver", "cassandra", ("scylla-driver", "numpy"),
-                   ("scylla-driver==3.29.12", "numpy"), "cassandra"),
-    "acsylla": Peer("acsylla", "acsylla (asyncio)", "acsylla", ("acsylla", "uvloop"),
-                    ("acsylla==1.2.0", "uvloop"), "acsylla"),
+    "classic": Peer(
+        "classic",
+        "classic driver (cassandra-driver)",
+        "cassandra",
+        ("cassandra-driver", "numpy"),
+        ("cassandra-driver==3.30.1", "numpy"),
+        "cassandra",
+    ),
+    "scylla": Peer(
+        "scylla",
+        "scylla-driver",
+        "cassandra",
+        ("scylla-driver", "numpy"),
+        ("scylla-driver==3.29.12", "numpy"),
+        "cassandra",
+    ),
+    "acsylla": Peer(
+        "acsylla", "acsylla (asyncio)", "acsylla", ("acsylla", "uvloop"), ("acsylla==1.2.0", "uvloop"), "acsylla"
+    ),
 }
 TURBOCQL_DISTS = ("turbocql", "numpy", "uvloop")
 # Every client the runners know, in table order.
@@ -66,11 +78,12 @@ PYTHON_CLIENTS = ("classic", "scylla", "turbocql", "acsylla")
 @dataclasses.dataclass
 class Client:
     """One client of a run: its interpreter, versions, or why it is not available."""
+
     name: str
     python: str | None = None
     versions: dict | None = None
-    reason: str | None = None        # set when not available
-    action: str | None = None        # explicit / reuse / create / reinstall / none
+    reason: str | None = None  # set when not available
+    action: str | None = None  # explicit / reuse / create / reinstall / none
 
     @property
     def available(self) -> bool:
@@ -104,8 +117,7 @@ def venv_python(venv: Path) -> Path:
     return venv / "bin" / "python"
 
 
-def plan(explicit: str | None, python_exists: bool, recorded: list[str] | None,
-         wanted: tuple[str, ...]) -> str:
+def plan(explicit: str | None, python_exists: bool, recorded: list[str] | None, wanted: tuple[str, ...]) -> str:
     """What to do for one peer's interpreter.
 
     ``explicit``: a ``--<peer>-python`` given (then nothing is installed); ``python_exists``:
@@ -123,10 +135,9 @@ def plan(explicit: str | None, python_exists: bool, recorded: list[str] | None,
     return "reinstall"
 
 
-def availability_note(clients: dict[str, "Client"]) -> list[str]:
+def availability_note(clients: dict[str, Client]) -> list[str]:
     """One line per client that is not available, for tables and logs."""
-    return [f"{name}: not available: {c.reason}" for name, c in clients.items()
-            if not c.available]
+    return [f"{name}: not available: {c.reason}" for name, c in clients.items() if not c.available]
 
 
 def last_line(text: str, limit: int = 240) -> str:
@@ -161,8 +172,7 @@ def probe(python: str, module: str, dists: tuple[str, ...]) -> tuple[dict | None
     """(versions, error) of an interpreter: its Python version, the dists' versions, and
     whether ``module`` imports."""
     try:
-        r = subprocess.run([python, "-c", _PROBE, module, *dists], capture_output=True,
-                           text=True, timeout=120)
+        r = subprocess.run([python, "-c", _PROBE, module, *dists], capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.SubprocessError) as e:
         return None, f"cannot run {python}: {e}"
     if r.returncode != 0:
@@ -182,8 +192,7 @@ def _read_marker(venv: Path) -> list[str] | None:
         return None
 
 
-def ensure_venv(peer: Peer, venvs_dir: Path, base_python: str,
-                log=None) -> tuple[str | None, str, str | None]:
+def ensure_venv(peer: Peer, venvs_dir: Path, base_python: str, log=None) -> tuple[str | None, str, str | None]:
     """Create or update ``<venvs_dir>/<peer>``; (python, action, error)."""
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     venv = venvs_dir / peer.name
@@ -194,28 +203,35 @@ def ensure_venv(peer: Peer, venvs_dir: Path, base_python: str,
     if action == "create":
         log(f"creating the {peer.name} client's virtualenv {venv} ...")
         venvs_dir.mkdir(parents=True, exist_ok=True)
-        r = subprocess.run([base_python, "-m", "venv", str(venv)], capture_output=True,
-                           text=True)
+        r = subprocess.run([base_python, "-m", "venv", str(venv)], capture_output=True, text=True)
         if r.returncode != 0:
             return None, action, f"python -m venv failed: {last_line(r.stderr + r.stdout)}"
     log(f"installing {' '.join(peer.requirements)} into {venv} ...")
     try:
-        r = subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                            *peer.requirements], capture_output=True, text=True,
-                           timeout=INSTALL_TIMEOUT)
+        r = subprocess.run(
+            [str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", *peer.requirements],
+            capture_output=True,
+            text=True,
+            timeout=INSTALL_TIMEOUT,
+        )
     except subprocess.TimeoutExpired:
         return None, action, f"pip install timed out after {INSTALL_TIMEOUT:.0f} s"
     if r.returncode != 0:
-        return None, action, (f"pip install {' '.join(peer.requirements)} failed: "
-                              f"{last_line(r.stderr + r.stdout)}")
+        return None, action, (f"pip install {' '.join(peer.requirements)} failed: {last_line(r.stderr + r.stdout)}")
     (venv / MARKER).write_text(json.dumps({"requirements": list(peer.requirements)}) + "\n")
     return str(py), action, None
 
 
-def resolve(names: list[str], *, turbocql_python: str,
-            explicit: dict[str, str | None] | None = None,
-            venvs_dir: Path | str | None = None, install: bool = True,
-            base_python: str | None = None, log=None) -> dict[str, Client]:
+def resolve(
+    names: list[str],
+    *,
+    turbocql_python: str,
+    explicit: dict[str, str | None] | None = None,
+    venvs_dir: Path | str | None = None,
+    install: bool = True,
+    base_python: str | None = None,
+    log=None,
+) -> dict[str, Client]:
     """The interpreter of every Python client in ``names`` (``rust`` is left out).
 
     ``explicit``: ``{"classic": path or None, ...}`` from ``--<peer>-python``. With
@@ -251,24 +267,33 @@ def resolve(names: list[str], *, turbocql_python: str,
 
 def add_arguments(ap) -> None:
     """The runners' options for the clients' interpreters."""
-    ap.add_argument("--python", default=sys.executable,
-                    help="interpreter of the turbocql clients (default: this one)")
+    ap.add_argument("--python", default=sys.executable, help="interpreter of the turbocql clients (default: this one)")
     for name, peer in PEERS.items():
-        ap.add_argument(f"--{name}-python", metavar="PATH", default=None,
-                        help=f"interpreter of the {peer.title} clients (default: the "
-                             f"virtualenv <venvs-dir>/{name}, created on first use)")
-    ap.add_argument("--venvs-dir", default=None,
-                    help="where the peers' virtualenvs are (default benchmarks/.venvs)")
-    ap.add_argument("--no-install", action="store_true",
-                    help="do not create or update the peers' virtualenvs: a missing one makes "
-                         "its client unavailable")
+        ap.add_argument(
+            f"--{name}-python",
+            metavar="PATH",
+            default=None,
+            help=f"interpreter of the {peer.title} clients (default: the "
+            f"virtualenv <venvs-dir>/{name}, created on first use)",
+        )
+    ap.add_argument("--venvs-dir", default=None, help="where the peers' virtualenvs are (default benchmarks/.venvs)")
+    ap.add_argument(
+        "--no-install",
+        action="store_true",
+        help="do not create or update the peers' virtualenvs: a missing one makes its client unavailable",
+    )
 
 
 def from_args(args, names: list[str], log=None) -> dict[str, Client]:
     """:func:`resolve` with the options of :func:`add_arguments`; prints what is unavailable."""
-    clients = resolve(names, turbocql_python=args.python,
-                      explicit={n: getattr(args, f"{n}_python", None) for n in PEERS},
-                      venvs_dir=args.venvs_dir, install=not args.no_install, log=log)
+    clients = resolve(
+        names,
+        turbocql_python=args.python,
+        explicit={n: getattr(args, f"{n}_python", None) for n in PEERS},
+        venvs_dir=args.venvs_dir,
+        install=not args.no_install,
+        log=log,
+    )
     for line in availability_note(clients):
         print(line, file=sys.stderr, flush=True)
     return clients

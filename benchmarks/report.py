@@ -37,10 +37,20 @@ import run_sync  # noqa: E402
 import run_tuning  # noqa: E402
 import run_vectors  # noqa: E402
 
-CLIENT_COLORS = {"classic": "#9e9e9e", "scylla": "#8c564b", "turbocql": "#1f77b4",
-                 "acsylla": "#2ca02c", "rust": "#d62728"}
-CLIENT_NAMES = {"classic": "classic driver", "scylla": "scylla-driver", "turbocql": "turbocql",
-                "acsylla": "acsylla", "rust": "Rust reference"}
+CLIENT_COLORS = {
+    "classic": "#9e9e9e",
+    "scylla": "#8c564b",
+    "turbocql": "#1f77b4",
+    "acsylla": "#2ca02c",
+    "rust": "#d62728",
+}
+CLIENT_NAMES = {
+    "classic": "classic driver",
+    "scylla": "scylla-driver",
+    "turbocql": "turbocql",
+    "acsylla": "acsylla",
+    "rust": "Rust reference",
+}
 CLIENT_ORDER = ("classic", "scylla", "turbocql", "acsylla", "rust")
 
 
@@ -73,13 +83,14 @@ def _sync_lines(sync: list[dict], workload: str, threads: list[int]) -> list[str
     return out
 
 
-def document_table(scen: dict, doc: list[tuple[str, list[str]]],
-                   sync_threads: dict[str, list[int]]) -> str:
+def document_table(scen: dict, doc: list[tuple[str, list[str]]], sync_threads: dict[str, list[int]]) -> str:
     """One table: per workload of ``doc``, its sync rows, then its pattern rows."""
     patterns = scen.get("patterns", {}).get("results", [])
     sync = scen.get("sync", {}).get("results", [])
-    header = ("| workload | pattern | client | ops/s | client CPU µs/op | server CPU µs/op "
-              "| p50 µs | p95 µs | p99 µs | peak RSS MB | ops/s vs classic | CPU vs rust |")
+    header = (
+        "| workload | pattern | client | ops/s | client CPU µs/op | server CPU µs/op "
+        "| p50 µs | p95 µs | p99 µs | peak RSS MB | ops/s vs classic | CPU vs rust |"
+    )
     lines = [header, "| " + " | ".join(["---"] * 12) + " |"]
     notes: list[str] = []
     chosen = {r["spec"] for r in patterns}
@@ -93,11 +104,13 @@ def document_table(scen: dict, doc: list[tuple[str, list[str]]],
     if len(lines) == 2:
         return ""
     if sync:
-        notes.append("Sync rows: ops/s vs classic at the same thread count, CPU vs the Rust "
-                     "reference at the same count (its threads are tokio tasks on one worker "
-                     f"thread; the row `{run_sync.RUST_OS_LABEL}` is the same reference with "
-                     "blocking OS threads, as Python threads are). Pattern rows: CPU vs the "
-                     "Rust reference with 120 in flight.")
+        notes.append(
+            "Sync rows: ops/s vs classic at the same thread count, CPU vs the Rust "
+            "reference at the same count (its threads are tokio tasks on one worker "
+            f"thread; the row `{run_sync.RUST_OS_LABEL}` is the same reference with "
+            "blocking OS threads, as Python threads are). Pattern rows: CPU vs the "
+            "Rust reference with 120 in flight."
+        )
     return "\n".join(lines) + ("\n\n" + "\n\n".join(notes) if notes else "")
 
 
@@ -107,36 +120,43 @@ def _fmt_machine(data: dict) -> str:
     rows = [
         ("date", meta.get("date")),
         ("command", f"`{meta.get('command')}`" if meta.get("command") else None),
-        ("CPU", f"{m.get('cpu_model')}, {m.get('cpus')} logical CPUs "
-                f"({m.get('cpus_usable')} usable)"),
+        ("CPU", f"{m.get('cpu_model')}, {m.get('cpus')} logical CPUs ({m.get('cpus_usable')} usable)"),
         ("memory", f"{m.get('memory_gb')} GB" if m.get("memory_gb") else None),
         ("OS / kernel", f"{m.get('os')} / Linux {m.get('kernel')} ({m.get('arch')})"),
-        ("load average (1 min) at start / end",
-         f"{meta.get('loadavg_start')} / {meta.get('loadavg_end')}"),
-        ("server warm-up", f"{opts.get('server_warmup_ops'):,} Rust writes and reads (120 in "
-                           "flight), once, before every scenario"
-         if opts.get("server_warmup_ops") else "none"),
-        ("client pinning", f"taskset -c {meta['pin_client']}" if meta.get("pin_client")
-         else "none"),
-        ("server pinning", f"taskset -a -p -c {meta['pin_server']}" if meta.get("pin_server")
-         else "none"),
+        ("load average (1 min) at start / end", f"{meta.get('loadavg_start')} / {meta.get('loadavg_end')}"),
+        (
+            "server warm-up",
+            f"{opts.get('server_warmup_ops'):,} Rust writes and reads (120 in flight), once, before every scenario"
+            if opts.get("server_warmup_ops")
+            else "none",
+        ),
+        ("client pinning", f"taskset -c {meta['pin_client']}" if meta.get("pin_client") else "none"),
+        ("server pinning", f"taskset -a -p -c {meta['pin_server']}" if meta.get("pin_server") else "none"),
         ("Python (turbocql clients)", m.get("client_python")),
         ("turbocql", m.get("turbocql")),
         ("classic driver (cassandra-driver)", m.get("cassandra_driver")),
         *_client_rows(m.get("clients") or {}),
-        ("numpy / uvloop / matplotlib",
-         f"{m.get('numpy')} / {m.get('uvloop')} / {m.get('matplotlib')}"),
+        ("numpy / uvloop / matplotlib", f"{m.get('numpy')} / {m.get('uvloop')} / {m.get('matplotlib')}"),
         ("Rust", m.get("rustc")),
         ("Java (server)", s.get("java") or m.get("java")),
-        ("Cassandra", f"{s.get('release_version')} (CQL {s.get('cql_version')}, protocol "
-                      f"v{s.get('native_protocol_version')}), cluster "
-                      f"{s.get('cluster_name')!r}, {s.get('host')}:{s.get('port')}, pid "
-                      f"{s.get('pid')}"),
-        ("server settings", ", ".join(f"{k} {v}" for k, v in (
-            ("heap", s.get("heap")), ("commitlog_sync", s.get("commitlog_sync")))
-            if v) or None),
-        ("source", f"{m.get('git_commit')}{' (modified)' if m.get('git_dirty') else ''}"
-         if m.get("git_commit") else None),
+        (
+            "Cassandra",
+            f"{s.get('release_version')} (CQL {s.get('cql_version')}, protocol "
+            f"v{s.get('native_protocol_version')}), cluster "
+            f"{s.get('cluster_name')!r}, {s.get('host')}:{s.get('port')}, pid "
+            f"{s.get('pid')}",
+        ),
+        (
+            "server settings",
+            ", ".join(
+                f"{k} {v}" for k, v in (("heap", s.get("heap")), ("commitlog_sync", s.get("commitlog_sync"))) if v
+            )
+            or None,
+        ),
+        (
+            "source",
+            f"{m.get('git_commit')}{' (modified)' if m.get('git_dirty') else ''}" if m.get("git_commit") else None,
+        ),
     ]
     out = ["| | |", "| --- | --- |"]
     out += [f"| {k} | {v} |" for k, v in rows if v not in (None, "", "None")]
@@ -155,30 +175,43 @@ def _client_rows(clients: dict) -> list[tuple[str, str]]:
             continue
         v = c.get("versions") or {}
         pk = ", ".join(f"{k} {x}" for k, x in (v.get("packages") or {}).items() if x)
-        rows.append((f"client {name}", f"{v.get('python_version')}, {pk} "
-                                       f"(`{c.get('python')}`)"))
+        rows.append((f"client {name}", f"{v.get('python_version')}, {pk} (`{c.get('python')}`)"))
     return rows
 
 
 def build_markdown(data: dict, plots: list[Path] | None = None) -> str:
     scen = data.get("scenarios", {})
     opts = data.get("meta", {}).get("options", {})
-    parts = ["# turbocql benchmark report: the seed documents' tables, side by side", "",
-             "Every client runs in its own process, one after the other, in this one run, against "
-             "a server warmed up first; compare ratios within the run, not absolute figures "
-             "across runs. Method and every deviation from the original benchmarks: "
-             "`benchmarks/README.md`.", "", "## Machine and versions", "", _fmt_machine(data)]
+    parts = [
+        "# turbocql benchmark report: the seed documents' tables, side by side",
+        "",
+        "Every client runs in its own process, one after the other, in this one run, against "
+        "a server warmed up first; compare ratios within the run, not absolute figures "
+        "across runs. Method and every deviation from the original benchmarks: "
+        "`benchmarks/README.md`.",
+        "",
+        "## Machine and versions",
+        "",
+        _fmt_machine(data),
+    ]
     for name, s in scen.items():
         if s.get("failed"):
             parts += ["", f"**Scenario {name} failed:** {s['failed']}"]
 
-    sync_threads = sorted({r["threads"] for r in scen.get("sync", {}).get("results", [])
-                           if r.get("label") != "rust, 120 in flight"})
+    sync_threads = sorted(
+        {r["threads"] for r in scen.get("sync", {}).get("results", []) if r.get("label") != "rust, 120 in flight"}
+    )
     # Document 000: writes, sync 1..16 threads, then the patterns.
     t000 = document_table(scen, run_patterns.DOC_000, {"write": sync_threads})
     if t000:
-        parts += ["", "## Document 000: the classic driver's Performance Notes (writes)", "",
-                  _scenario_heading(scen, ("sync", "patterns")), "", t000]
+        parts += [
+            "",
+            "## Document 000: the classic driver's Performance Notes (writes)",
+            "",
+            _scenario_heading(scen, ("sync", "patterns")),
+            "",
+            t000,
+        ]
     # Document 001: sync with one thread (its "Synchronous Requests"), patterns, pipelines.
     one = [t for t in sync_threads if t == 1]
     t001 = document_table(scen, run_patterns.DOC_001, {"write": one, "read": one})
@@ -188,22 +221,37 @@ def build_markdown(data: dict, plots: list[Path] | None = None) -> str:
         if t001:
             parts += ["", _scenario_heading(scen, ("sync", "patterns")), "", t001]
         if tuning:
-            parts += ["", "### pipeline_tuning (turbocql; the classic driver has no pipelines)",
-                      "", _scenario_heading(scen, ("tuning",)), "",
-                      run_tuning.markdown_tables(tuning)]
+            parts += [
+                "",
+                "### pipeline_tuning (turbocql; the classic driver has no pipelines)",
+                "",
+                _scenario_heading(scen, ("tuning",)),
+                "",
+                run_tuning.markdown_tables(tuning),
+            ]
     vectors = scen.get("vectors", {}).get("results", [])
     if vectors:
-        parts += ["", "## Document 004: vector ingestion", "",
-                  _scenario_heading(scen, ("vectors",)), "", run_vectors.markdown_table(vectors)]
+        parts += [
+            "",
+            "## Document 004: vector ingestion",
+            "",
+            _scenario_heading(scen, ("vectors",)),
+            "",
+            run_vectors.markdown_table(vectors),
+        ]
     if plots:
         parts += ["", "## Plots", ""]
         parts += [f"![{p.stem}]({p.name})" for p in plots]
-    parts += ["", "Columns: ops/s = requests / wall seconds of the timed section; client CPU = "
-              "user + system of the client process over the timed section (getrusage); server "
-              "CPU = the Cassandra process over the same section (/proc), an upper bound since "
-              "it includes anything else the server did; p50/p99 = per-request latency where the "
-              "pattern exposes one; peak RSS = VmHWM of the client process over its whole life. "
-              f"Options: `{json.dumps(opts)}`.", ""]
+    parts += [
+        "",
+        "Columns: ops/s = requests / wall seconds of the timed section; client CPU = "
+        "user + system of the client process over the timed section (getrusage); server "
+        "CPU = the Cassandra process over the same section (/proc), an upper bound since "
+        "it includes anything else the server did; p50/p99 = per-request latency where the "
+        "pattern exposes one; peak RSS = VmHWM of the client process over its whole life. "
+        f"Options: `{json.dumps(opts)}`.",
+        "",
+    ]
     return "\n".join(parts)
 
 
@@ -217,8 +265,10 @@ def _scenario_heading(scen: dict, names: tuple[str, ...]) -> str:
 
 def _plt():
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     return plt
 
 
@@ -233,8 +283,9 @@ def _plain_log(axis) -> None:
 
 def plot_patterns(scen: dict, workload: str, path: Path) -> bool:
     """Grouped horizontal bars: ops/s and client CPU µs/op per pattern and client."""
-    results = [r for r in scen.get("patterns", {}).get("results", [])
-               if r["workload"] == workload and "failed" not in r]
+    results = [
+        r for r in scen.get("patterns", {}).get("results", []) if r["workload"] == workload and "failed" not in r
+    ]
     if not results:
         return False
     order = []
@@ -252,12 +303,12 @@ def plot_patterns(scen: dict, workload: str, path: Path) -> bool:
     clients = [c for c in CLIENT_ORDER if any(c in g for _, g in cats)]
     # Each category's bars are centred on its label: only the clients it has take a slot.
     height = 0.8 / max(len(got) for _, got in cats)
-    fig, axes = plt.subplots(1, 2, figsize=(14, 0.2 * sum(len(g) for _, g in cats)
-                                            + 0.25 * len(cats) + 2.0), sharey=True)
+    fig, axes = plt.subplots(
+        1, 2, figsize=(14, 0.2 * sum(len(g) for _, g in cats) + 0.25 * len(cats) + 2.0), sharey=True
+    )
     for ax, metric, title, log in (
         (axes[0], "ops_per_s", "ops/s (higher is better)", False),
-        (axes[1], "cpu_us_per_op", "client CPU µs per request (lower is better, log scale)",
-         True),
+        (axes[1], "cpu_us_per_op", "client CPU µs per request (lower is better, log scale)", True),
     ):
         for client in clients:
             ys, xs = [], []
@@ -267,10 +318,8 @@ def plot_patterns(scen: dict, workload: str, path: Path) -> bool:
                     k = present.index(client)
                     ys.append(i + (k - (len(present) - 1) / 2) * height)
                     xs.append(got[client][metric])
-            bars = ax.barh(ys, xs, height=height, color=CLIENT_COLORS[client],
-                           label=CLIENT_NAMES[client])
-            ax.bar_label(bars, labels=[f"{x:,.0f}" if x >= 100 else f"{x:,.1f}" for x in xs],
-                         padding=2, fontsize=7)
+            bars = ax.barh(ys, xs, height=height, color=CLIENT_COLORS[client], label=CLIENT_NAMES[client])
+            ax.bar_label(bars, labels=[f"{x:,.0f}" if x >= 100 else f"{x:,.1f}" for x in xs], padding=2, fontsize=7)
         ax.set_title(title, fontsize=10)
         if log:
             ax.set_xscale("log")
@@ -280,8 +329,7 @@ def plot_patterns(scen: dict, workload: str, path: Path) -> bool:
     axes[0].set_yticks(range(len(cats)), [c for c, _ in cats], fontsize=8)
     axes[0].invert_yaxis()
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=len(clients), fontsize=8,
-               frameon=False)
+    fig.legend(handles, labels, loc="lower center", ncol=len(clients), fontsize=8, frameon=False)
     fig.suptitle(f"Request patterns, {workload} workload (seed documents 000 and 001)")
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     fig.savefig(path, dpi=110)
@@ -296,29 +344,43 @@ def plot_sync(scen: dict, path: Path) -> bool:
     if not workloads:
         return False
     plt = _plt()
-    fig, axes = plt.subplots(len(workloads), 2, figsize=(12, 4.2 * len(workloads)),
-                             squeeze=False)
+    fig, axes = plt.subplots(len(workloads), 2, figsize=(12, 4.2 * len(workloads)), squeeze=False)
     for row, wl in enumerate(workloads):
-        for col, (metric, title) in enumerate((("ops_per_s", "ops/s"),
-                                               ("cpu_us_per_op", "client CPU µs per request"))):
+        for col, (metric, title) in enumerate((("ops_per_s", "ops/s"), ("cpu_us_per_op", "client CPU µs per request"))):
             ax = axes[row][col]
             for client in CLIENT_ORDER:
-                pts = sorted((r["threads"], r[metric]) for r in results
-                             if r["label"] == client and r["workload"] == wl)
+                pts = sorted((r["threads"], r[metric]) for r in results if r["label"] == client and r["workload"] == wl)
                 if pts:
-                    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
-                            color=CLIENT_COLORS[client], label=CLIENT_NAMES[client]
-                            + (" (tokio tasks)" if client == "rust" else ""))
-            pts = sorted((r["threads"], r[metric]) for r in results
-                         if r["label"] == run_sync.RUST_OS_LABEL and r["workload"] == wl)
+                    ax.plot(
+                        [p[0] for p in pts],
+                        [p[1] for p in pts],
+                        marker="o",
+                        color=CLIENT_COLORS[client],
+                        label=CLIENT_NAMES[client] + (" (tokio tasks)" if client == "rust" else ""),
+                    )
+            pts = sorted(
+                (r["threads"], r[metric])
+                for r in results
+                if r["label"] == run_sync.RUST_OS_LABEL and r["workload"] == wl
+            )
             if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="s", linestyle=":",
-                        color=CLIENT_COLORS["rust"], label="Rust reference (OS threads)")
-            ref = next((r for r in results if r["label"] == "rust, 120 in flight"
-                        and r["workload"] == wl), None)
+                ax.plot(
+                    [p[0] for p in pts],
+                    [p[1] for p in pts],
+                    marker="s",
+                    linestyle=":",
+                    color=CLIENT_COLORS["rust"],
+                    label="Rust reference (OS threads)",
+                )
+            ref = next((r for r in results if r["label"] == "rust, 120 in flight" and r["workload"] == wl), None)
             if ref and metric == "ops_per_s":
-                ax.axhline(ref[metric], color=CLIENT_COLORS["rust"], linestyle="--",
-                           linewidth=1, label="Rust reference, 120 in flight")
+                ax.axhline(
+                    ref[metric],
+                    color=CLIENT_COLORS["rust"],
+                    linestyle="--",
+                    linewidth=1,
+                    label="Rust reference, 120 in flight",
+                )
             ax.set_xscale("log", base=2)
             threads = sorted({r["threads"] for r in results if r["label"] != "rust, 120 in flight"})
             ax.set_xticks(threads, [str(t) for t in threads])
@@ -343,17 +405,17 @@ def plot_vectors(scen: dict, path: Path) -> bool:
     plt = _plt()
     fig, axes = plt.subplots(1, 2, figsize=(max(12, 2.0 * len(results)), 4.8))
     short = {"list": "lists", "numpy": "numpy", "vec": "Vec<f32>"}
-    labels = [f"{CLIENT_NAMES[r['label']]}\n{short.get(r['input'], r['input'])}"
-              for r in results]
+    labels = [f"{CLIENT_NAMES[r['label']]}\n{short.get(r['input'], r['input'])}" for r in results]
     colors = [CLIENT_COLORS[r["label"]] for r in results]
     avg = [r["avg_ops_per_s"] for r in results]
-    err = [[a - r["worst_ops_per_s"] for a, r in zip(avg, results)],
-           [r["best_ops_per_s"] - a for a, r in zip(avg, results)]]
+    err = [
+        [a - r["worst_ops_per_s"] for a, r in zip(avg, results)],
+        [r["best_ops_per_s"] - a for a, r in zip(avg, results)],
+    ]
     axes[0].bar(range(len(results)), avg, yerr=err, capsize=4, color=colors)
     top = max(r["best_ops_per_s"] for r in results)
     for i, (a, r) in enumerate(zip(avg, results)):  # above the best run's whisker
-        axes[0].text(i, r["best_ops_per_s"] + 0.015 * top, f"{a:,.0f}", ha="center",
-                     va="bottom", fontsize=8)
+        axes[0].text(i, r["best_ops_per_s"] + 0.015 * top, f"{a:,.0f}", ha="center", va="bottom", fontsize=8)
     axes[0].set_title("rows/s: average of the runs, bars from worst to best", fontsize=10)
     cpu = [r["cpu_us_per_op"] for r in results]
     bars = axes[1].bar(range(len(results)), cpu, color=colors)
@@ -366,8 +428,10 @@ def plot_vectors(scen: dict, path: Path) -> bool:
         ax.grid(axis="y", alpha=0.3)
         ax.margins(y=0.15)
     r0 = results[0]
-    fig.suptitle(f"Vector ingestion (seed document 004): {r0['rows']:,} rows of "
-                 f"vector<float, {r0['dim']}> in one execute_concurrent_with_args call")
+    fig.suptitle(
+        f"Vector ingestion (seed document 004): {r0['rows']:,} rows of "
+        f"vector<float, {r0['dim']}> in one execute_concurrent_with_args call"
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -375,8 +439,7 @@ def plot_vectors(scen: dict, path: Path) -> bool:
 
 
 def plot_tuning(scen: dict, path: Path) -> bool:
-    results = [r for r in scen.get("tuning", {}).get("results", [])
-               if "failed" not in r and r.get("points")]
+    results = [r for r in scen.get("tuning", {}).get("results", []) if "failed" not in r and r.get("points")]
     if not results:
         return False
     plt = _plt()
@@ -386,7 +449,8 @@ def plot_tuning(scen: dict, path: Path) -> bool:
         grid = [[float("nan")] * len(bs) for _ in fs]
         for p in r["points"]:
             grid[fs.index(p["in_flight"])][bs.index(p["buffer"])] = (
-                p["ops_per_s"] if not p.get("errors") else float("nan"))
+                p["ops_per_s"] if not p.get("errors") else float("nan")
+            )
         im = ax.imshow(grid, aspect="auto", origin="lower", cmap="viridis")
         fig.colorbar(im, ax=ax, label="ops/s")
         ax.set_xticks(range(len(bs)), [f"{b:,}" for b in bs], rotation=45, fontsize=7)
@@ -400,13 +464,22 @@ def plot_tuning(scen: dict, path: Path) -> bool:
                     v = grid[i][j]
                     if v == v:  # not NaN
                         bright = hi > lo and (v - lo) / (hi - lo) > 0.6
-                        ax.text(j, i, f"{v / 1000:.1f}k", ha="center", va="center",
-                                fontsize=7, color="black" if bright else "white")
+                        ax.text(
+                            j,
+                            i,
+                            f"{v / 1000:.1f}k",
+                            ha="center",
+                            va="center",
+                            fontsize=7,
+                            color="black" if bright else "white",
+                        )
         s = r.get("summary") or run_tuning.summarize(r)
         title = f"{run_tuning.NAMES[r['pipeline']]} (turbocql)"
         if s:
-            title += (f"\nbest (average of the {s['top']} fastest): in-flight "
-                      f"{s['best_in_flight']:,}, buffer {s['best_buffer']:,}")
+            title += (
+                f"\nbest (average of the {s['top']} fastest): in-flight "
+                f"{s['best_in_flight']:,}, buffer {s['best_buffer']:,}"
+            )
         ax.set_title(title, fontsize=10)
     fig.suptitle("pipeline_tuning (seed document 001): ops/s over the grid")
     fig.tight_layout()
@@ -450,15 +523,15 @@ def write_report(data: dict, out_dir: Path, name: str, plots: bool = True) -> di
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="Rebuild the Markdown report and plots of a "
-                                             "`turbocql bench` run from its JSON.")
+    ap = argparse.ArgumentParser(
+        description="Rebuild the Markdown report and plots of a `turbocql bench` run from its JSON."
+    )
     ap.add_argument("json", type=Path)
     ap.add_argument("--out-dir", type=Path, default=None, help="default: beside the JSON")
     ap.add_argument("--no-plots", action="store_true")
     args = ap.parse_args(argv)
     data = json.loads(args.json.read_text())
-    paths = write_report(data, args.out_dir or args.json.parent, args.json.stem,
-                         not args.no_plots)
+    paths = write_report(data, args.out_dir or args.json.parent, args.json.stem, not args.no_plots)
     print(paths["markdown"])
     for p in paths["plots"]:
         print(p)

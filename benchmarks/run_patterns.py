@@ -71,11 +71,11 @@ RUST_LABEL = "rust, 120 in flight"
 
 @dataclasses.dataclass(frozen=True)
 class Spec:
-    name: str                      # as given to --patterns, e.g. "callback_chain:250"
-    args: tuple[str, ...]          # patterns.py arguments
-    workloads: tuple[str, ...]     # workloads it applies to
-    turbocql_only: bool = False    # the classic driver has no such API
-    label: str = ""                # shown in the table
+    name: str  # as given to --patterns, e.g. "callback_chain:250"
+    args: tuple[str, ...]  # patterns.py arguments
+    workloads: tuple[str, ...]  # workloads it applies to
+    turbocql_only: bool = False  # the classic driver has no such API
+    label: str = ""  # shown in the table
 
     @property
     def base(self) -> str:
@@ -95,43 +95,86 @@ def _spec(name, args, workloads=("write", "read"), turbocql_only=False, label=""
 
 
 SPECS = [
-    _spec("batched_futures", ["--pattern", "batched_futures"],
-          label="batched futures (120)"),
+    _spec("batched_futures", ["--pattern", "batched_futures"], label="batched futures (120)"),
     _spec("queued_futures", ["--pattern", "queued_futures"], label="queued futures (120)"),
-    _spec("unthrottled_futures", ["--pattern", "unthrottled_futures"],
-          label="unthrottled futures"),
-    _spec("callback_chain:120", ["--pattern", "callback_chain", "--chains", "120"],
-          label="callback chains ×120"),
-    _spec("callback_chain:250", ["--pattern", "callback_chain", "--chains", "250"],
-          workloads=("write",), label="callback chains ×250"),
-    _spec("callback_chain:500", ["--pattern", "callback_chain", "--chains", "500"],
-          workloads=("write",), label="callback chains ×500"),
-    _spec("execute_concurrent", ["--pattern", "execute_concurrent"],
-          label="execute_concurrent_with_args (list, 120)"),
-    _spec("execute_concurrent_gen", ["--pattern", "execute_concurrent_gen"],
-          label="execute_concurrent_with_args (generator, results_generator)"),
-    _spec("write_pipeline", ["--pattern", "write_pipeline"], workloads=("write",),
-          turbocql_only=True, label="WritePipeline (100 in flight, 40,000 unsent)"),
-    _spec("read_pipeline", ["--pattern", "read_pipeline"], workloads=("read",),
-          turbocql_only=True, label="ReadPipeline (100 in flight, 400 unconsumed)"),
-    _spec("asyncio", ["--pattern", "asyncio"], turbocql_only=True,
-          label="asyncio, 120 coroutines"),
-    _spec("asyncio_uvloop", ["--pattern", "asyncio", "--uvloop"], turbocql_only=True,
-          label="asyncio on uvloop, 120 coroutines"),
+    _spec("unthrottled_futures", ["--pattern", "unthrottled_futures"], label="unthrottled futures"),
+    _spec("callback_chain:120", ["--pattern", "callback_chain", "--chains", "120"], label="callback chains ×120"),
+    _spec(
+        "callback_chain:250",
+        ["--pattern", "callback_chain", "--chains", "250"],
+        workloads=("write",),
+        label="callback chains ×250",
+    ),
+    _spec(
+        "callback_chain:500",
+        ["--pattern", "callback_chain", "--chains", "500"],
+        workloads=("write",),
+        label="callback chains ×500",
+    ),
+    _spec("execute_concurrent", ["--pattern", "execute_concurrent"], label="execute_concurrent_with_args (list, 120)"),
+    _spec(
+        "execute_concurrent_gen",
+        ["--pattern", "execute_concurrent_gen"],
+        label="execute_concurrent_with_args (generator, results_generator)",
+    ),
+    _spec(
+        "write_pipeline",
+        ["--pattern", "write_pipeline"],
+        workloads=("write",),
+        turbocql_only=True,
+        label="WritePipeline (100 in flight, 40,000 unsent)",
+    ),
+    _spec(
+        "read_pipeline",
+        ["--pattern", "read_pipeline"],
+        workloads=("read",),
+        turbocql_only=True,
+        label="ReadPipeline (100 in flight, 400 unconsumed)",
+    ),
+    _spec("asyncio", ["--pattern", "asyncio"], turbocql_only=True, label="asyncio, 120 coroutines"),
+    _spec(
+        "asyncio_uvloop",
+        ["--pattern", "asyncio", "--uvloop"],
+        turbocql_only=True,
+        label="asyncio on uvloop, 120 coroutines",
+    ),
 ]
 SPEC_BY_NAME = {s.name: s for s in SPECS}
 
 # Rows of the two tables (benchmarks/README.md): (workload, pattern names in the table's order).
-DOC_000 = [("write", ["batched_futures", "queued_futures", "unthrottled_futures",
-                      "callback_chain:120", "callback_chain:250", "callback_chain:500",
-                      "execute_concurrent", "execute_concurrent_gen",
-                      "asyncio", "asyncio_uvloop"])]
+DOC_000 = [
+    (
+        "write",
+        [
+            "batched_futures",
+            "queued_futures",
+            "unthrottled_futures",
+            "callback_chain:120",
+            "callback_chain:250",
+            "callback_chain:500",
+            "execute_concurrent",
+            "execute_concurrent_gen",
+            "asyncio",
+            "asyncio_uvloop",
+        ],
+    )
+]
 DOC_001 = [
-    ("write", ["callback_chain:120", "write_pipeline", "batched_futures", "queued_futures",
-               "unthrottled_futures"]),
-    ("read", ["callback_chain:120", "read_pipeline", "batched_futures", "queued_futures",
-              "unthrottled_futures", "execute_concurrent", "execute_concurrent_gen",
-              "asyncio", "asyncio_uvloop"]),
+    ("write", ["callback_chain:120", "write_pipeline", "batched_futures", "queued_futures", "unthrottled_futures"]),
+    (
+        "read",
+        [
+            "callback_chain:120",
+            "read_pipeline",
+            "batched_futures",
+            "queued_futures",
+            "unthrottled_futures",
+            "execute_concurrent",
+            "execute_concurrent_gen",
+            "asyncio",
+            "asyncio_uvloop",
+        ],
+    ),
 ]
 
 
@@ -143,8 +186,7 @@ def select_specs(text: str) -> list[Spec]:
     for want in (w.strip() for w in text.split(",") if w.strip()):
         hits = [s for s in SPECS if s.name == want or s.base == want]
         if not hits:
-            raise ValueError(f"unknown pattern {want!r} (known: "
-                             f"{', '.join(s.name for s in SPECS)})")
+            raise ValueError(f"unknown pattern {want!r} (known: {', '.join(s.name for s in SPECS)})")
         out += [s for s in hits if s not in out]
     return out
 
@@ -157,16 +199,17 @@ def markdown_table(rows: list[tuple[str, str]], results: list[dict]) -> str:
     """``rows``: (workload, spec name) in order; each gets its client rows."""
     by = {key(r): r for r in results}
     rust = {r["workload"]: r for r in results if r["label"] == "rust"}
-    head = ("| workload | pattern | client | ops/s | client CPU µs/op | server CPU µs/op "
-            "| p50 µs | p95 µs | p99 µs | peak RSS MB | ops/s vs classic | CPU vs rust |")
+    head = (
+        "| workload | pattern | client | ops/s | client CPU µs/op | server CPU µs/op "
+        "| p50 µs | p95 µs | p99 µs | peak RSS MB | ops/s vs classic | CPU vs rust |"
+    )
     lines = [head, "| " + " | ".join(["---"] * 12) + " |"]
     dagger = False
     shown_rust = set()
     for wl, name in rows:
         if wl in rust and wl not in shown_rust:
             shown_rust.add(wl)
-            lines.append(row_line(wl, "reference: `scylla` crate, 120 in flight", rust[wl],
-                                  None, rust[wl], ""))
+            lines.append(row_line(wl, "reference: `scylla` crate, 120 in flight", rust[wl], None, rust[wl], ""))
         spec = SPEC_BY_NAME[name]
         for label in TABLE_CLIENTS:
             r = by.get((label, name, wl))
@@ -177,18 +220,18 @@ def markdown_table(rows: list[tuple[str, str]], results: list[dict]) -> str:
             if spec.turbocql_only or classic is None:
                 classic = by.get(("classic", "callback_chain:120", wl))
                 mark = "†"
-                dagger = dagger or (classic is not None and "failed" not in classic
-                                    and "failed" not in r)
+                dagger = dagger or (classic is not None and "failed" not in classic and "failed" not in r)
             lines.append(row_line(wl, spec.label, r, classic, rust.get(wl), mark))
     if dagger:
         lines.append("")
-        lines.append("† no such API in the classic driver (pipelines, asyncio): compared with "
-                     "its callback chains ×120 on the same workload.")
+        lines.append(
+            "† no such API in the classic driver (pipelines, asyncio): compared with "
+            "its callback chains ×120 on the same workload."
+        )
     return "\n".join(lines)
 
 
-def row_line(wl: str, pattern: str, r: dict, classic: dict | None, rust: dict | None,
-             mark: str) -> str:
+def row_line(wl: str, pattern: str, r: dict, classic: dict | None, rust: dict | None, mark: str) -> str:
     name = r["label"] if r["label"] != "rust" else "rust"
     if "failed" in r:
         reason = r["failed"].replace("|", "/")
@@ -200,50 +243,69 @@ def row_line(wl: str, pattern: str, r: dict, classic: dict | None, rust: dict | 
         vs_rust = f"{r['cpu_us_per_op'] / rust['cpu_us_per_op']:.2f}×"
     errs = f" ({r['errors']} errors)" if r.get("errors") else ""
     rss = r.get("process_max_rss_mb", r.get("max_rss_mb"))
-    return (f"| {wl} | {pattern} | {name}{errs} | {fmt_num(r['ops_per_s'])} "
-            f"| {fmt_num(r['cpu_us_per_op'], 1)} | {fmt_num(r.get('server_cpu_us_per_op'), 1)} "
-            f"| {fmt_num(r.get('p50_us'))} | {fmt_num(r.get('p95_us'))} "
-            f"| {fmt_num(r.get('p99_us'))} | {fmt_num(rss, 0)} "
-            f"| {vs_classic} | {vs_rust} |")
+    return (
+        f"| {wl} | {pattern} | {name}{errs} | {fmt_num(r['ops_per_s'])} "
+        f"| {fmt_num(r['cpu_us_per_op'], 1)} | {fmt_num(r.get('server_cpu_us_per_op'), 1)} "
+        f"| {fmt_num(r.get('p50_us'))} | {fmt_num(r.get('p95_us'))} "
+        f"| {fmt_num(r.get('p99_us'))} | {fmt_num(rss, 0)} "
+        f"| {vs_classic} | {vs_rust} |"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_server_arguments(ap)
-    ap.add_argument("--ops", type=int, default=None,
-                    help="timed operations per client run (default 20000; --quick: 5000)")
-    ap.add_argument("--patterns", default="all",
-                    help="comma-separated: " + ", ".join(s.name for s in SPECS)
-                         + " (a name without :N takes every variant), or all")
+    ap.add_argument(
+        "--ops", type=int, default=None, help="timed operations per client run (default 20000; --quick: 5000)"
+    )
+    ap.add_argument(
+        "--patterns",
+        default="all",
+        help="comma-separated: "
+        + ", ".join(s.name for s in SPECS)
+        + " (a name without :N takes every variant), or all",
+    )
     ap.add_argument("--workloads", default="write,read", help="comma-separated: write,read")
-    ap.add_argument("--clients", default="classic,turbocql,rust",
-                    help="comma-separated subset of classic,scylla,turbocql,acsylla,rust "
-                         "(acsylla runs the asyncio patterns only)")
-    ap.add_argument("--quick", action="store_true",
-                    help="small runs: 5,000 ops, 1,000 warm-up, 50,000 server warm-up")
-    ap.add_argument("--warmup", type=int, default=None,
-                    help="client warm-up requests, same pattern (default 2000; --quick: 1000)")
+    ap.add_argument(
+        "--clients",
+        default="classic,turbocql,rust",
+        help="comma-separated subset of classic,scylla,turbocql,acsylla,rust (acsylla runs the asyncio patterns only)",
+    )
+    ap.add_argument("--quick", action="store_true", help="small runs: 5,000 ops, 1,000 warm-up, 50,000 server warm-up")
+    ap.add_argument(
+        "--warmup", type=int, default=None, help="client warm-up requests, same pattern (default 2000; --quick: 1000)"
+    )
     ap.add_argument("--rows", type=int, default=10000, help="rows the reads go over")
-    ap.add_argument("--server-warmup-ops", type=int, default=None,
-                    help="writes and reads by the Rust client (120 in flight) before anything "
-                         "(default 100000; --quick: 50000)")
-    ap.add_argument("--read-consume", choices=["sliding", "end"], default="sliding",
-                    help="ReadPipeline: consume while executing, or after (document 001)")
+    ap.add_argument(
+        "--server-warmup-ops",
+        type=int,
+        default=None,
+        help="writes and reads by the Rust client (120 in flight) before anything (default 100000; --quick: 50000)",
+    )
+    ap.add_argument(
+        "--read-consume",
+        choices=["sliding", "end"],
+        default="sliding",
+        help="ReadPipeline: consume while executing, or after (document 001)",
+    )
     add_client_arguments(ap)
     peers.add_arguments(ap)
     add_repeat_argument(ap)
     add_reset_argument(ap)
     add_run_arguments(ap, "patterns", None, "per client run, seconds (default 900; --quick: 300)")
-    ap.add_argument("--report", default=str(HERE / "results" / "patterns-latest.md"),
-                    metavar="PATH", help="Markdown report (default %(default)s)")
+    ap.add_argument(
+        "--report",
+        default=str(HERE / "results" / "patterns-latest.md"),
+        metavar="PATH",
+        help="Markdown report (default %(default)s)",
+    )
     ap.add_argument("--no-report", action="store_true", help="do not write the report")
     args = ap.parse_args(argv)
 
     q = args.quick
     ops = args.ops or (5000 if q else 20000)
     warmup = args.warmup if args.warmup is not None else (1000 if q else 2000)
-    server_warmup = args.server_warmup_ops if args.server_warmup_ops is not None else (
-        50000 if q else 100000)
+    server_warmup = args.server_warmup_ops if args.server_warmup_ops is not None else (50000 if q else 100000)
     timeout = args.timeout or (300 if q else 900)
     workloads = [w for w in args.workloads.split(",") if w]
     try:
@@ -275,8 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     load_start = os.getloadavg()[0]
     results: list[dict] = []
 
-    def record(label: str, spec_name: str, wl: str, cmd: list[str] | None,
-               missing: str = "") -> None:
+    def record(label: str, spec_name: str, wl: str, cmd: list[str] | None, missing: str = "") -> None:
         print(f"{wl:5} {spec_name:>24} {label:>8} ...", end=" ", file=sys.stderr, flush=True)
         r = {"failed": missing} if cmd is None else run_client(cmd, args.pin_client, timeout)
         r.update(label=label, spec=spec_name, workload=wl)
@@ -292,11 +353,15 @@ def main(argv: list[str] | None = None) -> int:
     for _round, wl in ((i, wl) for i in range(max(1, args.repeat)) for wl in workloads):
         reset()
         if "rust" in clients:
-            record("rust", "rust_concurrent", wl,
-                   None if rust_bin is None else rust_cmd(
-                       wl, ops, ["--pattern", "concurrent", "--concurrency", "120",
-                                 "--warmup", str(warmup)]),
-                   "Rust reference not built")
+            record(
+                "rust",
+                "rust_concurrent",
+                wl,
+                None
+                if rust_bin is None
+                else rust_cmd(wl, ops, ["--pattern", "concurrent", "--concurrency", "120", "--warmup", str(warmup)]),
+                "Rust reference not built",
+            )
         for spec in specs:
             if wl not in spec.workloads:
                 continue
@@ -306,9 +371,11 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 if not pyclients[label].available:
                     continue  # said once under the tables
-                cmd = client_cmd(pyclients[label], CLIENT_PY, [
-                    *common, *spec.args, "--workload", wl, "--ops", str(ops),
-                    "--warmup", str(warmup)])
+                cmd = client_cmd(
+                    pyclients[label],
+                    CLIENT_PY,
+                    [*common, *spec.args, "--workload", wl, "--ops", str(ops), "--warmup", str(warmup)],
+                )
                 if spec.name == "read_pipeline":
                     cmd += ["--read-consume", args.read_consume]
                 record(label, spec.name, wl, cmd)
@@ -320,21 +387,27 @@ def main(argv: list[str] | None = None) -> int:
         return [(wl, n) for wl, names in doc if wl in workloads for n in names if n in chosen]
 
     pin = pin_note(args.pin_client)
-    heading = (f"{ops:,} ops per client run (+{warmup:,} warm-up), prepared statements, "
-               f"distinct keys for writes, one-row reads over {args.rows:,} keys; "
-               f"single node, {os.cpu_count()} CPUs{pin}; "
-               + (f"each client run {args.repeat} times in interleaved rounds, the median run "
-                  "(client CPU) shown; " if args.repeat > 1 else "")
-               + (f"server warmed with {server_warmup:,} Rust writes and reads; "
-                  if server_warmup > 0 else "no server warm-up by this runner; ")
-               + ("table truncated and read rows rewritten before each pattern's runs; "
-                  if args.reset else "")
-               + f"server pid {server_pid or 'unknown'}; "
-               + load_note(load_start))
+    heading = (
+        f"{ops:,} ops per client run (+{warmup:,} warm-up), prepared statements, "
+        f"distinct keys for writes, one-row reads over {args.rows:,} keys; "
+        f"single node, {os.cpu_count()} CPUs{pin}; "
+        + (
+            f"each client run {args.repeat} times in interleaved rounds, the median run (client CPU) shown; "
+            if args.repeat > 1
+            else ""
+        )
+        + (
+            f"server warmed with {server_warmup:,} Rust writes and reads; "
+            if server_warmup > 0
+            else "no server warm-up by this runner; "
+        )
+        + ("table truncated and read rows rewritten before each pattern's runs; " if args.reset else "")
+        + f"server pid {server_pid or 'unknown'}; "
+        + load_note(load_start)
+    )
     sections = []
     for title, doc in (
-        ("Document 000: request patterns of the classic driver's Performance Notes (writes)",
-         DOC_000),
+        ("Document 000: request patterns of the classic driver's Performance Notes (writes)", DOC_000),
         ("Document 001: the same patterns with reads, and the pipeline objects", DOC_001),
     ):
         rows = doc_rows(doc)
@@ -349,8 +422,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_report:
         rpath = Path(args.report)
         rpath.parent.mkdir(parents=True, exist_ok=True)
-        command = "python benchmarks/run_patterns.py " + " ".join(sys.argv[1:] if argv is None
-                                                                  else argv)
+        command = "python benchmarks/run_patterns.py " + " ".join(sys.argv[1:] if argv is None else argv)
         rpath.write_text(
             "# Request patterns: classic driver vs turbocql vs Rust\n\n"
             f"{dt.datetime.now():%Y-%m-%d %H:%M}, `{command.strip()}`\n\n{heading}\n\n"
@@ -359,12 +431,21 @@ def main(argv: list[str] | None = None) -> int:
             "upper bound; latency = submit → result (futures), submit → callback (chains), "
             "around the await (asyncio), none for bulk calls; peak RSS = the client process's "
             "whole life (VmHWM).\n\n"
-            f"{body}\n")
+            f"{body}\n"
+        )
         print(f"report: {rpath}", file=sys.stderr)
 
     if args.out is not None:
-        meta = run_meta(sys.argv[1:] if argv is None else argv, load_start, server_pid, heading,
-                        pyclients, ops=ops, warmup=warmup, server_warmup_ops=server_warmup)
+        meta = run_meta(
+            sys.argv[1:] if argv is None else argv,
+            load_start,
+            server_pid,
+            heading,
+            pyclients,
+            ops=ops,
+            warmup=warmup,
+            server_warmup_ops=server_warmup,
+        )
         write_json(args.out, "patterns", meta, results)
     return 0
 

@@ -64,9 +64,23 @@ from common import (  # noqa: E402  (the runners' shared set-up, timing and repo
 )
 
 # Re-exported for the scripts that took these helpers from this runner before common.py.
-__all__ = ["DEFAULT_RUST_BIN", "client_cmd", "clients_meta", "ensure_rust_bin", "find_server_pid",
-           "fmt_num", "median_runs", "run_client", "unavailable_lines", "vm_hwm_kb",
-           "wait_for_port", "warm_up_server", "RUST_OS_LABEL", "markdown_table", "main"]
+__all__ = [
+    "DEFAULT_RUST_BIN",
+    "client_cmd",
+    "clients_meta",
+    "ensure_rust_bin",
+    "find_server_pid",
+    "fmt_num",
+    "median_runs",
+    "run_client",
+    "unavailable_lines",
+    "vm_hwm_kb",
+    "wait_for_port",
+    "warm_up_server",
+    "RUST_OS_LABEL",
+    "markdown_table",
+    "main",
+]
 CLIENT_PY = HERE / "clients" / "sync_threads.py"
 
 RUST_OS_LABEL = "rust, OS threads"
@@ -75,9 +89,11 @@ RUST_OS_LABEL = "rust, OS threads"
 
 
 def markdown_table(results: list[dict]) -> str:
-    head = ("| client | workload | threads | ops/s | client CPU µs/op | server CPU µs/op "
-            "| p50 µs | p95 µs | p99 µs | peak RSS MB | ops/s vs classic | CPU vs rust "
-            "| CPU vs rust, OS threads |")
+    head = (
+        "| client | workload | threads | ops/s | client CPU µs/op | server CPU µs/op "
+        "| p50 µs | p95 µs | p99 µs | peak RSS MB | ops/s vs classic | CPU vs rust "
+        "| CPU vs rust, OS threads |"
+    )
     lines = [head, "| " + " | ".join(["---"] * 13) + " |"]
     by = {(r["label"], r["workload"], r["threads"]): r for r in results}
 
@@ -89,8 +105,7 @@ def markdown_table(results: list[dict]) -> str:
     for r in results:
         name, wl, th = r["label"], r["workload"], r["threads"]
         if "failed" in r:
-            lines.append(f"| {name} | {wl} | {th} | failed: {r['failed'].replace('|', '/')} "
-                         "| | | | | | | | | |")
+            lines.append(f"| {name} | {wl} | {th} | failed: {r['failed'].replace('|', '/')} | | | | | | | | | |")
             continue
         classic = by.get(("classic", wl, th))
         vs_classic = ""
@@ -110,29 +125,41 @@ def markdown_table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_server_arguments(ap)
     ap.add_argument("--ops", type=int, default=20000, help="timed operations per client run")
     ap.add_argument("--threads", default="1,16", help="comma-separated thread counts")
     ap.add_argument("--workloads", default="write,read", help="comma-separated: write,read")
-    ap.add_argument("--clients", default="classic,turbocql,rust",
-                    help="comma-separated subset of classic,scylla,turbocql,rust (acsylla "
-                         "has no sync API and is skipped)")
-    ap.add_argument("--no-concurrent-ref", action="store_true",
-                    help="skip the Rust reference with 120 requests in flight")
+    ap.add_argument(
+        "--clients",
+        default="classic,turbocql,rust",
+        help="comma-separated subset of classic,scylla,turbocql,rust (acsylla has no sync API and is skipped)",
+    )
+    ap.add_argument(
+        "--no-concurrent-ref", action="store_true", help="skip the Rust reference with 120 requests in flight"
+    )
     ap.add_argument("--warmup", type=int, default=2000, help="client warm-up requests")
     ap.add_argument("--rows", type=int, default=10000, help="rows the reads go over")
-    ap.add_argument("--server-warmup-ops", type=int, default=100000,
-                    help="writes and reads by the Rust client (120 in flight) before anything")
+    ap.add_argument(
+        "--server-warmup-ops",
+        type=int,
+        default=100000,
+        help="writes and reads by the Rust client (120 in flight) before anything",
+    )
     add_client_arguments(ap)
     peers.add_arguments(ap)
     add_repeat_argument(ap)
     add_reset_argument(ap)
     add_run_arguments(ap, "sync", 1800)
-    ap.add_argument("--report", nargs="?", const="", default=None, metavar="PATH",
-                    help="write the Markdown report (default path benchmarks/results/sync-latest.md)")
+    ap.add_argument(
+        "--report",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="PATH",
+        help="write the Markdown report (default path benchmarks/results/sync-latest.md)",
+    )
     args = ap.parse_args(argv)
 
     threads = [int(t) for t in args.threads.split(",") if t]
@@ -159,8 +186,13 @@ def main(argv: list[str] | None = None) -> int:
         return rust_command(rust_bin, common, workload, ops, extra)
 
     if args.server_warmup_ops > 0:
-        warm_up_server(rust_bin or ensure_rust_bin(args.rust_bin, args.build), common,
-                       args.server_warmup_ops, args.pin_client, args.timeout)
+        warm_up_server(
+            rust_bin or ensure_rust_bin(args.rust_bin, args.build),
+            common,
+            args.server_warmup_ops,
+            args.pin_client,
+            args.timeout,
+        )
 
     results: list[dict] = []
     for wl in workloads:
@@ -168,32 +200,69 @@ def main(argv: list[str] | None = None) -> int:
         for th in threads:
             for c in clients:
                 if c == "rust":
-                    cmd = None if rust_bin is None else rust_cmd(
-                        wl, args.ops, ["--pattern", "sync", "--threads", str(th),
-                                       "--warmup", str(args.warmup)])
+                    cmd = (
+                        None
+                        if rust_bin is None
+                        else rust_cmd(
+                            wl, args.ops, ["--pattern", "sync", "--threads", str(th), "--warmup", str(args.warmup)]
+                        )
+                    )
                 elif pyclients[c].available:
-                    cmd = client_cmd(pyclients[c], CLIENT_PY, [
-                        *common, "--workload", wl, "--ops", str(args.ops), "--threads", str(th),
-                        "--warmup", str(args.warmup)])
+                    cmd = client_cmd(
+                        pyclients[c],
+                        CLIENT_PY,
+                        [
+                            *common,
+                            "--workload",
+                            wl,
+                            "--ops",
+                            str(args.ops),
+                            "--threads",
+                            str(th),
+                            "--warmup",
+                            str(args.warmup),
+                        ],
+                    )
                 else:
                     continue  # not available: said once under the table
                 runs.append((c, th, cmd))
                 if c == "rust":
-                    runs.append((RUST_OS_LABEL, th, None if rust_bin is None else rust_cmd(
-                        wl, args.ops, ["--pattern", "sync-threads", "--threads", str(th),
-                                       "--warmup", str(args.warmup)])))
+                    runs.append(
+                        (
+                            RUST_OS_LABEL,
+                            th,
+                            None
+                            if rust_bin is None
+                            else rust_cmd(
+                                wl,
+                                args.ops,
+                                ["--pattern", "sync-threads", "--threads", str(th), "--warmup", str(args.warmup)],
+                            ),
+                        )
+                    )
         if "rust" in clients and not args.no_concurrent_ref:
-            runs.append(("rust, 120 in flight", 120, None if rust_bin is None else rust_cmd(
-                wl, args.ops, ["--pattern", "concurrent", "--concurrency", "120",
-                               "--warmup", str(args.warmup)])))
+            runs.append(
+                (
+                    "rust, 120 in flight",
+                    120,
+                    None
+                    if rust_bin is None
+                    else rust_cmd(
+                        wl, args.ops, ["--pattern", "concurrent", "--concurrency", "120", "--warmup", str(args.warmup)]
+                    ),
+                )
+            )
         group = None
         for i, (label, th, cmd) in enumerate(runs * max(1, args.repeat)):
             if args.reset and (th, i // len(runs)) != group:  # each thread count, each round
                 reset_table(reset_bin, common, args.pin_client, args.timeout)
             group = (th, i // len(runs))
             print(f"{wl:5} {label:>20} threads={th:<3} ...", end=" ", file=sys.stderr, flush=True)
-            r = ({"failed": "Rust reference not built"} if cmd is None
-                 else run_client(cmd, args.pin_client, args.timeout))
+            r = (
+                {"failed": "Rust reference not built"}
+                if cmd is None
+                else run_client(cmd, args.pin_client, args.timeout)
+            )
             r.update(label=label, workload=wl, threads=th)
             if label in pyclients:
                 r["interpreter"] = pyclients[label].python
@@ -206,9 +275,11 @@ def main(argv: list[str] | None = None) -> int:
         cpu_info += f"; each client run {args.repeat} times, the median run (client CPU) shown"
     if args.reset:
         cpu_info += "; table truncated and read rows rewritten before each thread count's runs"
-    heading = (f"Sync execute, {args.ops:,} ops per run, prepared statements; {cpu_info}"
-               f"{pin_note(args.pin_client)}; "
-               f"server pid {server_pid or 'unknown'}.")
+    heading = (
+        f"Sync execute, {args.ops:,} ops per run, prepared statements; {cpu_info}"
+        f"{pin_note(args.pin_client)}; "
+        f"server pid {server_pid or 'unknown'}."
+    )
     table = with_unavailable(markdown_table(results), pyclients)
     print(f"\n{heading}\n")
     print(table)
@@ -216,8 +287,10 @@ def main(argv: list[str] | None = None) -> int:
         rpath = Path(args.report) if args.report else HERE / "results" / "sync-latest.md"
         rpath.parent.mkdir(parents=True, exist_ok=True)
         command = "python benchmarks/run_sync.py " + " ".join(sys.argv[1:])
-        rpath.write_text(f"# Sync execute: classic driver vs turbocql vs Rust\n\n"
-                         f"{dt.datetime.now():%Y-%m-%d %H:%M}, `{command}`\n\n{heading}\n\n{table}\n")
+        rpath.write_text(
+            f"# Sync execute: classic driver vs turbocql vs Rust\n\n"
+            f"{dt.datetime.now():%Y-%m-%d %H:%M}, `{command}`\n\n{heading}\n\n{table}\n"
+        )
         print(f"report: {rpath}", file=sys.stderr)
 
     if args.out is not None:

@@ -69,8 +69,7 @@ def summarize(r: dict, top: int = TOP) -> dict:
         return {}
     fastest = sorted(pts, key=lambda p: p["ops_per_s"], reverse=True)
     best = fastest[:top]
-    default = next((p for p in pts if (p["in_flight"], p["buffer"]) == DEFAULTS[r["pipeline"]]),
-                   None)
+    default = next((p for p in pts if (p["in_flight"], p["buffer"]) == DEFAULTS[r["pipeline"]]), None)
     rates = [p["ops_per_s"] for p in pts]
     return {
         "top": len(best),
@@ -86,9 +85,11 @@ def summarize(r: dict, top: int = TOP) -> dict:
 
 
 def markdown_tables(results: list[dict]) -> str:
-    head = ("| pipeline | grid points | requests per point | best parameters (average of the "
-            "10 fastest) | their ops/s | fastest point | default parameters | median ops/s "
-            "| slowest point |")
+    head = (
+        "| pipeline | grid points | requests per point | best parameters (average of the "
+        "10 fastest) | their ops/s | fastest point | default parameters | median ops/s "
+        "| slowest point |"
+    )
     lines = [head, "| " + " | ".join(["---"] * 9) + " |"]
     tops = []
     for r in results:
@@ -103,25 +104,35 @@ def markdown_tables(results: list[dict]) -> str:
         f, d, w = s["fastest"], s["default"], s["slowest"]
 
         def pt(p):
-            return (f"{p['in_flight']:,} / {p['buffer']:,}: {fmt_num(p['ops_per_s'])} ops/s, "
-                    f"{fmt_num(p['cpu_us_per_op'], 1)} µs CPU/op")
-        grid = (f"{len(r['in_flight_grid'])} in-flight × {len(r['buffer_grid'])} buffer "
-                f"= {len(r['points'])}")
+            return (
+                f"{p['in_flight']:,} / {p['buffer']:,}: {fmt_num(p['ops_per_s'])} ops/s, "
+                f"{fmt_num(p['cpu_us_per_op'], 1)} µs CPU/op"
+            )
+
+        grid = f"{len(r['in_flight_grid'])} in-flight × {len(r['buffer_grid'])} buffer = {len(r['points'])}"
         if s["points_with_errors"]:
             grid += f" ({s['points_with_errors']} with errors, left out)"
         lines.append(
             f"| {name} | {grid} | {r['ops']:,} | max_in_flight_requests={s['best_in_flight']:,}, "
             f"{BUFFER_NAMES[r['pipeline']]}={s['best_buffer']:,} (top {s['top']}) "
             f"| {fmt_num(s['top_ops_per_s'])} | {pt(f)} | {pt(d) if d else 'not in grid'} "
-            f"| {fmt_num(s['median_ops_per_s'])} | {pt(w)} |")
-        fastest = sorted((p for p in r["points"] if not p.get("errors")),
-                         key=lambda p: p["ops_per_s"], reverse=True)[:TOP]
-        rows = ["| rank | max_in_flight_requests | " + BUFFER_NAMES[r["pipeline"]]
-                + " | ops/s | client CPU µs/op | server CPU µs/op |",
-                "| --- | --- | --- | --- | --- | --- |"]
-        rows += [f"| {i + 1} | {p['in_flight']:,} | {p['buffer']:,} | {fmt_num(p['ops_per_s'])} "
-                 f"| {fmt_num(p['cpu_us_per_op'], 1)} "
-                 f"| {fmt_num(p.get('server_cpu_us_per_op'), 1)} |" for i, p in enumerate(fastest)]
+            f"| {fmt_num(s['median_ops_per_s'])} | {pt(w)} |"
+        )
+        fastest = sorted((p for p in r["points"] if not p.get("errors")), key=lambda p: p["ops_per_s"], reverse=True)[
+            :TOP
+        ]
+        rows = [
+            "| rank | max_in_flight_requests | "
+            + BUFFER_NAMES[r["pipeline"]]
+            + " | ops/s | client CPU µs/op | server CPU µs/op |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
+        rows += [
+            f"| {i + 1} | {p['in_flight']:,} | {p['buffer']:,} | {fmt_num(p['ops_per_s'])} "
+            f"| {fmt_num(p['cpu_us_per_op'], 1)} "
+            f"| {fmt_num(p.get('server_cpu_us_per_op'), 1)} |"
+            for i, p in enumerate(fastest)
+        ]
         tops.append(f"{TOP} fastest {name} points (turbocql):\n\n" + "\n".join(rows))
     return "\n\n".join(["\n".join(lines), *tops])
 
@@ -130,20 +141,25 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_server_arguments(ap)
     ap.add_argument("--pipelines", default="write,read", help="comma-separated: write,read")
-    ap.add_argument("--ops", type=int, default=None,
-                    help="requests per grid point (default 10000; --quick: 3000)")
+    ap.add_argument("--ops", type=int, default=None, help="requests per grid point (default 10000; --quick: 3000)")
     ap.add_argument("--warmup", type=int, default=2000, help="untimed requests before the grid")
     ap.add_argument("--quick", action="store_true", help="4 × 4 grid, 3,000 requests per point")
     ap.add_argument("--fine", action="store_true", help="13 × 11 grid")
-    ap.add_argument("--in-flight-grid", default=None,
-                    help="values or start:stop:step (overrides the grid's in-flight values)")
-    ap.add_argument("--buffer-grid", default=None,
-                    help="values or start:stop:step (overrides the grid's buffer values)")
+    ap.add_argument(
+        "--in-flight-grid", default=None, help="values or start:stop:step (overrides the grid's in-flight values)"
+    )
+    ap.add_argument(
+        "--buffer-grid", default=None, help="values or start:stop:step (overrides the grid's buffer values)"
+    )
     ap.add_argument("--read-consume", choices=["sliding", "end"], default="sliding")
     ap.add_argument("--rows", type=int, default=10000, help="rows the reads go over")
     ap.add_argument("--seed", type=int, default=1, help="shuffle seed of the grid order")
-    ap.add_argument("--server-warmup-ops", type=int, default=0,
-                    help="Rust writes and reads (120 in flight) before anything (default 0)")
+    ap.add_argument(
+        "--server-warmup-ops",
+        type=int,
+        default=0,
+        help="Rust writes and reads (120 in flight) before anything (default 0)",
+    )
     add_client_arguments(ap, build=False)
     ap.add_argument("--python", default=sys.executable, help="interpreter for the client")
     add_run_arguments(ap, "tuning", 7200, "per pipeline, seconds")
@@ -164,40 +180,80 @@ def main(argv: list[str] | None = None) -> int:
     server_pid = args.server_pid or find_server_pid(args.port)
     common = server_args(args.host, args.port, args.keyspace, server_pid)
     if args.server_warmup_ops > 0:
-        warm_up_server(ensure_rust_bin(args.rust_bin, False), common + ["--rows", str(args.rows)],
-                       args.server_warmup_ops, args.pin_client, args.timeout)
+        warm_up_server(
+            ensure_rust_bin(args.rust_bin, False),
+            common + ["--rows", str(args.rows)],
+            args.server_warmup_ops,
+            args.pin_client,
+            args.timeout,
+        )
 
     load_start = os.getloadavg()[0]
     results = []
     for p in pipelines:
-        print(f"pipeline_tuning {NAMES[p]} (turbocql), grid {in_flight_grid} × {buffer_grid}, "
-              f"{ops} requests per point ...", file=sys.stderr, flush=True)
-        cmd = [args.python, str(CLIENT_PY), "--driver", "turbocql", *common, "--pipeline", p,
-               "--in-flight-grid", in_flight_grid, "--buffer-grid", buffer_grid,
-               "--ops", str(ops), "--warmup", str(args.warmup), "--rows", str(args.rows),
-               "--read-consume", args.read_consume, "--seed", str(args.seed)]
+        print(
+            f"pipeline_tuning {NAMES[p]} (turbocql), grid {in_flight_grid} × {buffer_grid}, "
+            f"{ops} requests per point ...",
+            file=sys.stderr,
+            flush=True,
+        )
+        cmd = [
+            args.python,
+            str(CLIENT_PY),
+            "--driver",
+            "turbocql",
+            *common,
+            "--pipeline",
+            p,
+            "--in-flight-grid",
+            in_flight_grid,
+            "--buffer-grid",
+            buffer_grid,
+            "--ops",
+            str(ops),
+            "--warmup",
+            str(args.warmup),
+            "--rows",
+            str(args.rows),
+            "--read-consume",
+            args.read_consume,
+            "--seed",
+            str(args.seed),
+        ]
         r = run_client(cmd, args.pin_client, args.timeout)
         r.update(label="turbocql", spec="pipeline_tuning", pipeline=p, workload=p, grid=grid_name)
         if "failed" not in r:
             r["summary"] = summarize(r)
             s = r["summary"]
             if s:
-                print(f"  best (average of the {s['top']} fastest): in-flight "
-                      f"{s['best_in_flight']}, buffer {s['best_buffer']}", file=sys.stderr)
+                print(
+                    f"  best (average of the {s['top']} fastest): in-flight "
+                    f"{s['best_in_flight']}, buffer {s['best_buffer']}",
+                    file=sys.stderr,
+                )
         else:
             print(f"  failed: {r['failed']}", file=sys.stderr)
         results.append(r)
 
     pin = pin_note(args.pin_client)
-    heading = (f"pipeline_tuning on turbocql: {ops:,} requests per grid point (+{args.warmup:,} "
-               f"warm-up), grid points in shuffled order; single node, {os.cpu_count()} CPUs"
-               f"{pin}; server pid {server_pid or 'unknown'}; " + load_note(load_start))
+    heading = (
+        f"pipeline_tuning on turbocql: {ops:,} requests per grid point (+{args.warmup:,} "
+        f"warm-up), grid points in shuffled order; single node, {os.cpu_count()} CPUs"
+        f"{pin}; server pid {server_pid or 'unknown'}; " + load_note(load_start)
+    )
     print(f"\n{heading}\n\n{markdown_tables(results)}")
 
     if args.out is not None:
-        meta = run_meta(sys.argv[1:] if argv is None else argv, load_start, server_pid, heading,
-                        ops=ops, grid=grid_name, in_flight_grid=in_flight_grid,
-                        buffer_grid=buffer_grid)
+        meta = run_meta(
+            sys.argv[1:] if argv is None else argv,
+            load_start,
+            server_pid,
+            heading,
+            ops=ops,
+            grid=grid_name,
+            in_flight_grid=in_flight_grid,
+            buffer_grid=buffer_grid,
+        )
         write_json(args.out, "tuning", meta, results)
     return 0
 

@@ -29,6 +29,7 @@ import platform
 import sys
 import time
 import uuid
+from functools import partial
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -44,7 +45,7 @@ def samples(n: int):
     from turbocql import util as tutil
 
     rnd = random.Random(7)
-    ints = [rnd.randint(-2**31, 2**31 - 1) for _ in range(n)]
+    ints = [rnd.randint(-(2**31), 2**31 - 1) for _ in range(n)]
     floats = [rnd.random() * 1000 for _ in range(n)]
     uuids1 = [uuid.uuid1(node=i, clock_seq=i) for i in range(n)]
     durations = [(rnd.randint(0, 20), rnd.randint(0, 30), rnd.randint(0, 10**12)) for _ in range(n)]
@@ -74,7 +75,7 @@ def samples(n: int):
         ("time", "TimeType", *same([dt.time(abs(i) % 24, abs(i) % 60, abs(i) % 60, abs(i) % 10**6) for i in ints])),
         ("duration", "DurationType", [tutil.Duration(*d) for d in durations], [cutil.Duration(*d) for d in durations]),
         ("inet", "InetAddressType", *same([str(ipaddress.IPv4Address(abs(i))) for i in ints])),
-        ("list<int>", "ListType(Int32Type)", *same([ints[i:i + 10] for i in range(n)])),
+        ("list<int>", "ListType(Int32Type)", *same([ints[i : i + 10] for i in range(n)])),
         ("set<text>", "SetType(UTF8Type)", *same([["a%d" % i, "b%d" % i, "c%d" % i] for i in range(n)])),
         ("map<text, int>", "MapType(UTF8Type, Int32Type)", *same([{"a%d" % i: i, "b": 2, "c": 3} for i in range(n)])),
         ("tuple<int, text>", "TupleType(Int32Type, UTF8Type)", *same([(i, "t%d" % i) for i in range(n)])),
@@ -107,8 +108,8 @@ def classic_loop(fn, values, repeat: int) -> float:
 def measure(n: int, rounds: int, only: set[str] | None) -> list[dict]:
     import numpy as np
 
-    from turbocql import _engine
     import turbocql.cluster  # noqa: F401 - registers the classes decoded values are made of
+    from turbocql import _engine
 
     out = []
     cases = samples(n)
@@ -130,15 +131,19 @@ def measure(n: int, rounds: int, only: set[str] | None) -> list[dict]:
             "type": label,
             "values": len(tvals),
             "same_bytes": t_bytes == c_bytes,
-            "turbocql_serialize_ns": round(best(lambda: _engine.time_encode(cql, tvals, repeat), rounds), 1),
-            "classic_serialize_ns": round(best(lambda: classic_loop(ct.serialize, cvals, repeat), rounds), 1),
-            "turbocql_decode_ns": round(best(lambda: _engine.time_decode(cql, t_bytes, repeat), rounds), 1),
-            "classic_decode_ns": round(best(lambda: classic_loop(ct.deserialize, c_bytes, repeat), rounds), 1),
+            "turbocql_serialize_ns": round(best(partial(_engine.time_encode, cql, tvals, repeat), rounds), 1),
+            "classic_serialize_ns": round(best(partial(classic_loop, ct.serialize, cvals, repeat), rounds), 1),
+            "turbocql_decode_ns": round(best(partial(_engine.time_decode, cql, t_bytes, repeat), rounds), 1),
+            "classic_decode_ns": round(best(partial(classic_loop, ct.deserialize, c_bytes, repeat), rounds), 1),
         }
         row["serialize_speedup"] = round(row["classic_serialize_ns"] / row["turbocql_serialize_ns"], 1)
         row["decode_speedup"] = round(row["classic_decode_ns"] / row["turbocql_decode_ns"], 1)
-        print(f"{label}: {row['turbocql_serialize_ns']} / {row['classic_serialize_ns']} ns serialize, "
-              f"{row['turbocql_decode_ns']} / {row['classic_decode_ns']} ns decode", file=sys.stderr, flush=True)
+        print(
+            f"{label}: {row['turbocql_serialize_ns']} / {row['classic_serialize_ns']} ns serialize, "
+            f"{row['turbocql_decode_ns']} / {row['classic_decode_ns']} ns decode",
+            file=sys.stderr,
+            flush=True,
+        )
         out.append(row)
     return out
 
@@ -164,7 +169,8 @@ def markdown(results: list[dict], meta: dict) -> str:
         lines.append(
             f"| {r['type']} | {fmt(r['turbocql_serialize_ns'])} | {fmt(r['classic_serialize_ns'])} | "
             f"{r['serialize_speedup']}× | {fmt(r['turbocql_decode_ns'])} | {fmt(r['classic_decode_ns'])} | "
-            f"{r['decode_speedup']}× | {'yes' if r['same_bytes'] else 'NO'} |")
+            f"{r['decode_speedup']}× | {'yes' if r['same_bytes'] else 'NO'} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -173,8 +179,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--values", type=int, default=200, help="sample values per type")
     ap.add_argument("--rounds", type=int, default=5, help="rounds per measurement (best is kept)")
     ap.add_argument("--types", default=None, help="comma-separated CQL types to run (default all)")
-    ap.add_argument("--out", nargs="?", const="", default=None, metavar="PATH",
-                    help="write JSON (default benchmarks/results/types-<date>.json) and types-latest.md")
+    ap.add_argument(
+        "--out",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="PATH",
+        help="write JSON (default benchmarks/results/types-<date>.json) and types-latest.md",
+    )
     args = ap.parse_args(argv)
     import os
 

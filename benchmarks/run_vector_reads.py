@@ -43,11 +43,15 @@ def main(argv: list[str] | None = None) -> int:
     cluster = Cluster([args.host], port=args.port)
     session = cluster.connect()
     try:
-        session.execute(f"CREATE KEYSPACE IF NOT EXISTS {args.keyspace} WITH replication = "
-                        "{'class': 'SimpleStrategy', 'replication_factor': 1}", timeout=60)
+        session.execute(
+            f"CREATE KEYSPACE IF NOT EXISTS {args.keyspace} WITH replication = "
+            "{'class': 'SimpleStrategy', 'replication_factor': 1}",
+            timeout=60,
+        )
         session.execute(f"DROP TABLE IF EXISTS {table}", timeout=60)
-        session.execute(f"CREATE TABLE {table} (p int, k int, vec vector<float, {args.dim}>, "
-                        "PRIMARY KEY (p, k))", timeout=60)
+        session.execute(
+            f"CREATE TABLE {table} (p int, k int, vec vector<float, {args.dim}>, PRIMARY KEY (p, k))", timeout=60
+        )
         insert = session.prepare(f"INSERT INTO {table} (p, k, vec) VALUES (0, ?, ?)")
         execute_concurrent_with_args(session, insert, {"k": np.arange(args.rows, dtype=np.int32), "vec": matrix})
         select = session.prepare(f"SELECT k, vec FROM {table} WHERE p = 0")
@@ -60,8 +64,10 @@ def main(argv: list[str] | None = None) -> int:
             return list(session.execute(select))
 
         out = {}
-        for name, factory, read in (("named tuples (lists of floats)", named_tuple_factory, read_tuples),
-                                    ("numpy_factory (2-D float32 per page)", numpy_factory, read_numpy)):
+        for name, factory, read in (
+            ("named tuples (lists of floats)", named_tuple_factory, read_tuples),
+            ("numpy_factory (2-D float32 per page)", numpy_factory, read_numpy),
+        ):
             session.row_factory = factory
             got = read()  # warm-up, and the check
             if factory is numpy_factory:

@@ -280,8 +280,7 @@ def run_callback_chain(session, stmt, params_list, opts, finish):
 def run_execute_concurrent(session, stmt, params_list, opts, finish, concurrent_mod):
     ecwa = need(concurrent_mod, "execute_concurrent_with_args", "execute_concurrent")
     errors = 0
-    results = ecwa(session, stmt, params_list, concurrency=opts.concurrency,
-                   raise_on_first_error=False)
+    results = ecwa(session, stmt, params_list, concurrency=opts.concurrency, raise_on_first_error=False)
     for success, result in results:
         if success:
             try:
@@ -300,8 +299,9 @@ def run_execute_concurrent_gen(session, stmt, params_list, opts, finish, concurr
     errors = 0
     count = 0
     gen = (p for p in params_list)
-    for success, result in ecwa(session, stmt, gen, concurrency=opts.concurrency,
-                                raise_on_first_error=False, results_generator=True):
+    for success, result in ecwa(
+        session, stmt, gen, concurrency=opts.concurrency, raise_on_first_error=False, results_generator=True
+    ):
         count += 1
         if success:
             try:
@@ -317,9 +317,11 @@ def run_execute_concurrent_gen(session, stmt, params_list, opts, finish, concurr
 
 def _pipeline(cls, session, errors: list, **kwargs):
     """Build a pipeline with an ``error_handler`` that counts errors, if the class takes one."""
+
     def on_error(exc):
         note(exc)
         errors[0] += 1
+
     try:
         return cls(session, error_handler=on_error, **kwargs)
     except TypeError:
@@ -330,9 +332,9 @@ def run_write_pipeline(session, stmt, params_list, opts, finish, concurrent_mod)
     WritePipeline = need(concurrent_mod, "WritePipeline", "document 001's pipelines")
     errors = [0]
     try:
-        with _pipeline(WritePipeline, session, errors,
-                       max_in_flight_requests=opts.in_flight,
-                       max_unsent_write_requests=opts.buffer) as p:
+        with _pipeline(
+            WritePipeline, session, errors, max_in_flight_requests=opts.in_flight, max_unsent_write_requests=opts.buffer
+        ) as p:
             execute = p.execute
             for params in params_list:
                 execute(stmt, params)
@@ -363,8 +365,9 @@ def run_read_pipeline(session, stmt, params_list, opts, finish, concurrent_mod):
             note(e)
             errors[0] += 1
 
-    p = _pipeline(ReadPipeline, session, errors, max_in_flight_requests=opts.in_flight,
-                  max_unconsumed_read_responses=opts.buffer)
+    p = _pipeline(
+        ReadPipeline, session, errors, max_in_flight_requests=opts.in_flight, max_unconsumed_read_responses=opts.buffer
+    )
     try:
         with p:
             execute = p.execute
@@ -386,7 +389,7 @@ def run_read_pipeline(session, stmt, params_list, opts, finish, concurrent_mod):
                         except StopIteration:  # an iterator that ends when caught up
                             it = iter(p.results())
                             take(next(it))
-                for result in (it if it is not None else p.results()):
+                for result in it if it is not None else p.results():
                     take(result)
                 if consumed < total:  # the last iterator stopped early: ask again
                     for result in p.results():
@@ -445,7 +448,8 @@ def run_thread_api(args, prefix: str):
         if concurrent_mod is None:
             raise MissingAPI(concurrent_err)
         name = {"write_pipeline": "WritePipeline", "read_pipeline": "ReadPipeline"}.get(
-            args.pattern, "execute_concurrent_with_args")
+            args.pattern, "execute_concurrent_with_args"
+        )
         need(concurrent_mod, name, args.pattern)
         body = CONCURRENT_PATTERNS[args.pattern]
 
@@ -467,9 +471,7 @@ def run_thread_api(args, prefix: str):
             f"CREATE KEYSPACE IF NOT EXISTS {ks} WITH replication = "
             "{'class': 'SimpleStrategy', 'replication_factor': 1}"
         )
-        session.execute(
-            f"CREATE TABLE IF NOT EXISTS {ks}.t (thekey text PRIMARY KEY, col0 text, col1 text)"
-        )
+        session.execute(f"CREATE TABLE IF NOT EXISTS {ks}.t (thekey text PRIMARY KEY, col0 text, col1 text)")
         insert = session.prepare(f"INSERT INTO {ks}.t (thekey, col0, col1) VALUES (?, ?, ?)")
         select = session.prepare(f"SELECT * FROM {ks}.t WHERE thekey = ?")
         params_for = params_factory(args, prefix)
@@ -547,11 +549,10 @@ def run_asyncio(args, prefix: str):
                 session = await cluster.connect()
                 await session.execute(
                     f"CREATE KEYSPACE IF NOT EXISTS {ks} WITH replication = "
-                    "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+                    "{'class': 'SimpleStrategy', 'replication_factor': 1}"
+                )
                 session = await cluster.connect(ks)
-            await session.execute(
-                f"CREATE TABLE IF NOT EXISTS {ks}.t "
-                "(thekey text PRIMARY KEY, col0 text, col1 text)")
+            await session.execute(f"CREATE TABLE IF NOT EXISTS {ks}.t (thekey text PRIMARY KEY, col0 text, col1 text)")
             insert = await session.prepare("INSERT INTO t (thekey, col0, col1) VALUES (?, ?, ?)")
             select = await session.prepare("SELECT * FROM t WHERE thekey = ?")
             nothing = lambda result: None  # noqa: E731
@@ -669,17 +670,17 @@ def run_acsylla(args, prefix: str):
         cluster = acsylla.create_cluster([args.host], port=args.port)
         setup = await cluster.create_session()
         try:
-            for cql in (f"CREATE KEYSPACE IF NOT EXISTS {ks} WITH replication = "
-                        "{'class': 'SimpleStrategy', 'replication_factor': 1}",
-                        f"CREATE TABLE IF NOT EXISTS {ks}.t "
-                        "(thekey text PRIMARY KEY, col0 text, col1 text)"):
+            for cql in (
+                f"CREATE KEYSPACE IF NOT EXISTS {ks} WITH replication = "
+                "{'class': 'SimpleStrategy', 'replication_factor': 1}",
+                f"CREATE TABLE IF NOT EXISTS {ks}.t (thekey text PRIMARY KEY, col0 text, col1 text)",
+            ):
                 await setup.execute(acsylla.create_statement(cql))
         finally:
             await setup.close()
         session = await cluster.create_session(keyspace=ks)
         try:
-            insert = await session.create_prepared(
-                "INSERT INTO t (thekey, col0, col1) VALUES (?, ?, ?)")
+            insert = await session.create_prepared("INSERT INTO t (thekey, col0, col1) VALUES (?, ?, ?)")
             select = await session.create_prepared("SELECT * FROM t WHERE thekey = ?")
             nothing = lambda result: None  # noqa: E731
             if args.workload == "read":
@@ -702,28 +703,35 @@ def run_acsylla(args, prefix: str):
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--driver", choices=sorted([*CLIENT_NAMES, "acsylla"]),
-                    default="cassandra")
+    ap.add_argument("--driver", choices=sorted([*CLIENT_NAMES, "acsylla"]), default="cassandra")
     ap.add_argument("--pattern", choices=PATTERNS, required=True)
     ap.add_argument("--workload", choices=["write", "read"], default="write")
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=9042)
     ap.add_argument("--keyspace", default="turbocql_bench")
     ap.add_argument("--ops", type=int, default=20000)
-    ap.add_argument("--concurrency", type=int, default=120,
-                    help="requests in flight: futures batch/queue size, execute_concurrent "
-                         "concurrency, asyncio workers")
+    ap.add_argument(
+        "--concurrency",
+        type=int,
+        default=120,
+        help="requests in flight: futures batch/queue size, execute_concurrent concurrency, asyncio workers",
+    )
     ap.add_argument("--chains", type=int, default=120, help="callback_chain: number of chains")
-    ap.add_argument("--in-flight", type=int, default=100,
-                    help="pipelines: max_in_flight_requests")
-    ap.add_argument("--buffer", type=int, default=None,
-                    help="pipelines: max_unsent_write_requests (default 40000) or "
-                         "max_unconsumed_read_responses (default 400)")
-    ap.add_argument("--read-consume", choices=["sliding", "end"], default="sliding",
-                    help="read_pipeline: consume while executing (sliding) or after (end)")
+    ap.add_argument("--in-flight", type=int, default=100, help="pipelines: max_in_flight_requests")
+    ap.add_argument(
+        "--buffer",
+        type=int,
+        default=None,
+        help="pipelines: max_unsent_write_requests (default 40000) or max_unconsumed_read_responses (default 400)",
+    )
+    ap.add_argument(
+        "--read-consume",
+        choices=["sliding", "end"],
+        default="sliding",
+        help="read_pipeline: consume while executing (sliding) or after (end)",
+    )
     ap.add_argument("--uvloop", action="store_true", help="asyncio: run on uvloop")
-    ap.add_argument("--warmup", type=int, default=2000,
-                    help="untimed requests (same pattern) before timing")
+    ap.add_argument("--warmup", type=int, default=2000, help="untimed requests (same pattern) before timing")
     ap.add_argument("--rows", type=int, default=10000, help="read keys row0..row<rows-1>")
     ap.add_argument("--key-prefix", default=None, help="write key prefix (default: per process)")
     ap.add_argument("--server-pid", type=int, default=None, help="measure this pid's CPU too")
@@ -755,6 +763,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except Exception as e:  # setup failures: one clear line for the runner's table
         import traceback
+
         traceback.print_exc()
         print(f"{type(e).__name__}: {e}", file=sys.stderr)
         return 1

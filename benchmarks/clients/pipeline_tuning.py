@@ -90,8 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     cluster_mod = importlib.import_module(f"{args.driver}.cluster")
     concurrent_mod = importlib.import_module(f"{args.driver}.concurrent")
     try:
-        need(concurrent_mod, "WritePipeline" if args.pipeline == "write" else "ReadPipeline",
-             "document 001's pipelines")
+        need(
+            concurrent_mod, "WritePipeline" if args.pipeline == "write" else "ReadPipeline", "document 001's pipelines"
+        )
     except MissingAPI as e:
         print(f"{client} lacks the API for pipeline_tuning: {e}", file=sys.stderr)
         return EXIT_NO_API
@@ -104,9 +105,9 @@ def main(argv: list[str] | None = None) -> int:
         ks = args.keyspace
         session.execute(
             f"CREATE KEYSPACE IF NOT EXISTS {ks} WITH replication = "
-            "{'class': 'SimpleStrategy', 'replication_factor': 1}")
-        session.execute(
-            f"CREATE TABLE IF NOT EXISTS {ks}.t (thekey text PRIMARY KEY, col0 text, col1 text)")
+            "{'class': 'SimpleStrategy', 'replication_factor': 1}"
+        )
+        session.execute(f"CREATE TABLE IF NOT EXISTS {ks}.t (thekey text PRIMARY KEY, col0 text, col1 text)")
         insert = session.prepare(f"INSERT INTO {ks}.t (thekey, col0, col1) VALUES (?, ?, ?)")
         select = session.prepare(f"SELECT * FROM {ks}.t WHERE thekey = ?")
         prefix = f"{client}-tuning-{os.getpid()}-"
@@ -127,27 +128,29 @@ def main(argv: list[str] | None = None) -> int:
                 return [(f"{prefix}{tag}-{i}", "a", "b") for i in range(n)]
 
         def run_point(in_flight: int, buffer: int, params):
-            opts = argparse.Namespace(in_flight=in_flight, buffer=buffer,
-                                      read_consume=args.read_consume)
-            return measure(lambda p: body(session, stmt, p, opts, finish, concurrent_mod),
-                           params, args.server_pid)
+            opts = argparse.Namespace(in_flight=in_flight, buffer=buffer, read_consume=args.read_consume)
+            return measure(lambda p: body(session, stmt, p, opts, finish, concurrent_mod), params, args.server_pid)
 
         if args.warmup:
-            run_point(100, 40000 if args.pipeline == "write" else 400,
-                      params_for("w", args.warmup))
+            run_point(100, 40000 if args.pipeline == "write" else 400, params_for("w", args.warmup))
         for n, (in_flight, buffer) in enumerate(points):
-            _, errors, seconds, cpu, srv = run_point(in_flight, buffer,
-                                                     params_for(f"p{n}", args.ops))
-            point = {"in_flight": in_flight, "buffer": buffer,
-                     "seconds": round(seconds, 4),
-                     "ops_per_s": round(args.ops / seconds, 1),
-                     "cpu_us_per_op": round(cpu / args.ops, 2)}
+            _, errors, seconds, cpu, srv = run_point(in_flight, buffer, params_for(f"p{n}", args.ops))
+            point = {
+                "in_flight": in_flight,
+                "buffer": buffer,
+                "seconds": round(seconds, 4),
+                "ops_per_s": round(args.ops / seconds, 1),
+                "cpu_us_per_op": round(cpu / args.ops, 2),
+            }
             if srv is not None:
                 point["server_cpu_us_per_op"] = round(srv / args.ops, 2)
             point["errors"] = errors
             results.append(point)
-            print(f"[{n + 1}/{len(points)}] in-flight {in_flight}, buffer {buffer}: "
-                  f"{point['ops_per_s']:,.0f} ops/s", file=sys.stderr, flush=True)
+            print(
+                f"[{n + 1}/{len(points)}] in-flight {in_flight}, buffer {buffer}: {point['ops_per_s']:,.0f} ops/s",
+                file=sys.stderr,
+                flush=True,
+            )
     except Exception as e:
         print(f"{type(e).__name__}: {e}", file=sys.stderr)
         return 1

@@ -78,9 +78,11 @@ def driver_version(driver: str) -> str | None:
 def add_client_name(ap) -> None:
     """``--client-name``: the name in the JSON line (e.g. ``scylla`` for scylla-driver, which
     is imported as ``cassandra``); default from ``--driver``."""
-    ap.add_argument("--client-name", default=None,
-                    help="client name in the output (default: classic for cassandra, else "
-                         "the driver)")
+    ap.add_argument(
+        "--client-name",
+        default=None,
+        help="client name in the output (default: classic for cassandra, else the driver)",
+    )
 
 
 def read_key(i: int) -> str:
@@ -163,9 +165,7 @@ def main(argv: list[str] | None = None) -> int:
             f"CREATE KEYSPACE IF NOT EXISTS {ks} WITH replication = "
             "{'class': 'SimpleStrategy', 'replication_factor': 1}"
         )
-        session.execute(
-            f"CREATE TABLE IF NOT EXISTS {ks}.t (thekey text PRIMARY KEY, col0 text, col1 text)"
-        )
+        session.execute(f"CREATE TABLE IF NOT EXISTS {ks}.t (thekey text PRIMARY KEY, col0 text, col1 text)")
         insert = session.prepare(f"INSERT INTO {ks}.t (thekey, col0, col1) VALUES (?, ?, ?)")
         select = session.prepare(f"SELECT * FROM {ks}.t WHERE thekey = ?")
 

@@ -78,9 +78,13 @@ def make_rows(first_id: int, n: int, dim: int, kind: str, seed: int) -> list[tup
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--driver", choices=sorted(CLIENT_NAMES), default="turbocql")
-    ap.add_argument("--input", choices=["list", "numpy", "columns"], default="list",
-                    help="vectors as Python lists of floats, numpy float32 rows, or (turbocql) "
-                         "a dict of columns with the 2-D array")
+    ap.add_argument(
+        "--input",
+        choices=["list", "numpy", "columns"],
+        default="list",
+        help="vectors as Python lists of floats, numpy float32 rows, or (turbocql) "
+        "a dict of columns with the 2-D array",
+    )
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=9042)
     ap.add_argument("--keyspace", default="turbocql_bench")
@@ -89,8 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dim", type=int, default=768)
     ap.add_argument("--warmup-rows", type=int, default=1000)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--concurrency", type=int, default=100,
-                    help="execute_concurrent_with_args concurrency (its default, 100)")
+    ap.add_argument(
+        "--concurrency", type=int, default=100, help="execute_concurrent_with_args concurrency (its default, 100)"
+    )
     ap.add_argument("--truncate-timeout", type=float, default=300.0)
     ap.add_argument("--server-pid", type=int, default=None, help="measure this pid's CPU too")
     add_client_name(ap)
@@ -124,15 +129,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         session.execute(
             f"CREATE KEYSPACE IF NOT EXISTS {args.keyspace} WITH replication = "
-            "{'class': 'SimpleStrategy', 'replication_factor': 1}", timeout=60)
-        session.execute(f"CREATE TABLE IF NOT EXISTS {table} "
-                        f"(id int PRIMARY KEY, vector vector<float, {args.dim}>)", timeout=60)
+            "{'class': 'SimpleStrategy', 'replication_factor': 1}",
+            timeout=60,
+        )
+        session.execute(
+            f"CREATE TABLE IF NOT EXISTS {table} (id int PRIMARY KEY, vector vector<float, {args.dim}>)", timeout=60
+        )
         insert = session.prepare(f"INSERT INTO {table} (id, vector) VALUES (?, ?)")
         insert.consistency_level = top.ConsistencyLevel.ONE
 
         def ingest(params) -> int:
-            results = ecwa(session, insert, params, concurrency=args.concurrency,
-                           raise_on_first_error=False)
+            results = ecwa(session, insert, params, concurrency=args.concurrency, raise_on_first_error=False)
             errors = 0
             first = None
             for ok, res in results:
@@ -154,9 +161,11 @@ def main(argv: list[str] | None = None) -> int:
             seconds = time.perf_counter() - t0
             cpu = self_cpu_us() - cpu0
             srv1 = proc_cpu_us(args.server_pid)
-            run = {"seconds": round(seconds, 4),
-                   "ops_per_s": round(args.rows / seconds, 1),
-                   "cpu_us_per_op": round(cpu / args.rows, 2)}
+            run = {
+                "seconds": round(seconds, 4),
+                "ops_per_s": round(args.rows / seconds, 1),
+                "cpu_us_per_op": round(cpu / args.rows, 2),
+            }
             if srv0 is not None and srv1 is not None:
                 run["server_cpu_us_per_op"] = round((srv1 - srv0) / args.rows, 2)
             run["errors"] = errors

@@ -34,10 +34,10 @@ def running_node():
 
 def _cli(*argv: str) -> subprocess.CompletedProcess:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(ROOT / "python"), env.get("PYTHONPATH")) if p)
-    return subprocess.run([sys.executable, "-m", "turbocql", "localdb", *argv],
-                          capture_output=True, text=True, env=env, timeout=60)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "python"), env.get("PYTHONPATH")) if p)
+    return subprocess.run(
+        [sys.executable, "-m", "turbocql", "localdb", *argv], capture_output=True, text=True, env=env, timeout=60
+    )
 
 
 def test_status_reports_running_node(running_node):

@@ -33,9 +33,28 @@ def test_common_options_parse_as_each_runner_had_them():
 def test_server_args_and_rust_command():
     assert common.server_args("h", 1, "ks", None) == ["--host", "h", "--port", "1", "--keyspace", "ks"]
     assert common.server_args("h", 1, "ks", 42, rows=10) == [
-        "--host", "h", "--port", "1", "--keyspace", "ks", "--rows", "10", "--server-pid", "42"]
+        "--host",
+        "h",
+        "--port",
+        "1",
+        "--keyspace",
+        "ks",
+        "--rows",
+        "10",
+        "--server-pid",
+        "42",
+    ]
     assert common.rust_command(Path("/r"), ["--host", "h"], "read", 5, ["--pattern", "sync"]) == [
-        "/r", "--host", "h", "--workload", "read", "--ops", "5", "--pattern", "sync"]
+        "/r",
+        "--host",
+        "h",
+        "--workload",
+        "read",
+        "--ops",
+        "5",
+        "--pattern",
+        "sync",
+    ]
 
 
 def test_notes_and_lines():
@@ -49,8 +68,19 @@ def test_notes_and_lines():
 
 def test_run_meta_keeps_each_runners_key_order():
     meta = common.run_meta(["--x"], 0.5, 7, "H", None, ops=10, grid="quick")
-    assert list(meta) == ["date", "loadavg_start", "loadavg_end", "host", "cpus", "argv", "ops", "grid",
-                          "server_pid", "python", "heading"]
+    assert list(meta) == [
+        "date",
+        "loadavg_start",
+        "loadavg_end",
+        "host",
+        "cpus",
+        "argv",
+        "ops",
+        "grid",
+        "server_pid",
+        "python",
+        "heading",
+    ]
     assert meta["loadavg_start"] == 0.5 and meta["argv"] == ["--x"] and meta["heading"] == "H"
     meta = common.run_meta([], None, None, "H", {})
     assert list(meta) == ["date", "host", "cpus", "argv", "server_pid", "python", "clients", "heading"]
@@ -70,9 +100,19 @@ def test_vm_hwm_kb(tmp_path):
 
 
 def test_run_sync_still_offers_the_helpers_it_used_to_hold():
-    for name in ("DEFAULT_RUST_BIN", "client_cmd", "clients_meta", "ensure_rust_bin", "find_server_pid",
-                 "fmt_num", "median_runs", "run_client", "unavailable_lines", "wait_for_port",
-                 "warm_up_server"):
+    for name in (
+        "DEFAULT_RUST_BIN",
+        "client_cmd",
+        "clients_meta",
+        "ensure_rust_bin",
+        "find_server_pid",
+        "fmt_num",
+        "median_runs",
+        "run_client",
+        "unavailable_lines",
+        "wait_for_port",
+        "warm_up_server",
+    ):
         assert getattr(run_sync, name) is getattr(common, name)
 
 

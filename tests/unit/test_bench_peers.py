@@ -39,8 +39,7 @@ def test_plan_reinstalls_when_requirements_changed_or_unknown():
 
 
 def test_parse_clients_keeps_order_and_drops_repeats():
-    assert peers.parse_clients("turbocql, classic,,turbocql,rust") == ["turbocql", "classic",
-                                                                       "rust"]
+    assert peers.parse_clients("turbocql, classic,,turbocql,rust") == ["turbocql", "classic", "rust"]
     with pytest.raises(ValueError, match="unknown client 'asyncpg'"):
         peers.parse_clients("classic,asyncpg")
 
@@ -56,26 +55,38 @@ def test_every_peer_has_a_pinned_driver_and_its_own_venv_name():
 def test_availability_note_lists_only_unavailable_clients():
     clients = {
         "classic": peers.Client("classic", "/v/classic/bin/python", {"packages": {}}),
-        "acsylla": peers.Client("acsylla", None, None, "pip install acsylla==1.2.0 failed: "
-                                "ERROR: No matching distribution found for acsylla==1.2.0"),
+        "acsylla": peers.Client(
+            "acsylla",
+            None,
+            None,
+            "pip install acsylla==1.2.0 failed: ERROR: No matching distribution found for acsylla==1.2.0",
+        ),
     }
     assert peers.availability_note(clients) == [
         "acsylla: not available: pip install acsylla==1.2.0 failed: ERROR: No matching "
-        "distribution found for acsylla==1.2.0"]
+        "distribution found for acsylla==1.2.0"
+    ]
     assert clients["acsylla"].to_json()["available"] is False
     assert "reason" in clients["acsylla"].to_json()
-    assert clients["classic"].to_json() == {"python": "/v/classic/bin/python",
-                                            "available": True, "versions": {"packages": {}}}
+    assert clients["classic"].to_json() == {
+        "python": "/v/classic/bin/python",
+        "available": True,
+        "versions": {"packages": {}},
+    }
     assert run_sync.unavailable_lines(clients).startswith("* acsylla: not available: pip")
 
 
 def test_last_line_prefers_the_error_line():
-    out = ("Collecting acsylla\n  Downloading acsylla-1.2.0.tar.gz\n"
-           "ERROR: Could not build wheels for acsylla\n\n[notice] A new release of pip\n")
+    out = (
+        "Collecting acsylla\n  Downloading acsylla-1.2.0.tar.gz\n"
+        "ERROR: Could not build wheels for acsylla\n\n[notice] A new release of pip\n"
+    )
     assert peers.last_line(out) == "ERROR: Could not build wheels for acsylla"
     assert peers.last_line("") == "no output"
-    assert peers.last_line("Traceback ...\nModuleNotFoundError: No module named 'x'\n") == \
-        "ModuleNotFoundError: No module named 'x'"
+    assert (
+        peers.last_line("Traceback ...\nModuleNotFoundError: No module named 'x'\n")
+        == "ModuleNotFoundError: No module named 'x'"
+    )
 
 
 def test_explicit_args_hand_on_only_available_interpreters():
@@ -84,13 +95,16 @@ def test_explicit_args_hand_on_only_available_interpreters():
         "classic": peers.Client("classic", "/v/classic/bin/python"),
         "scylla": peers.Client("scylla", None, reason="no network"),
     }
-    assert peers.explicit_args(clients) == ["--python", "/repo/.venv/bin/python",
-                                            "--classic-python", "/v/classic/bin/python"]
+    assert peers.explicit_args(clients) == [
+        "--python",
+        "/repo/.venv/bin/python",
+        "--classic-python",
+        "/v/classic/bin/python",
+    ]
 
 
 def test_resolve_without_install_reports_a_missing_venv(tmp_path):
-    got = peers.resolve(["classic", "rust"], turbocql_python=sys.executable,
-                        venvs_dir=tmp_path, install=False)
+    got = peers.resolve(["classic", "rust"], turbocql_python=sys.executable, venvs_dir=tmp_path, install=False)
     assert list(got) == ["classic"]  # rust is a binary, not a Python client
     assert not got["classic"].available
     assert "no virtualenv" in got["classic"].reason
@@ -98,8 +112,9 @@ def test_resolve_without_install_reports_a_missing_venv(tmp_path):
 
 def test_resolve_explicit_interpreter_is_probed_not_installed(tmp_path):
     # This interpreter has no acsylla: the peer is unavailable with the import error.
-    got = peers.resolve(["acsylla"], turbocql_python=sys.executable,
-                        explicit={"acsylla": sys.executable}, venvs_dir=tmp_path)
+    got = peers.resolve(
+        ["acsylla"], turbocql_python=sys.executable, explicit={"acsylla": sys.executable}, venvs_dir=tmp_path
+    )
     c = got["acsylla"]
     assert c.action == "explicit" and c.python == sys.executable
     if c.available:  # acsylla happens to be installed here
@@ -129,8 +144,16 @@ def test_reused_venv_marker_round_trip(tmp_path):
 def test_client_cmd_uses_the_clients_own_interpreter_and_name():
     scylla = peers.Client("scylla", "/v/scylla/bin/python")
     cmd = run_sync.client_cmd(scylla, Path("clients/sync_threads.py"), ["--threads", "4"])
-    assert cmd == ["/v/scylla/bin/python", "clients/sync_threads.py", "--driver", "cassandra",
-                   "--client-name", "scylla", "--threads", "4"]
+    assert cmd == [
+        "/v/scylla/bin/python",
+        "clients/sync_threads.py",
+        "--driver",
+        "cassandra",
+        "--client-name",
+        "scylla",
+        "--threads",
+        "4",
+    ]
     tq = peers.Client("turbocql", "/repo/.venv/bin/python")
     assert run_sync.client_cmd(tq, Path("x.py"), [])[2:4] == ["--driver", "turbocql"]
 
@@ -146,41 +169,55 @@ def test_which_patterns_each_client_runs():
 
 
 def _row(label, spec, ops, cpu, wl="write"):
-    return {"label": label, "spec": spec, "workload": wl, "ops_per_s": ops, "cpu_us_per_op": cpu,
-            "p50_us": 100.0, "p95_us": 150.0, "p99_us": 200.0, "process_max_rss_mb": 50.0}
+    return {
+        "label": label,
+        "spec": spec,
+        "workload": wl,
+        "ops_per_s": ops,
+        "cpu_us_per_op": cpu,
+        "p50_us": 100.0,
+        "p95_us": 150.0,
+        "p99_us": 200.0,
+        "process_max_rss_mb": 50.0,
+    }
 
 
 def test_patterns_table_shows_peers_beside_turbocql():
-    results = [_row("rust", "rust_concurrent", 50000, 10.0),
-               _row("classic", "callback_chain:120", 5000, 120.0),
-               _row("scylla", "callback_chain:120", 4000, 150.0),
-               _row("turbocql", "callback_chain:120", 40000, 15.0),
-               _row("turbocql", "asyncio", 30000, 20.0),
-               _row("acsylla", "asyncio", 45000, 13.0)]
-    md = run_patterns.markdown_table([("write", "callback_chain:120"), ("write", "asyncio")],
-                                     results)
+    results = [
+        _row("rust", "rust_concurrent", 50000, 10.0),
+        _row("classic", "callback_chain:120", 5000, 120.0),
+        _row("scylla", "callback_chain:120", 4000, 150.0),
+        _row("turbocql", "callback_chain:120", 40000, 15.0),
+        _row("turbocql", "asyncio", 30000, 20.0),
+        _row("acsylla", "asyncio", 45000, 13.0),
+    ]
+    md = run_patterns.markdown_table([("write", "callback_chain:120"), ("write", "asyncio")], results)
     lines = md.splitlines()
     assert "p95 µs" in lines[0]
     scylla = next(ln for ln in lines if "| scylla |" in ln)
     assert "0.80×" in scylla  # ops/s vs classic on the same pattern
     acsylla = next(ln for ln in lines if "| acsylla |" in ln)
     assert "9.00×†" in acsylla and "1.30×" in acsylla  # vs classic chains; CPU vs rust
-    assert lines.index(acsylla) > next(i for i, ln in enumerate(lines)
-                                       if "asyncio" in ln and "turbocql" in ln)
+    assert lines.index(acsylla) > next(i for i, ln in enumerate(lines) if "asyncio" in ln and "turbocql" in ln)
 
 
 def test_runner_help_mentions_peer_interpreters():
-    out = subprocess.run([sys.executable, str(BENCH / "run_patterns.py"), "--help"],
-                         capture_output=True, text=True, check=True).stdout
-    for opt in ("--classic-python", "--scylla-python", "--acsylla-python", "--venvs-dir",
-                "--no-install"):
+    out = subprocess.run(
+        [sys.executable, str(BENCH / "run_patterns.py"), "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    for opt in ("--classic-python", "--scylla-python", "--acsylla-python", "--venvs-dir", "--no-install"):
         assert opt in out
 
 
 def test_a_peer_that_cannot_be_installed_is_unavailable_with_the_reason(tmp_path):
     # A base interpreter whose "-m venv" fails stands for any installation failure.
-    got = peers.resolve(["scylla", "turbocql"], turbocql_python=sys.executable,
-                        venvs_dir=tmp_path, base_python="/bin/false", log=lambda msg: None)
+    got = peers.resolve(
+        ["scylla", "turbocql"],
+        turbocql_python=sys.executable,
+        venvs_dir=tmp_path,
+        base_python="/bin/false",
+        log=lambda msg: None,
+    )
     assert not got["scylla"].available
     assert got["scylla"].reason.startswith("python -m venv failed")
     assert got["turbocql"].python == sys.executable

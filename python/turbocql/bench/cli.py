@@ -16,80 +16,110 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "bench",
         help="run the benchmark suite (benchmarks/README.md) and write a report",
         description="Run the benchmark scenarios of the source checkout's benchmarks/ "
-                    "directory (classic driver, turbocql and the pure-Rust reference, each in "
-                    "its own process) and write a JSON, a Markdown report and PNG plots.",
+        "directory (classic driver, turbocql and the pure-Rust reference, each in "
+        "its own process) and write a JSON, a Markdown report and PNG plots.",
     )
-    p.add_argument("--scenarios", default="all",
-                   help=f"comma-separated: {', '.join(SCENARIOS)}; or all (default)")
-    p.add_argument("--quick", action="store_true",
-                   help="small runs (5,000 ops, a 4×4 tuning grid, 5,000 vector rows): a few "
-                        "minutes per scenario")
-    p.add_argument("--ops", type=int, default=None,
-                   help="timed requests per client run for sync and patterns "
-                        "(default 20000; --quick: 5000)")
-    p.add_argument("--threads", default=SYNC_THREADS,
-                   help=f"sync thread counts (default {SYNC_THREADS})")
-    p.add_argument("--clients", default=DEFAULT_CLIENTS,
-                   help="comma-separated: classic, scylla, turbocql, acsylla, rust (default "
-                        f"{DEFAULT_CLIENTS}); scylla-driver and acsylla get their own "
-                        "virtualenvs, and one that cannot be installed is reported as not "
-                        "available while the run goes on")
-    p.add_argument("--peers", action="store_true",
-                   help="add the optional peers scylla-driver and acsylla to --clients")
-    p.add_argument("--repeat", type=int, default=1, metavar="N",
-                   help="sync and patterns: run every client N times in interleaved rounds and "
-                        "report each one's median run by client CPU (default 1)")
+    p.add_argument("--scenarios", default="all", help=f"comma-separated: {', '.join(SCENARIOS)}; or all (default)")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="small runs (5,000 ops, a 4×4 tuning grid, 5,000 vector rows): a few minutes per scenario",
+    )
+    p.add_argument(
+        "--ops",
+        type=int,
+        default=None,
+        help="timed requests per client run for sync and patterns (default 20000; --quick: 5000)",
+    )
+    p.add_argument("--threads", default=SYNC_THREADS, help=f"sync thread counts (default {SYNC_THREADS})")
+    p.add_argument(
+        "--clients",
+        default=DEFAULT_CLIENTS,
+        help="comma-separated: classic, scylla, turbocql, acsylla, rust (default "
+        f"{DEFAULT_CLIENTS}); scylla-driver and acsylla get their own "
+        "virtualenvs, and one that cannot be installed is reported as not "
+        "available while the run goes on",
+    )
+    p.add_argument("--peers", action="store_true", help="add the optional peers scylla-driver and acsylla to --clients")
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="sync and patterns: run every client N times in interleaved rounds and "
+        "report each one's median run by client CPU (default 1)",
+    )
     p.add_argument("--fine", action="store_true", help="tuning: the fine grid (13 × 11)")
-    p.add_argument("--tuning-ops", type=int, default=None,
-                   help="tuning: requests per grid point (default 10000; --quick: 3000)")
-    p.add_argument("--in-flight-grid", default=None,
-                   help="tuning: in-flight values or start:stop:step (e.g. 100:4900:100)")
-    p.add_argument("--buffer-grid", default=None,
-                   help="tuning: buffer values or start:stop:step (e.g. 100:49900:100)")
-    p.add_argument("--vector-rows", type=int, default=None,
-                   help="vectors: rows per timed run (default 100000; --quick: 5000)")
-    p.add_argument("--pin-client", metavar="CPU", default=None,
-                   help="run every client under taskset -c CPU")
-    p.add_argument("--pin-server", metavar="CPU", default=None,
-                   help="pin every thread of the server process to CPU for the run "
-                        "(taskset -a -p; restored afterwards)")
-    p.add_argument("--out-dir", default=None,
-                   help="where to write the JSON, report and plots (default benchmarks/results)")
-    p.add_argument("--name", default=None,
-                   help="file name stem of the outputs (default bench-<date>-<time>)")
-    p.add_argument("--benchmarks-dir", default=None,
-                   help="the checkout's benchmarks/ directory (default: found from the package "
-                        "or the current directory)")
+    p.add_argument(
+        "--tuning-ops", type=int, default=None, help="tuning: requests per grid point (default 10000; --quick: 3000)"
+    )
+    p.add_argument(
+        "--in-flight-grid", default=None, help="tuning: in-flight values or start:stop:step (e.g. 100:4900:100)"
+    )
+    p.add_argument("--buffer-grid", default=None, help="tuning: buffer values or start:stop:step (e.g. 100:49900:100)")
+    p.add_argument(
+        "--vector-rows", type=int, default=None, help="vectors: rows per timed run (default 100000; --quick: 5000)"
+    )
+    p.add_argument("--pin-client", metavar="CPU", default=None, help="run every client under taskset -c CPU")
+    p.add_argument(
+        "--pin-server",
+        metavar="CPU",
+        default=None,
+        help="pin every thread of the server process to CPU for the run (taskset -a -p; restored afterwards)",
+    )
+    p.add_argument(
+        "--out-dir", default=None, help="where to write the JSON, report and plots (default benchmarks/results)"
+    )
+    p.add_argument("--name", default=None, help="file name stem of the outputs (default bench-<date>-<time>)")
+    p.add_argument(
+        "--benchmarks-dir",
+        default=None,
+        help="the checkout's benchmarks/ directory (default: found from the package or the current directory)",
+    )
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=int(os.environ.get("TURBOCQL_PORT") or 9042),
-                   help="CQL port (default $TURBOCQL_PORT or 9042)")
-    p.add_argument("--no-start", action="store_true",
-                   help="do not start the local Cassandra if nothing answers")
-    p.add_argument("--wait", type=float, default=60,
-                   help="seconds to wait for the server to answer (default 60)")
-    p.add_argument("--server-pid", type=int, default=None,
-                   help="server pid for server CPU µs/op (default: found from the port)")
-    p.add_argument("--server-warmup-ops", type=int, default=None,
-                   help="Rust writes and reads before anything (default 100000; --quick: 50000)")
-    p.add_argument("--python", default=sys.executable,
-                   help="interpreter of the turbocql clients (default: this one)")
-    for name, title in (("classic", "classic driver"), ("scylla", "scylla-driver"),
-                        ("acsylla", "acsylla")):
-        p.add_argument(f"--{name}-python", metavar="PATH", default=None,
-                       help=f"interpreter of the {title} clients (default: the virtualenv "
-                            f"benchmarks/.venvs/{name}, created on first use)")
-    p.add_argument("--venvs-dir", default=None,
-                   help="where the peers' virtualenvs are (default benchmarks/.venvs)")
-    p.add_argument("--no-install", action="store_true",
-                   help="do not create or update the peers' virtualenvs (a missing one makes "
-                        "its client unavailable)")
-    p.add_argument("--build", action="store_true",
-                   help="cargo build the Rust reference first (it is rebuilt anyway when "
-                        "missing or older than its sources)")
+    p.add_argument(
+        "--port",
+        type=int,
+        default=int(os.environ.get("TURBOCQL_PORT") or 9042),
+        help="CQL port (default $TURBOCQL_PORT or 9042)",
+    )
+    p.add_argument("--no-start", action="store_true", help="do not start the local Cassandra if nothing answers")
+    p.add_argument("--wait", type=float, default=60, help="seconds to wait for the server to answer (default 60)")
+    p.add_argument(
+        "--server-pid", type=int, default=None, help="server pid for server CPU µs/op (default: found from the port)"
+    )
+    p.add_argument(
+        "--server-warmup-ops",
+        type=int,
+        default=None,
+        help="Rust writes and reads before anything (default 100000; --quick: 50000)",
+    )
+    p.add_argument("--python", default=sys.executable, help="interpreter of the turbocql clients (default: this one)")
+    for name, title in (("classic", "classic driver"), ("scylla", "scylla-driver"), ("acsylla", "acsylla")):
+        p.add_argument(
+            f"--{name}-python",
+            metavar="PATH",
+            default=None,
+            help=f"interpreter of the {title} clients (default: the virtualenv "
+            f"benchmarks/.venvs/{name}, created on first use)",
+        )
+    p.add_argument("--venvs-dir", default=None, help="where the peers' virtualenvs are (default benchmarks/.venvs)")
+    p.add_argument(
+        "--no-install",
+        action="store_true",
+        help="do not create or update the peers' virtualenvs (a missing one makes its client unavailable)",
+    )
+    p.add_argument(
+        "--build",
+        action="store_true",
+        help="cargo build the Rust reference first (it is rebuilt anyway when missing or older than its sources)",
+    )
     p.add_argument("--no-plots", action="store_true", help="no PNG plots")
-    p.add_argument("--latest", action="store_true",
-                   help="also write the report as <out-dir>/bench-latest.md (its plots stay "
-                        "<name>-*.png beside it)")
+    p.add_argument(
+        "--latest",
+        action="store_true",
+        help="also write the report as <out-dir>/bench-latest.md (its plots stay <name>-*.png beside it)",
+    )
     p.set_defaults(func=_cmd_bench, argv=None)
     return p
 

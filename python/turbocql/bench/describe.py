@@ -21,7 +21,7 @@ def _run(cmd: list[str], timeout: float = 20) -> str | None:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except (OSError, subprocess.SubprocessError):
         return None
-    out = (r.stdout.strip() or r.stderr.strip())
+    out = r.stdout.strip() or r.stderr.strip()
     return out if r.returncode == 0 and out else None
 
 
@@ -83,8 +83,7 @@ def describe_machine(python: str, bdir: Path) -> dict:
     commit = _run(["git", "-C", str(root), "rev-parse", "HEAD"])
     if commit:
         m["git_commit"] = commit
-        m["git_dirty"] = bool(_run(["git", "-C", str(root), "status", "--porcelain",
-                                    "--untracked-files=no"]))
+        m["git_dirty"] = bool(_run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"]))
     return m
 
 
@@ -98,11 +97,14 @@ def describe_server(host: str, port: int, pid: int | None) -> dict:
         try:
             session = cluster.connect()
             row = session.execute(
-                "SELECT release_version, cluster_name, cql_version, native_protocol_version "
-                "FROM system.local").one()
-            s.update(release_version=row.release_version, cluster_name=row.cluster_name,
-                     cql_version=row.cql_version,
-                     native_protocol_version=row.native_protocol_version)
+                "SELECT release_version, cluster_name, cql_version, native_protocol_version FROM system.local"
+            ).one()
+            s.update(
+                release_version=row.release_version,
+                cluster_name=row.cluster_name,
+                cql_version=row.cql_version,
+                native_protocol_version=row.native_protocol_version,
+            )
         finally:
             cluster.shutdown()
     except Exception as e:  # the report says why, the run goes on
@@ -114,8 +116,7 @@ def describe_server(host: str, port: int, pid: int | None) -> dict:
         cmdline = _read(f"/proc/{pid}/cmdline").split("\0")
         heap = next((a[4:] for a in cmdline if a.startswith("-Xmx")), None)
         s["heap"] = heap
-        conf = next((a.split("=", 1)[1] for a in cmdline
-                     if a.startswith("-Dcassandra.config=")), None)
+        conf = next((a.split("=", 1)[1] for a in cmdline if a.startswith("-Dcassandra.config=")), None)
         if conf:
             yaml = _read(conf.removeprefix("file://"))
             cs = re.search(r"^commitlog_sync:\s*(\S+)", yaml, re.M)
@@ -123,4 +124,3 @@ def describe_server(host: str, port: int, pid: int | None) -> dict:
         with contextlib.suppress(OSError):
             s["affinity"] = sorted(os.sched_getaffinity(pid))
     return s
-

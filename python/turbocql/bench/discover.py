@@ -14,14 +14,20 @@ from pathlib import Path
 SCENARIOS = ("sync", "patterns", "tuning", "vectors")
 SYNC_THREADS = "1,2,4,8,16"
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
-REQUIRED_FILES = ("run_sync.py", "run_patterns.py", "run_tuning.py", "run_vectors.py",
-                  "report.py", "peers.py", "common.py")
+REQUIRED_FILES = (
+    "run_sync.py",
+    "run_patterns.py",
+    "run_tuning.py",
+    "run_vectors.py",
+    "report.py",
+    "peers.py",
+    "common.py",
+)
 DEFAULT_CLIENTS = "classic,turbocql,rust"
 
 
 class BenchError(Exception):
     """A failure with a message meant for a person (exit status 2)."""
-
 
 
 def _is_benchmarks_dir(path: Path) -> bool:
@@ -38,8 +44,7 @@ def find_benchmarks_dir(explicit: str | os.PathLike | None = None) -> Path:
     if explicit is not None:
         path = Path(explicit).expanduser().resolve()
         if not _is_benchmarks_dir(path):
-            raise BenchError(f"{path} is not turbocql's benchmarks directory (it needs "
-                             f"{', '.join(REQUIRED_FILES)})")
+            raise BenchError(f"{path} is not turbocql's benchmarks directory (it needs {', '.join(REQUIRED_FILES)})")
         return path
     candidates = []
     env = os.environ.get("TURBOCQL_BENCHMARKS_DIR")
@@ -55,13 +60,14 @@ def find_benchmarks_dir(explicit: str | os.PathLike | None = None) -> Path:
     raise BenchError(
         "cannot find turbocql's benchmarks/ directory: it is in the source checkout, not in "
         "the installed package. Run it from a source checkout of turbocql, or pass "
-        "--benchmarks-dir PATH (or set TURBOCQL_BENCHMARKS_DIR).")
+        "--benchmarks-dir PATH (or set TURBOCQL_BENCHMARKS_DIR)."
+    )
 
 
 def _import_runners(bdir: Path) -> dict:
     if str(bdir) not in sys.path:
         sys.path.insert(0, str(bdir))
-    return {name: importlib.import_module(name)
-            for name in ("run_sync", "run_patterns", "run_tuning", "run_vectors", "report",
-                         "peers", "common")}
-
+    return {
+        name: importlib.import_module(name)
+        for name in ("run_sync", "run_patterns", "run_tuning", "run_vectors", "report", "peers", "common")
+    }

@@ -31,8 +31,7 @@ def _scenario(main, argv: list[str]) -> dict:
         if rc != 0 or not out.exists():
             return {"failed": f"runner exited with status {rc}"}
         data = json.loads(out.read_text())
-    return {"meta": data["meta"], "heading": data["meta"].get("heading"),
-            "results": data["results"]}
+    return {"meta": data["meta"], "heading": data["meta"].get("heading"), "results": data["results"]}
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
@@ -44,8 +43,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    scenarios = list(SCENARIOS) if args.scenarios == "all" else [
-        s.strip() for s in args.scenarios.split(",") if s.strip()]
+    scenarios = (
+        list(SCENARIOS) if args.scenarios == "all" else [s.strip() for s in args.scenarios.split(",") if s.strip()]
+    )
     for s in scenarios:
         if s not in SCENARIOS:
             raise BenchError(f"unknown scenario {s!r} (known: {', '.join(SCENARIOS)}, all)")
@@ -72,8 +72,7 @@ def run(args: argparse.Namespace) -> int:
     q = args.quick
     ops = args.ops or (5000 if q else 20000)
     warmup = 1000 if q else 2000
-    server_warmup = (args.server_warmup_ops if args.server_warmup_ops is not None
-                     else 50000 if q else 100000)
+    server_warmup = args.server_warmup_ops if args.server_warmup_ops is not None else 50000 if q else 100000
     vector_rows = args.vector_rows or (5000 if q else 100_000)
     common = ["--host", args.host, "--port", str(args.port), "--wait", str(args.wait)]
     repeat = ["--repeat", str(args.repeat)] if args.repeat > 1 else []
@@ -83,18 +82,33 @@ def run(args: argparse.Namespace) -> int:
         common += ["--pin-client", args.pin_client]
 
     argv = args.argv if args.argv is not None else sys.argv[1:]
-    command = " ".join(["turbocql", *(["bench"] if args.argv is not None else []),
-                        *(shlex.quote(a) for a in argv)])
-    meta = {"date": dt.datetime.now().isoformat(timespec="seconds"), "command": command,
-            "scenarios": scenarios, "clients": clients, "benchmarks_dir": str(bdir),
-            "pin_client": args.pin_client, "pin_server": args.pin_server,
-            "loadavg_start": round(os.getloadavg()[0], 2),
-            "options": {"quick": q, "ops": ops, "repeat": args.repeat, "client_warmup": warmup,
-                        "server_warmup_ops": server_warmup, "sync_threads": args.threads,
-                        "vector_rows": vector_rows, "tuning_grid": "fine" if args.fine else
-                        "quick" if q else "coarse", "tuning_ops": args.tuning_ops}}
-    print(f"turbocql bench: scenarios {', '.join(scenarios)}; clients {', '.join(clients)}; "
-          f"benchmarks {bdir}", file=sys.stderr, flush=True)
+    command = " ".join(["turbocql", *(["bench"] if args.argv is not None else []), *(shlex.quote(a) for a in argv)])
+    meta = {
+        "date": dt.datetime.now().isoformat(timespec="seconds"),
+        "command": command,
+        "scenarios": scenarios,
+        "clients": clients,
+        "benchmarks_dir": str(bdir),
+        "pin_client": args.pin_client,
+        "pin_server": args.pin_server,
+        "loadavg_start": round(os.getloadavg()[0], 2),
+        "options": {
+            "quick": q,
+            "ops": ops,
+            "repeat": args.repeat,
+            "client_warmup": warmup,
+            "server_warmup_ops": server_warmup,
+            "sync_threads": args.threads,
+            "vector_rows": vector_rows,
+            "tuning_grid": "fine" if args.fine else "quick" if q else "coarse",
+            "tuning_ops": args.tuning_ops,
+        },
+    }
+    print(
+        f"turbocql bench: scenarios {', '.join(scenarios)}; clients {', '.join(clients)}; benchmarks {bdir}",
+        file=sys.stderr,
+        flush=True,
+    )
     machine = describe_machine(args.python, bdir)
     # Every Python client's interpreter, once: created or reused here, handed on to the runners.
     pyclients = peers.from_args(args, clients)
@@ -115,22 +129,44 @@ def run(args: argparse.Namespace) -> int:
             rust_common = ["--host", args.host, "--port", str(args.port)]
             if server_pid:
                 rust_common += ["--server-pid", str(server_pid)]
-            shared.warm_up_server(rust_bin, rust_common, server_warmup, args.pin_client,
-                                  1800)
+            shared.warm_up_server(rust_bin, rust_common, server_warmup, args.pin_client, 1800)
         client_list = ",".join(clients)
         for s in scenarios:
             print(f"\n=== scenario {s} ===", file=sys.stderr, flush=True)
             if s == "sync":
-                argv = [*common, *py_args, "--ops", str(ops), "--threads", args.threads,
-                        "--warmup", str(warmup), "--server-warmup-ops", "0",
-                        "--clients", client_list, *repeat]
+                argv = [
+                    *common,
+                    *py_args,
+                    "--ops",
+                    str(ops),
+                    "--threads",
+                    args.threads,
+                    "--warmup",
+                    str(warmup),
+                    "--server-warmup-ops",
+                    "0",
+                    "--clients",
+                    client_list,
+                    *repeat,
+                ]
                 if rust_bin is not None:
                     argv += ["--rust-bin", str(rust_bin)]
                 results[s] = _scenario(run_sync.main, argv)
             elif s == "patterns":
-                argv = [*common, *py_args, "--ops", str(ops), "--warmup", str(warmup),
-                        "--server-warmup-ops", "0", "--no-report", "--clients", client_list,
-                        *repeat]
+                argv = [
+                    *common,
+                    *py_args,
+                    "--ops",
+                    str(ops),
+                    "--warmup",
+                    str(warmup),
+                    "--server-warmup-ops",
+                    "0",
+                    "--no-report",
+                    "--clients",
+                    client_list,
+                    *repeat,
+                ]
                 if q:
                     argv.append("--quick")
                 if rust_bin is not None:
@@ -171,10 +207,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"  report:  {paths['markdown']}")
     if args.latest:
         latest = out_dir / "bench-latest.md"
-        latest.write_text(f"<!-- copy of {paths['markdown'].name}; raw results {jpath.name} -->\n"
-                          + paths["markdown"].read_text())
+        latest.write_text(
+            f"<!-- copy of {paths['markdown'].name}; raw results {jpath.name} -->\n" + paths["markdown"].read_text()
+        )
         print(f"  latest:  {latest}")
     for p in paths["plots"]:
         print(f"  plot:    {p}")
     return 1 if any(r.get("failed") for r in results.values()) else 0
-

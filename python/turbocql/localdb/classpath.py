@@ -113,9 +113,20 @@ def resolve_classpath(version: str = DEFAULT_VERSION, out=print) -> str:
         log_file = work / "mvn.log"
         with open(log_file, "wb") as log:
             rc = subprocess.call(
-                [mvn, "-B", "-q", "-f", str(work / "pom.xml"), "dependency:build-classpath",
-                 f"-Dmdep.outputFile={tmp_out}", "-Dmdep.includeScope=runtime"],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=work,
+                [
+                    mvn,
+                    "-B",
+                    "-q",
+                    "-f",
+                    str(work / "pom.xml"),
+                    "dependency:build-classpath",
+                    f"-Dmdep.outputFile={tmp_out}",
+                    "-Dmdep.includeScope=runtime",
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=work,
             )
         cp = _read_classpath(tmp_out) if rc == 0 else None
         if not cp:
@@ -126,4 +137,3 @@ def resolve_classpath(version: str = DEFAULT_VERSION, out=print) -> str:
             )
         _write_atomic(cached_file, cp + "\n")
         return cp
-

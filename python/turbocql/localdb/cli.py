@@ -53,43 +53,60 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "localdb",
         help="start/stop/status a local Apache Cassandra 5.0 node",
         description="Run a local Apache Cassandra 5.0.x node from Maven Central jars "
-                    "(needs java 11/17 and, the first time, mvn).",
+        "(needs java 11/17 and, the first time, mvn).",
     )
     actions = parser.add_subparsers(dest="localdb_action", metavar="ACTION", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--dir", default=None,
-                       help="node directory (default: $TURBOCQL_LOCALDB_DIR or "
-                            "~/.cache/turbocql/localdb/node1; node-<port> for other ports)")
-        p.add_argument("--port", type=_port_arg, default=None,
-                       help=f"native CQL port (default {DEFAULT_PORT})")
+        p.add_argument(
+            "--dir",
+            default=None,
+            help="node directory (default: $TURBOCQL_LOCALDB_DIR or "
+            "~/.cache/turbocql/localdb/node1; node-<port> for other ports)",
+        )
+        p.add_argument("--port", type=_port_arg, default=None, help=f"native CQL port (default {DEFAULT_PORT})")
 
     p_start = actions.add_parser("start", help="start the node (no-op if it runs) and wait for CQL")
     common(p_start)
-    p_start.add_argument("--address", default=DEFAULT_ADDRESS,
-                         help=f"listen/rpc address (default {DEFAULT_ADDRESS})")
-    p_start.add_argument("--storage-port", type=_port_arg, default=None,
-                         help="inter-node port (default 7000 + (port - 9042))")
-    p_start.add_argument("--heap", type=_heap_arg, default=DEFAULT_HEAP,
-                         help=f"JVM heap, -Xms/-Xmx (default {DEFAULT_HEAP})")
-    p_start.add_argument("--commitlog", choices=("periodic", "batch"), default="periodic",
-                         help="commit log sync: periodic (Cassandra's default, every 10 s) or batch "
-                              "(fsync before each acknowledgement: acknowledged writes survive kill -9)")
-    p_start.add_argument("--auth", action="store_true",
-                         help="PasswordAuthenticator + CassandraAuthorizer "
-                              "(superuser cassandra/cassandra)")
-    p_start.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT,
-                         help=f"seconds to wait for CQL (default {DEFAULT_TIMEOUT:.0f})")
-    p_start.add_argument("--version", default=DEFAULT_VERSION,
-                         help=f"cassandra-all version, 5.0.x (default {DEFAULT_VERSION})")
-    p_start.add_argument("--nodes", type=_nodes_arg, default=1,
-                         help="number of nodes (only 1 for now)")
+    p_start.add_argument("--address", default=DEFAULT_ADDRESS, help=f"listen/rpc address (default {DEFAULT_ADDRESS})")
+    p_start.add_argument(
+        "--storage-port", type=_port_arg, default=None, help="inter-node port (default 7000 + (port - 9042))"
+    )
+    p_start.add_argument(
+        "--heap", type=_heap_arg, default=DEFAULT_HEAP, help=f"JVM heap, -Xms/-Xmx (default {DEFAULT_HEAP})"
+    )
+    p_start.add_argument(
+        "--commitlog",
+        choices=("periodic", "batch"),
+        default="periodic",
+        help="commit log sync: periodic (Cassandra's default, every 10 s) or batch "
+        "(fsync before each acknowledgement: acknowledged writes survive kill -9)",
+    )
+    p_start.add_argument(
+        "--auth",
+        action="store_true",
+        help="PasswordAuthenticator + CassandraAuthorizer (superuser cassandra/cassandra)",
+    )
+    p_start.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        help=f"seconds to wait for CQL (default {DEFAULT_TIMEOUT:.0f})",
+    )
+    p_start.add_argument(
+        "--version", default=DEFAULT_VERSION, help=f"cassandra-all version, 5.0.x (default {DEFAULT_VERSION})"
+    )
+    p_start.add_argument("--nodes", type=_nodes_arg, default=1, help="number of nodes (only 1 for now)")
     p_start.set_defaults(func=_cmd_start)
 
     p_stop = actions.add_parser("stop", help="stop the node started in --dir")
     common(p_stop)
-    p_stop.add_argument("--timeout", type=float, default=STOP_TIMEOUT,
-                        help=f"seconds to wait after SIGTERM before SIGKILL (default {STOP_TIMEOUT:.0f})")
+    p_stop.add_argument(
+        "--timeout",
+        type=float,
+        default=STOP_TIMEOUT,
+        help=f"seconds to wait after SIGTERM before SIGKILL (default {STOP_TIMEOUT:.0f})",
+    )
     p_stop.set_defaults(func=_cmd_stop)
 
     p_status = actions.add_parser("status", help="running or not (exit 0 if running, 3 if not)")
@@ -105,18 +122,28 @@ def _print_err(msg: str) -> None:
 def _cmd_start(args: argparse.Namespace) -> int:
     port = args.port if args.port is not None else DEFAULT_PORT
     try:
-        node = start(args.dir, port, args.heap, args.auth, args.timeout, address=args.address,
-                     storage_port=args.storage_port, version=args.version,
-                     commitlog=args.commitlog, out=lambda msg: print(msg, flush=True))
+        node = start(
+            args.dir,
+            port,
+            args.heap,
+            args.auth,
+            args.timeout,
+            address=args.address,
+            storage_port=args.storage_port,
+            version=args.version,
+            commitlog=args.commitlog,
+            out=lambda msg: print(msg, flush=True),
+        )
     except LocalDBError as e:
         _print_err(str(e))
         return e.exit_code
     if node.already_running:
-        print(f"already running: Cassandra {node.version} at {node.address}:{node.port} "
-              f"(pid {node.pid})")
+        print(f"already running: Cassandra {node.version} at {node.address}:{node.port} (pid {node.pid})")
     else:
-        print(f"Cassandra {node.version} is up at {node.address}:{node.port} "
-              f"(pid {node.pid}, started in {node.start_seconds:.1f} s)")
+        print(
+            f"Cassandra {node.version} is up at {node.address}:{node.port} "
+            f"(pid {node.pid}, started in {node.start_seconds:.1f} s)"
+        )
     print(f"  dir:    {node.dir}")
     print(f"  log:    {node.log_path}")
     print(f"  output: {node.output_path}")

@@ -16,35 +16,64 @@ from .node import CLUSTER_NAME, DAEMON_CLASS, Node, _write_atomic
 
 # The JPMS flags of Cassandra 5.0's conf/jvm17-server.options (also fine on 11).
 JPMS_FLAGS = [
-    "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-    "--add-exports", "java.base/jdk.internal.ref=ALL-UNNAMED",
-    "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED",
-    "--add-exports", "java.management.rmi/com.sun.jmx.remote.internal.rmi=ALL-UNNAMED",
-    "--add-exports", "java.rmi/sun.rmi.registry=ALL-UNNAMED",
-    "--add-exports", "java.rmi/sun.rmi.server=ALL-UNNAMED",
-    "--add-exports", "java.sql/java.sql=ALL-UNNAMED",
-    "--add-exports", "java.base/java.lang.ref=ALL-UNNAMED",
-    "--add-exports", "jdk.unsupported/sun.misc=ALL-UNNAMED",
-    "--add-exports", "jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED",
-    "--add-exports", "jdk.attach/sun.tools.attach=ALL-UNNAMED",
-    "--add-opens", "java.base/java.lang.module=ALL-UNNAMED",
-    "--add-opens", "java.base/jdk.internal.loader=ALL-UNNAMED",
-    "--add-opens", "java.base/jdk.internal.ref=ALL-UNNAMED",
-    "--add-opens", "java.base/jdk.internal.reflect=ALL-UNNAMED",
-    "--add-opens", "java.base/jdk.internal.math=ALL-UNNAMED",
-    "--add-opens", "java.base/jdk.internal.module=ALL-UNNAMED",
-    "--add-opens", "java.base/jdk.internal.util.jar=ALL-UNNAMED",
-    "--add-opens", "jdk.management/com.sun.management.internal=ALL-UNNAMED",
-    "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
-    "--add-opens", "java.base/java.io=ALL-UNNAMED",
-    "--add-opens", "java.base/java.nio=ALL-UNNAMED",
-    "--add-opens", "java.base/java.lang.reflect=ALL-UNNAMED",
-    "--add-opens", "jdk.compiler/com.sun.tools.javac=ALL-UNNAMED",
-    "--add-opens", "java.base/java.lang=ALL-UNNAMED",
-    "--add-opens", "java.base/java.util=ALL-UNNAMED",
-    "--add-opens", "java.base/java.util.concurrent=ALL-UNNAMED",
-    "--add-opens", "java.base/java.util.concurrent.atomic=ALL-UNNAMED",
-    "--add-opens", "java.base/java.net=ALL-UNNAMED",
+    "--add-exports",
+    "java.base/jdk.internal.misc=ALL-UNNAMED",
+    "--add-exports",
+    "java.base/jdk.internal.ref=ALL-UNNAMED",
+    "--add-exports",
+    "java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-exports",
+    "java.management.rmi/com.sun.jmx.remote.internal.rmi=ALL-UNNAMED",
+    "--add-exports",
+    "java.rmi/sun.rmi.registry=ALL-UNNAMED",
+    "--add-exports",
+    "java.rmi/sun.rmi.server=ALL-UNNAMED",
+    "--add-exports",
+    "java.sql/java.sql=ALL-UNNAMED",
+    "--add-exports",
+    "java.base/java.lang.ref=ALL-UNNAMED",
+    "--add-exports",
+    "jdk.unsupported/sun.misc=ALL-UNNAMED",
+    "--add-exports",
+    "jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED",
+    "--add-exports",
+    "jdk.attach/sun.tools.attach=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/java.lang.module=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/jdk.internal.loader=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/jdk.internal.ref=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/jdk.internal.reflect=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/jdk.internal.math=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/jdk.internal.module=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/jdk.internal.util.jar=ALL-UNNAMED",
+    "--add-opens",
+    "jdk.management/com.sun.management.internal=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/java.io=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/java.nio=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/java.lang.reflect=ALL-UNNAMED",
+    "--add-opens",
+    "jdk.compiler/com.sun.tools.javac=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/java.lang=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/java.util=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/java.util.concurrent=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/java.util.concurrent.atomic=ALL-UNNAMED",
+    "--add-opens",
+    "java.base/java.net=ALL-UNNAMED",
 ]
 
 GC_FLAGS = [
@@ -98,8 +127,11 @@ def render_yaml(node: Node) -> str:
         # periodic (Cassandra's default): the commit log is fsynced every 10 s.
         # batch: a write is acknowledged only after the commit log is fsynced, so
         # acknowledged writes survive kill -9 (slower writes).
-        *(["commitlog_sync: batch"] if node.commitlog == "batch"
-          else ["commitlog_sync: periodic", "commitlog_sync_period: 10000ms"]),
+        *(
+            ["commitlog_sync: batch"]
+            if node.commitlog == "batch"
+            else ["commitlog_sync: periodic", "commitlog_sync_period: 10000ms"]
+        ),
         "seed_provider:",
         "  - class_name: org.apache.cassandra.locator.SimpleSeedProvider",
         "    parameters:",
@@ -196,10 +228,8 @@ def java_command(node: Node, java: str, classpath: str) -> list[str]:
 
 def write_config(node: Node) -> None:
     """Create the node's directories and (re)write its configuration files."""
-    for sub in ("conf", "data", "commitlog", "hints", "saved_caches", "cdc_raw", "logs",
-                "triggers"):
+    for sub in ("conf", "data", "commitlog", "hints", "saved_caches", "cdc_raw", "logs", "triggers"):
         (node.dir / sub).mkdir(parents=True, exist_ok=True)
     _write_atomic(node.yaml_path, render_yaml(node))
     _write_atomic(node.logback_path, render_logback(node))
     _write_atomic(node.settings_file, json.dumps(node.settings(), indent=2) + "\n")
-

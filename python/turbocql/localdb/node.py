@@ -217,7 +217,6 @@ def _load_node(dir: str | os.PathLike | None, port: int | None) -> Node:
     return node
 
 
-
 # --------------------------------------------------------------------------
 # Files
 
@@ -245,7 +244,6 @@ def _locked(path: Path):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-
 def _tail(path: Path, lines: int) -> str:
     try:
         with open(path, "rb") as fh:
@@ -256,4 +254,3 @@ def _tail(path: Path, lines: int) -> str:
     except OSError:
         return ""
     return "\n".join(data.splitlines()[-lines:])
-

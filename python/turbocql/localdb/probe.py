@@ -63,8 +63,9 @@ def _string(s: str) -> bytes:
     return struct.pack(">H", len(b)) + b
 
 
-def cql_login_ok(host: str, port: int, user: str = "cassandra", password: str = "cassandra",
-                 timeout: float = 5.0) -> bool:
+def cql_login_ok(
+    host: str, port: int, user: str = "cassandra", password: str = "cassandra", timeout: float = 5.0
+) -> bool:
     """True if STARTUP + PasswordAuthenticator login with user/password succeeds."""
     try:
         with socket.create_connection((host, port), timeout=timeout) as sock:
@@ -99,7 +100,6 @@ def wait_for_cql(host: str, port: int, timeout: float = DEFAULT_TIMEOUT, *, aliv
         time.sleep(0.5)
 
 
-
 def port_in_use(address: str, port: int) -> bool:
     """True if ``address:port`` cannot be bound (something listens there)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -123,5 +123,3 @@ def check_ports_free(node: Node) -> None:
                 f"{'--port' if port == node.port else '--storage-port'}",
                 EXIT_USAGE,
             )
-
-

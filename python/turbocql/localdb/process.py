@@ -43,15 +43,14 @@ def _cmdline(pid: int) -> list[str] | None:
     if Path("/proc/self").exists():
         try:
             stat = (proc / "stat").read_text()
-            if stat[stat.rindex(")") + 2:].startswith(("Z", "X")):
+            if stat[stat.rindex(")") + 2 :].startswith(("Z", "X")):
                 return None
             raw = (proc / "cmdline").read_bytes()
         except (OSError, ValueError):
             return None
         return [a.decode(errors="replace") for a in raw.split(b"\0") if a]
     try:  # pragma: no cover - non-Linux fallback
-        res = subprocess.run(["ps", "-o", "stat=,command=", "-p", str(pid)],
-                             capture_output=True, text=True)
+        res = subprocess.run(["ps", "-o", "stat=,command=", "-p", str(pid)], capture_output=True, text=True)
     except OSError:  # pragma: no cover
         return None
     line = res.stdout.strip()  # pragma: no cover
@@ -112,7 +111,10 @@ def _spawn(cmd: list[str], output: Path, cwd: Path) -> int:
     script = 'out="$1"; shift; "$@" </dev/null >>"$out" 2>&1 & echo $!'
     res = subprocess.run(
         ["sh", "-c", script, "sh", str(output), *cmd],
-        stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
         start_new_session=True,
     )
     try:
@@ -141,7 +143,6 @@ def _terminate(pid: int, node: Node, timeout: float = STOP_TIMEOUT) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
     _wait_gone(pid, node, 10.0)
-
 
 
 # --------------------------------------------------------------------------
@@ -179,8 +180,9 @@ def start(
     ``out`` is a ``print``-like callable for progress messages (default: none).
     """
     say = out or (lambda *a, **k: None)
-    node = make_node(dir, port, heap, auth, address=address, storage_port=storage_port,
-                     version=version, commitlog=commitlog)
+    node = make_node(
+        dir, port, heap, auth, address=address, storage_port=storage_port, version=version, commitlog=commitlog
+    )
     node.dir.mkdir(parents=True, exist_ok=True)
     with _locked(node.dir / ".lock"):
         pid = running_pid(node)
@@ -192,14 +194,15 @@ def start(
         write_config(node)
         cmd = java_command(node, java, classpath)
         with open(node.output_path, "ab") as fh:
-            fh.write(f"\n=== turbocql localdb start {time.strftime('%Y-%m-%d %H:%M:%S')} ===\n"
-                     .encode())
+            fh.write(f"\n=== turbocql localdb start {time.strftime('%Y-%m-%d %H:%M:%S')} ===\n".encode())
         t0 = time.monotonic()
         pid = _spawn(cmd, node.output_path, node.dir)
         _write_atomic(node.pid_file, f"{pid}\n")
         node.pid = pid
-        say(f"started Cassandra {node.version} (pid {pid}), waiting for CQL on "
-            f"{node.address}:{node.port} (up to {timeout:.0f} s)...")
+        say(
+            f"started Cassandra {node.version} (pid {pid}), waiting for CQL on "
+            f"{node.address}:{node.port} (up to {timeout:.0f} s)..."
+        )
         up = wait_for_cql(node.address, node.port, timeout, alive=lambda: _is_our_daemon(pid, node))
         if not up:
             if not _is_our_daemon(pid, node):
@@ -236,8 +239,7 @@ def _attach(node: Node, pid: int, timeout: float, say) -> Node:
     saved.already_running = True
     if not cql_answers(saved.address, saved.port):
         say(f"Cassandra (pid {pid}) is already starting; waiting for CQL...")
-        if not wait_for_cql(saved.address, saved.port, timeout,
-                            alive=lambda: _is_our_daemon(pid, saved)):
+        if not wait_for_cql(saved.address, saved.port, timeout, alive=lambda: _is_our_daemon(pid, saved)):
             raise LocalDBError(
                 f"Cassandra (pid {pid}) runs but CQL does not answer on "
                 f"{saved.address}:{saved.port}; see {saved.log_path}",
@@ -256,8 +258,7 @@ def _wait_for_superuser(node: Node, timeout: float) -> None:
     # The password may have been changed on purpose: not an error.
 
 
-def stop(dir: str | os.PathLike | None = None, port: int | None = None,
-         timeout: float = STOP_TIMEOUT) -> bool:
+def stop(dir: str | os.PathLike | None = None, port: int | None = None, timeout: float = STOP_TIMEOUT) -> bool:
     """Stop the node in ``dir`` (default: the default dir for ``port``).
 
     Only the daemon started there (found through its pid file) is signalled:
@@ -289,4 +290,3 @@ def status(dir: str | os.PathLike | None = None, port: int | None = None) -> Nod
 def is_running(dir: str | os.PathLike | None = None, port: int | None = None) -> bool:
     """True if the daemon of the node in ``dir`` (or the default dir for ``port``) runs."""
     return status(dir, port).pid is not None
-

@@ -47,4 +47,3 @@ def node_dir(env):
     yield d
     # never leave a fake daemon behind
     localdb.stop(d, timeout=5)
-

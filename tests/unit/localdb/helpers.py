@@ -24,8 +24,7 @@ def _load_localdb():
         # The package may not import while the engine is not built: load the sub-package alone.
         name = "turbocql_localdb_standalone"
         pkg = ROOT / "python" / "turbocql" / "localdb"
-        spec = importlib.util.spec_from_file_location(name, pkg / "__init__.py",
-                                                      submodule_search_locations=[str(pkg)])
+        spec = importlib.util.spec_from_file_location(name, pkg / "__init__.py", submodule_search_locations=[str(pkg)])
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
@@ -54,12 +53,11 @@ def free_port() -> int:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
+
 def start_args(node_dir, port=None, storage_port=None, *extra):
     port = port or free_port()
     storage_port = storage_port or free_port()
-    return ["start", "--dir", str(node_dir), "--port", str(port),
-            "--storage-port", str(storage_port), *extra]
-
+    return ["start", "--dir", str(node_dir), "--port", str(port), "--storage-port", str(storage_port), *extra]
 
 
 def _parse(*argv):
@@ -69,12 +67,10 @@ def _parse(*argv):
     return parser.parse_args(["localdb", *argv])
 
 
-
 def _dead_pid() -> int:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
     return proc.pid
-
 
 
 FAKE_JAVA = r'''#!{python}
@@ -122,4 +118,3 @@ while True:
         except (EOFError, OSError):
             pass
 '''
-

@@ -11,8 +11,9 @@ from .helpers import classpath_mod, cli, localdb, start_args
 def test_missing_java(env, cached_classpath, monkeypatch, capsys):
     monkeypatch.delenv("JAVA_HOME", raising=False)
     real_which = classpath_mod.shutil.which
-    monkeypatch.setattr(classpath_mod.shutil, "which", lambda name, *a, **k: None if name == "java"
-                        else real_which(name, *a, **k))
+    monkeypatch.setattr(
+        classpath_mod.shutil, "which", lambda name, *a, **k: None if name == "java" else real_which(name, *a, **k)
+    )
     assert cli(*start_args(env / "node")) == 2
     err = capsys.readouterr().err
     assert "java not found" in err
@@ -65,7 +66,6 @@ open(out, "w").write({str(jar)!r})
     localdb.classpath_file("5.0.6").write_text("/nonexistent/cassandra-all-5.0.6.jar\n")
     localdb.resolve_classpath("5.0.6", out=messages.append)
     assert len(calls.read_text().splitlines()) == 2
-
 
 
 def test_read_classpath_needs_every_jar_and_cassandra_all(tmp_path):

@@ -11,25 +11,57 @@ from .helpers import _parse, localdb
 
 def test_cli_options():
     a = _parse("start")
-    assert (a.dir, a.port, a.heap, a.auth, a.address, a.storage_port, a.version, a.nodes) == \
-        (None, None, localdb.DEFAULT_HEAP, False, "127.0.0.1", None, "5.0.6", 1)
+    assert (a.dir, a.port, a.heap, a.auth, a.address, a.storage_port, a.version, a.nodes) == (
+        None,
+        None,
+        localdb.DEFAULT_HEAP,
+        False,
+        "127.0.0.1",
+        None,
+        "5.0.6",
+        1,
+    )
     assert a.timeout == localdb.DEFAULT_TIMEOUT
-    a = _parse("start", "--auth", "--port", "9043", "--dir", "/tmp/n", "--heap", "1g",
-               "--storage-port", "7101", "--timeout", "60", "--version", "5.0.5")
-    assert (a.auth, a.port, a.dir, a.heap, a.storage_port, a.timeout, a.version) == \
-        (True, 9043, "/tmp/n", "1G", 7101, 60.0, "5.0.5")
+    a = _parse(
+        "start",
+        "--auth",
+        "--port",
+        "9043",
+        "--dir",
+        "/tmp/n",
+        "--heap",
+        "1g",
+        "--storage-port",
+        "7101",
+        "--timeout",
+        "60",
+        "--version",
+        "5.0.5",
+    )
+    assert (a.auth, a.port, a.dir, a.heap, a.storage_port, a.timeout, a.version) == (
+        True,
+        9043,
+        "/tmp/n",
+        "1G",
+        7101,
+        60.0,
+        "5.0.5",
+    )
     assert _parse("stop", "--port", "9043").port == 9043
     assert _parse("status").localdb_action == "status"
 
 
-@pytest.mark.parametrize("argv", [
-    ["start", "--nodes", "3"],
-    ["start", "--heap", "huge"],
-    ["start", "--port", "0"],
-    ["start", "--port", "abc"],
-    ["restart"],
-    [],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["start", "--nodes", "3"],
+        ["start", "--heap", "huge"],
+        ["start", "--port", "0"],
+        ["start", "--port", "abc"],
+        ["restart"],
+        [],
+    ],
+)
 def test_cli_rejects(argv, capsys):
     with pytest.raises(SystemExit) as e:
         _parse(*argv)
@@ -46,4 +78,3 @@ def test_main_module_has_localdb(capsys):
     assert e.value.code == 0
     assert "start" in capsys.readouterr().out
     assert "localdb" in main_mod.SUBCOMMANDS
-

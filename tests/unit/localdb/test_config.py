@@ -31,8 +31,12 @@ def test_render_yaml_defaults(tmp_path):
     assert '      - seeds: "127.0.0.1:7000"' in lines
     base = str(node.dir)
     assert f'  - "{base}/data"' in lines
-    for key, sub in (("commitlog_directory", "commitlog"), ("hints_directory", "hints"),
-                     ("saved_caches_directory", "saved_caches"), ("cdc_raw_directory", "cdc_raw")):
+    for key, sub in (
+        ("commitlog_directory", "commitlog"),
+        ("hints_directory", "hints"),
+        ("saved_caches_directory", "saved_caches"),
+        ("cdc_raw_directory", "cdc_raw"),
+    ):
         assert f'{key}: "{base}/{sub}"' in lines
     # no tabs (invalid in YAML), every top-level key once
     assert "\t" not in text
@@ -81,11 +85,18 @@ def test_java_command(tmp_path):
     assert "-javaagent:/m2/jamm-0.4.0.jar" in cmd
     assert cmd[cmd.index("-cp") + 1] == f"{node.conf_dir}{os.pathsep}{cp}"
     pairs = {(cmd[i], cmd[i + 1]) for i in range(len(cmd) - 1)}
-    for opt in ("java.base/jdk.internal.misc=ALL-UNNAMED", "java.rmi/sun.rmi.registry=ALL-UNNAMED",
-                "java.sql/java.sql=ALL-UNNAMED"):
+    for opt in (
+        "java.base/jdk.internal.misc=ALL-UNNAMED",
+        "java.rmi/sun.rmi.registry=ALL-UNNAMED",
+        "java.sql/java.sql=ALL-UNNAMED",
+    ):
         assert ("--add-exports", opt) in pairs
-    for opt in ("java.base/java.lang=ALL-UNNAMED", "java.base/sun.nio.ch=ALL-UNNAMED",
-                "java.base/jdk.internal.ref=ALL-UNNAMED", "java.base/java.io=ALL-UNNAMED"):
+    for opt in (
+        "java.base/java.lang=ALL-UNNAMED",
+        "java.base/sun.nio.ch=ALL-UNNAMED",
+        "java.base/jdk.internal.ref=ALL-UNNAMED",
+        "java.base/java.io=ALL-UNNAMED",
+    ):
         assert ("--add-opens", opt) in pairs
     assert not any("jmx" in a and "port" in a for a in cmd)
 

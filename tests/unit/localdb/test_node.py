@@ -16,14 +16,17 @@ def test_storage_port_derivation():
     assert e.value.exit_code == 2 and "--storage-port" in str(e.value)
 
 
-@pytest.mark.parametrize("kwargs, fragment", [
-    ({"heap": "lots"}, "heap"),
-    ({"heap": "0G"}, "heap"),
-    ({"version": "4.1.5"}, "5.0"),
-    ({"address": "localhost:1"}, "address"),
-    ({"port": 70000}, "port"),
-    ({"storage_port": 9042}, "storage port"),
-])
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        ({"heap": "lots"}, "heap"),
+        ({"heap": "0G"}, "heap"),
+        ({"version": "4.1.5"}, "5.0"),
+        ({"address": "localhost:1"}, "address"),
+        ({"port": 70000}, "port"),
+        ({"storage_port": 9042}, "storage port"),
+    ],
+)
 def test_make_node_rejects_bad_options(kwargs, fragment):
     with pytest.raises(localdb.LocalDBError) as e:
         localdb.make_node("/tmp/x", **kwargs)
@@ -44,17 +47,16 @@ def test_default_dir(monkeypatch, tmp_path):
     assert localdb.make_node().dir == tmp_path / "mine"
 
 
-
 def test_load_node_uses_the_saved_settings(tmp_path):
     d = tmp_path / "n"
     d.mkdir()
     node = node_mod._load_node(d, 9050)
     assert (node.port, node.address, node.storage_port) == (9050, "127.0.0.1", 7000)
-    (d / "node.json").write_text('{"address": "127.0.0.2", "port": 9043, "storage_port": 7101,'
-                                 ' "heap": "1G", "auth": true}')
+    (d / "node.json").write_text(
+        '{"address": "127.0.0.2", "port": 9043, "storage_port": 7101, "heap": "1G", "auth": true}'
+    )
     node = node_mod._load_node(d, 9050)
-    assert (node.port, node.address, node.storage_port, node.heap, node.auth) == \
-        (9043, "127.0.0.2", 7101, "1G", True)
+    assert (node.port, node.address, node.storage_port, node.heap, node.auth) == (9043, "127.0.0.2", 7101, "1G", True)
     assert node.seeds == ("127.0.0.2:7101",)
     (d / "node.json").write_text("not json")
     assert node_mod._load_node(d, None).port == localdb.DEFAULT_PORT

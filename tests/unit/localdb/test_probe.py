@@ -59,4 +59,3 @@ def test_cql_probe_on_closed_port_and_non_cql_server():
 
 def test_options_frame_bytes():
     assert probe_mod._frame(0x05) == bytes([0x04, 0, 0, 0, 0x05, 0, 0, 0, 0])
-

@@ -84,8 +84,7 @@ def test_start_status_idempotent_stop(fake_java, node_dir, capsys):
 
 def test_api_start_returns_node(fake_java, node_dir):
     port = free_port()
-    node = localdb.start(dir=node_dir, port=port, heap="1G", auth=True, timeout=30,
-                         storage_port=free_port())
+    node = localdb.start(dir=node_dir, port=port, heap="1G", auth=True, timeout=30, storage_port=free_port())
     try:
         assert node.pid and node.port == port and not node.already_running
         assert node.auth and node.log_path.parent.is_dir()
@@ -122,4 +121,3 @@ def test_timeout_kills_the_daemon(fake_java, node_dir, monkeypatch, capsys):
     assert "did not answer CQL" in err and "within 2 s" in err
     assert not (node_dir / "cassandra.pid").exists()
     assert process_mod._scan_for_daemon(localdb.Node(node_dir)) is None
-
