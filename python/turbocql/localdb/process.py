@@ -118,9 +118,25 @@ def _spawn(cmd: list[str], output: Path, cwd: Path) -> int:
         start_new_session=True,
     )
     try:
-        return int(res.stdout.strip())
+        pid = int(res.stdout.strip())
     except ValueError:
         raise LocalDBError(f"could not start java: {res.stderr.strip() or res.stdout.strip()}") from None
+    _wait_for_exec(pid)
+    return pid
+
+
+def _wait_for_exec(pid: int, timeout: float = 30.0) -> None:
+    """Waits until the background child ``pid`` has run its command (or is gone).
+
+    Until its ``exec`` it is still a copy of the shell (``sh -c ...``): on a loaded machine
+    that lasts long enough for a liveness check by command line to take the starting
+    daemon for a dead one."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        args = _cmdline(pid)
+        if not args or args[:2] != ["sh", "-c"]:
+            return
+        time.sleep(0.01)
 
 
 def _wait_gone(pid: int, node: Node, timeout: float) -> bool:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
+import sys
 import time
 
 from .helpers import _dead_pid, cli, free_port, localdb, process_mod, start_args
@@ -121,3 +124,15 @@ def test_timeout_kills_the_daemon(fake_java, node_dir, monkeypatch, capsys):
     assert "did not answer CQL" in err and "within 2 s" in err
     assert not (node_dir / "cassandra.pid").exists()
     assert process_mod._scan_for_daemon(localdb.Node(node_dir)) is None
+
+
+def test_spawn_returns_once_the_child_runs_its_command(tmp_path):
+    """The pid handed back is already the command, not the shell's copy before its exec
+    (a slow exec made a starting daemon look dead to the liveness check)."""
+    slow_exec = ["sh", "-c", f"sleep 0.5; exec {sys.executable} -c 'import time; time.sleep(30)'"]
+    pid = process_mod._spawn(slow_exec, tmp_path / "out.log", tmp_path)
+    try:
+        args = process_mod._cmdline(pid)
+        assert args is not None and args[0] == sys.executable, args
+    finally:
+        os.kill(pid, signal.SIGKILL)
