@@ -33,11 +33,13 @@ impl PyRequest {
 
     /// Starts it; its page goes to `target` (see [`target_of`]).
     pub fn start(&self, py: Python<'_>, target: Py<PyAny>, state: Option<&[u8]>) -> PyResult<()> {
-        let run = run_shared(self.session.clone(), self.req.clone(), state.map(|s| paging_state(Some(s))));
-        let hosts = self.hosts.clone();
+        let (session, req, hosts) = (self.session.clone(), self.req.clone(), self.hosts.clone());
+        let state = state.map(|s| paging_state(Some(s)));
         let aio = target.bind(py).cast::<AioRequest>().ok().cloned();
         let target = target_of(py, target);
-        let task = async move { completion::complete(target, run.await, hosts) };
+        // The request's future (several KB) is made and freed by the runtime's thread, not
+        // the caller's: what is handed over is a few pointers.
+        let task = async move { completion::complete(target, run_shared(session, req, state).await, hosts) };
         match aio {
             // Requests of an asyncio loop are handed to the runtime once per loop
             // iteration, and can be cancelled through their AioRequest (which aborts the task).
