@@ -28,18 +28,23 @@ impl Outcome {
     }
 }
 
-/// A running request. Boxed: the crate's future for a request is several KB, and the
-/// engine's loops (`execute_concurrent`, pipelines) keep many in flight and move them.
-pub type RunFuture = Pin<Box<dyn Future<Output = Result<Outcome, ExecutionError>> + Send>>;
+/// A request's attempt, boxed: the crate's future for a request is several KB, so it is
+/// made once, in place, and only this pointer moves (into the timeout, the engine's loops'
+/// in-flight sets, the runtime's tasks).
+type Attempt = Pin<Box<dyn Future<Output = Result<Outcome, ExecutionError>> + Send>>;
 
-/// Runs a shared request from the page at `state` (None: the first).
-pub fn run_shared(session: Arc<ScyllaSession>, req: Arc<Request>, state: Option<PagingState>) -> RunFuture {
-    Box::pin(async move { timed(req.timeout, attempt(&session, &req, state)).await })
+/// Runs a shared request from the page at `state` (None: the first), under its timeout.
+pub fn run_shared(session: Arc<ScyllaSession>, req: Arc<Request>, state: Option<PagingState>) -> impl Future<Output = Result<Outcome, ExecutionError>> + Send {
+    let timeout = req.timeout;
+    let attempt: Attempt = Box::pin(async move { attempt(&session, &req, state).await });
+    timed(timeout, attempt)
 }
 
-/// Runs an owned request from its first page.
-pub fn run_owned(session: Arc<ScyllaSession>, req: Request) -> RunFuture {
-    Box::pin(async move { timed(req.timeout, attempt(&session, &req, None)).await })
+/// Runs an owned request from its first page, under its timeout.
+pub fn run_owned(session: Arc<ScyllaSession>, req: Request) -> impl Future<Output = Result<Outcome, ExecutionError>> + Send {
+    let timeout = req.timeout;
+    let attempt: Attempt = Box::pin(async move { attempt(&session, &req, None).await });
+    timed(timeout, attempt)
 }
 
 async fn attempt(session: &ScyllaSession, req: &Request, state: Option<PagingState>) -> Result<Outcome, ExecutionError> {
