@@ -15,7 +15,7 @@ use crate::errors;
 use crate::exec::completion::{self, Target};
 use crate::exec::page::Page;
 use crate::exec::request::Request;
-use crate::exec::run::{paging_state, run_shared};
+use crate::exec::run::run_shared;
 use crate::runtime;
 
 /// A statement with its values converted and its options applied (see the module doc).
@@ -34,12 +34,12 @@ impl PyRequest {
     /// Starts it; its page goes to `target` (see [`target_of`]).
     pub fn start(&self, py: Python<'_>, target: Py<PyAny>, state: Option<&[u8]>) -> PyResult<()> {
         let (session, req, hosts) = (self.session.clone(), self.req.clone(), self.hosts.clone());
-        let state = state.map(|s| paging_state(Some(s)));
+        let state = state.map(<[u8]>::to_vec);
         let aio = target.bind(py).cast::<AioRequest>().ok().cloned();
         let target = target_of(py, target);
         // The request's future (several KB) is made and freed by the runtime's thread, not
         // the caller's: what is handed over is a few pointers.
-        let task = async move { completion::complete(target, run_shared(session, req, state).await, hosts) };
+        let task = async move { completion::complete(target, run_shared(session, req, state.as_deref()).await, hosts) };
         match aio {
             // Requests of an asyncio loop are handed to the runtime once per loop
             // iteration, and can be cancelled through their AioRequest (which aborts the task).
@@ -78,7 +78,7 @@ impl PyRequest {
     /// Runs it and waits (GIL released) for its page (from `paging_state`, if given).
     #[pyo3(signature = (paging_state=None))]
     pub fn run(&self, py: Python<'_>, paging_state: Option<&[u8]>) -> PyResult<Page> {
-        let run = run_shared(self.session.clone(), self.req.clone(), paging_state.map(|s| crate::exec::run::paging_state(Some(s))));
+        let run = run_shared(self.session.clone(), self.req.clone(), paging_state);
         let out = py.detach(|| runtime::block_on(run)).map_err(|e| errors::execution_error(py, &e, &self.hosts))?;
         Page::from_outcome(py, out)
     }

@@ -33,9 +33,11 @@ impl Outcome {
 /// in-flight sets, the runtime's tasks).
 type Attempt = Pin<Box<dyn Future<Output = Result<Outcome, ExecutionError>> + Send>>;
 
-/// Runs a shared request from the page at `state` (None: the first), under its timeout.
-pub fn run_shared(session: Arc<ScyllaSession>, req: Arc<Request>, state: Option<PagingState>) -> impl Future<Output = Result<Outcome, ExecutionError>> + Send {
+/// Runs a shared request from the page at paging state `state` (the raw bytes of a
+/// `ResultSet.paging_state`; None: the first page), under its timeout.
+pub fn run_shared(session: Arc<ScyllaSession>, req: Arc<Request>, state: Option<&[u8]>) -> impl Future<Output = Result<Outcome, ExecutionError>> + Send {
     let timeout = req.timeout;
+    let state = state.map(PagingState::new_from_raw_bytes);
     let attempt: Attempt = Box::pin(async move { attempt(&session, &req, state).await });
     timed(timeout, attempt)
 }
@@ -71,13 +73,5 @@ pub async fn timed<T>(timeout: Option<Duration>, fut: impl Future<Output = Resul
     match timeout {
         Some(t) => tokio::time::timeout(t, fut).await.map_err(|_| ExecutionError::RequestTimeout(t))?,
         None => fut.await,
-    }
-}
-
-/// The paging state of raw bytes (a `ResultSet.paging_state`), or the first page's.
-pub fn paging_state(raw: Option<&[u8]>) -> PagingState {
-    match raw {
-        Some(b) => PagingState::new_from_raw_bytes(b),
-        None => PagingState::start(),
     }
 }
