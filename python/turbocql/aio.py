@@ -118,7 +118,7 @@ class Session:
         in one call; this function, shown on the class, forwards to it.)"""
         return self.__dict__["_engine_execute"](query, parameters, timeout, trace, paging_state)
 
-    execute = _engine.EngineMethod(execute, "_engine_execute")
+    execute = _engine.EngineMethod(execute, "_engine_execute")  # type: ignore[assignment]  # stands for the function
 
     async def prepare(self, query, custom_payload=None, keyspace=None):
         loop = asyncio.get_running_loop()

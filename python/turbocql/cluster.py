@@ -345,7 +345,7 @@ class Session:
         request, row_factory = self._build_request(query, parameters, timeout, trace)
         return ResultSet(request.run(paging_state), self, request, row_factory, query)
 
-    execute = _engine.EngineMethod(execute, "_engine_execute")
+    execute = _engine.EngineMethod(execute, "_engine_execute")  # type: ignore[assignment]  # stands for the function
 
     def execute_async(
         self,

@@ -160,12 +160,7 @@ fn parse_args() -> Result<Opts, String> {
             println!("{USAGE}");
             std::process::exit(0);
         }
-        let mut val = || -> Result<String, String> {
-            inline
-                .clone()
-                .or_else(|| args.next())
-                .ok_or_else(|| format!("{name} needs a value"))
-        };
+        let mut val = || -> Result<String, String> { inline.clone().or_else(|| args.next()).ok_or_else(|| format!("{name} needs a value")) };
         fn num<T: std::str::FromStr>(name: &str, v: String) -> Result<T, String> {
             v.parse().map_err(|_| format!("{name}: bad number {v:?}"))
         }
@@ -220,10 +215,7 @@ fn parse_args() -> Result<Opts, String> {
 /// One request of the workload; Ok(()) when the server answered as expected.
 async fn one(session: &Session, stmt: &PreparedStatement, workload: Workload, key: &str) -> bool {
     match workload {
-        Workload::Write | Workload::Populate | Workload::Reset | Workload::Vector => session
-            .execute_unpaged(stmt, (key, "a", "b"))
-            .await
-            .is_ok(),
+        Workload::Write | Workload::Populate | Workload::Reset | Workload::Vector => session.execute_unpaged(stmt, (key, "a", "b")).await.is_ok(),
         Workload::Read => {
             let Ok(res) = session.execute_unpaged(stmt, (key,)).await else {
                 return false;
@@ -249,13 +241,7 @@ struct RunResult {
 }
 
 /// `sync`: `threads` tasks, each awaiting its requests one at a time over its slice of keys.
-async fn run_sync(
-    session: &Arc<Session>,
-    stmt: &Arc<PreparedStatement>,
-    workload: Workload,
-    keys: &Arc<Vec<String>>,
-    threads: usize,
-) -> RunResult {
+async fn run_sync(session: &Arc<Session>, stmt: &Arc<PreparedStatement>, workload: Workload, keys: &Arc<Vec<String>>, threads: usize) -> RunResult {
     let n = keys.len();
     let mut handles = Vec::with_capacity(threads);
     for t in 0..threads {
@@ -320,13 +306,7 @@ fn run_sync_threads(
 }
 
 /// `concurrent`: one task keeps `concurrency` requests in flight (`buffer_unordered`).
-async fn run_concurrent(
-    session: &Session,
-    stmt: &PreparedStatement,
-    workload: Workload,
-    keys: &[String],
-    concurrency: usize,
-) -> RunResult {
+async fn run_concurrent(session: &Session, stmt: &PreparedStatement, workload: Workload, keys: &[String], concurrency: usize) -> RunResult {
     let mut out = RunResult { latencies_ns: Vec::with_capacity(keys.len()), errors: 0 };
     let mut results = stream::iter(keys.iter())
         .map(|key| async move {
@@ -342,13 +322,7 @@ async fn run_concurrent(
     out
 }
 
-async fn run(
-    o: &Opts,
-    session: &Arc<Session>,
-    stmt: &Arc<PreparedStatement>,
-    workload: Workload,
-    keys: Vec<String>,
-) -> RunResult {
+async fn run(o: &Opts, session: &Arc<Session>, stmt: &Arc<PreparedStatement>, workload: Workload, keys: Vec<String>) -> RunResult {
     match o.pattern {
         Pattern::Sync => run_sync(session, stmt, workload, &Arc::new(keys), o.threads).await,
         Pattern::SyncThreads => {
@@ -375,11 +349,7 @@ fn percentile_us(sorted_ns: &[u64], p: f64) -> f64 {
 }
 
 async fn amain(o: Opts) -> Result<(), Box<dyn std::error::Error>> {
-    let session: Session = SessionBuilder::new()
-        .known_node(format!("{}:{}", o.host, o.port))
-        .connection_timeout(Duration::from_secs(10))
-        .build()
-        .await?;
+    let session: Session = SessionBuilder::new().known_node(format!("{}:{}", o.host, o.port)).connection_timeout(Duration::from_secs(10)).build().await?;
     let session = Arc::new(session);
     if o.workload == Workload::Vector {
         return vector_main(&o, &session).await;
@@ -396,25 +366,9 @@ async fn amain(o: Opts) -> Result<(), Box<dyn std::error::Error>> {
             &[],
         )
         .await?;
-    session
-        .query_unpaged(
-            format!(
-                "CREATE TABLE IF NOT EXISTS {}.t (thekey text PRIMARY KEY, col0 text, col1 text)",
-                o.keyspace
-            ),
-            &[],
-        )
-        .await?;
-    let insert = Arc::new(
-        session
-            .prepare(format!("INSERT INTO {}.t (thekey, col0, col1) VALUES (?, ?, ?)", o.keyspace))
-            .await?,
-    );
-    let select = Arc::new(
-        session
-            .prepare(format!("SELECT * FROM {}.t WHERE thekey = ?", o.keyspace))
-            .await?,
-    );
+    session.query_unpaged(format!("CREATE TABLE IF NOT EXISTS {}.t (thekey text PRIMARY KEY, col0 text, col1 text)", o.keyspace), &[]).await?;
+    let insert = Arc::new(session.prepare(format!("INSERT INTO {}.t (thekey, col0, col1) VALUES (?, ?, ?)", o.keyspace)).await?);
+    let select = Arc::new(session.prepare(format!("SELECT * FROM {}.t WHERE thekey = ?", o.keyspace)).await?);
 
     if o.workload == Workload::Reset {
         let mut truncate = Statement::new(format!("TRUNCATE {}.t", o.keyspace));
@@ -520,21 +474,13 @@ fn vector_rows(first_id: i32, n: usize, dim: usize, seed: u64) -> Vec<(i32, Vec<
         x ^= x >> 27;
         (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f32 / (1u64 << 24) as f32
     };
-    (0..n)
-        .map(|i| (first_id + i as i32, (0..dim).map(|_| next()).collect()))
-        .collect()
+    (0..n).map(|i| (first_id + i as i32, (0..dim).map(|_| next()).collect())).collect()
 }
 
 /// Insert every row with `concurrency` requests in flight; returns the number of errors.
-async fn insert_vectors(
-    session: &Session,
-    stmt: &PreparedStatement,
-    rows: &[(i32, Vec<f32>)],
-    concurrency: usize,
-) -> usize {
-    let mut results = stream::iter(rows.iter())
-        .map(|(id, v)| async move { session.execute_unpaged(stmt, (*id, v)).await.is_ok() })
-        .buffer_unordered(concurrency);
+async fn insert_vectors(session: &Session, stmt: &PreparedStatement, rows: &[(i32, Vec<f32>)], concurrency: usize) -> usize {
+    let mut results =
+        stream::iter(rows.iter()).map(|(id, v)| async move { session.execute_unpaged(stmt, (*id, v)).await.is_ok() }).buffer_unordered(concurrency);
     let mut errors = 0;
     while let Some(ok) = results.next().await {
         errors += usize::from(!ok);
@@ -570,9 +516,7 @@ async fn vector_main(o: &Opts, session: &Session) -> Result<(), Box<dyn std::err
             &[],
         )
         .await?;
-    let mut insert = session
-        .prepare(format!("INSERT INTO {ks}.{table} (id, vector) VALUES (?, ?)"))
-        .await?;
+    let mut insert = session.prepare(format!("INSERT INTO {ks}.{table} (id, vector) VALUES (?, ?)")).await?;
     insert.set_consistency(Consistency::One);
 
     // All rows in memory before anything is timed.
@@ -588,9 +532,7 @@ async fn vector_main(o: &Opts, session: &Session) -> Result<(), Box<dyn std::err
     let mut runs = Vec::with_capacity(o.runs);
     let mut errors_total = 0;
     for _ in 0..o.runs {
-        session
-            .query_unpaged(ddl(format!("TRUNCATE {ks}.{table}")), &[])
-            .await?;
+        session.query_unpaged(ddl(format!("TRUNCATE {ks}.{table}")), &[]).await?;
         let srv0 = o.server_pid.and_then(proc_cpu_us);
         let cpu0 = self_cpu_us();
         let t0 = Instant::now();
@@ -605,9 +547,7 @@ async fn vector_main(o: &Opts, session: &Session) -> Result<(), Box<dyn std::err
         runs.push((seconds, cpu, srv, errors));
     }
     // Leave the table empty for whatever runs next (untimed).
-    session
-        .query_unpaged(ddl(format!("TRUNCATE {ks}.{table}")), &[])
-        .await?;
+    session.query_unpaged(ddl(format!("TRUNCATE {ks}.{table}")), &[]).await?;
 
     let n = o.ops as f64;
     let rates: Vec<f64> = runs.iter().map(|r| n / r.0).collect();
@@ -615,9 +555,7 @@ async fn vector_main(o: &Opts, session: &Session) -> Result<(), Box<dyn std::err
     let runs_json: Vec<String> = runs
         .iter()
         .map(|(seconds, cpu, srv, errors)| {
-            let server = srv
-                .map(|s| format!(",\"server_cpu_us_per_op\":{:.2}", s / n))
-                .unwrap_or_default();
+            let server = srv.map(|s| format!(",\"server_cpu_us_per_op\":{:.2}", s / n)).unwrap_or_default();
             format!(
                 "{{\"seconds\":{seconds:.4},\"ops_per_s\":{:.1},\"cpu_us_per_op\":{:.2}{server},\
                  \"errors\":{errors}}}",
@@ -628,11 +566,7 @@ async fn vector_main(o: &Opts, session: &Session) -> Result<(), Box<dyn std::err
         .collect();
     let cpu_avg = avg(&runs.iter().map(|r| r.1 / n).collect::<Vec<_>>());
     let srvs: Vec<f64> = runs.iter().filter_map(|r| r.2.map(|s| s / n)).collect();
-    let server = if srvs.len() == runs.len() {
-        format!(",\"server_cpu_us_per_op\":{:.2}", avg(&srvs))
-    } else {
-        String::new()
-    };
+    let server = if srvs.len() == runs.len() { format!(",\"server_cpu_us_per_op\":{:.2}", avg(&srvs)) } else { String::new() };
     println!(
         "{{\"client\":\"rust\",\"pattern\":\"concurrent\",\"workload\":\"vector\",\
          \"input\":\"vec\",\"rows\":{},\"dim\":{},\"concurrency\":{},\"tokio_workers\":{},\
@@ -664,11 +598,7 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(o.tokio_workers)
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(o.tokio_workers).enable_all().build().expect("tokio runtime");
     if let Err(e) = rt.block_on(amain(o)) {
         eprintln!("error: {e}");
         std::process::exit(1);
