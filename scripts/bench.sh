@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job: builds everything, starts the local Cassandra, runs the benchmark suite
-# (`turbocql bench --quick`: every scenario of the seed documents, each client in its own
+# (`turbocql bench --quick`: every scenario of benchmarks/README.md, each client in its own
 # process; the classic driver and the optional peers in their own virtualenvs under
 # benchmarks/.venvs/, created on first use) and writes the report to benchmarks/results/:
 # bench-<date>.json, bench-<date>.md, bench-<date>-*.png, and bench-latest.md.

@@ -85,7 +85,7 @@ def test_write_callback_gets_none(session, table):
 
 @pytest.mark.parametrize("chains", [120, 250, 500])
 def test_callback_chains(session, table, chains):
-    """Document 000's pattern: each callback submits the next request."""
+    """The callback-chain pattern (benchmarks/README.md): each callback submits the next request."""
     total = 3000
     ins = session.prepare("INSERT INTO %s (k, a, b) VALUES (?, ?, ?)" % table)
     lock = threading.Lock()

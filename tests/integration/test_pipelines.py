@@ -1,4 +1,4 @@
-"""WritePipeline and ReadPipeline (document 001's API), driven in the engine."""
+"""WritePipeline and ReadPipeline (README, "Many requests at once"), driven in the engine."""
 
 import time
 
