@@ -64,7 +64,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<api::concurrent::ConcurrentRun>()?;
     m.add_class::<api::aio::LoopQueue>()?;
     m.add_class::<api::aio::AioRequest>()?;
-    api::aio::install_send(m.py());
+    api::aio_send::install_send(m.py());
     m.add_class::<api::pipeline::PipelineCore>()?;
     Ok(())
 }

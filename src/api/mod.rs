@@ -3,6 +3,7 @@
 //! Each file depends only on `exec`, `codec` and the files listed before it:
 //! - [`results`]: `ResultSet`'s core ([`results::ResultCore`]);
 //! - [`aio`]: asyncio: a loop's completion queue and the awaitable request;
+//! - [`aio_send`]: the awaitable request's `am_send` slot;
 //! - [`request`]: a built request as a Python object, run, submitted or awaited;
 //! - [`future`]: `ResponseFuture`'s core, settled by the dispatcher;
 //! - [`session`]: the connection (connect, prepare, keyspace, shutdown);
@@ -12,6 +13,7 @@
 //! - [`execute`]: `Session.execute` (sync and asyncio) in one engine call.
 
 pub mod aio;
+pub mod aio_send;
 pub mod builder;
 pub mod concurrent;
 pub mod execute;
