@@ -1,16 +1,21 @@
 """turbocql.bench (the `turbocql bench` command): finding benchmarks/, its options (no run)."""
 
 import argparse
+from pathlib import Path
 
 import pytest
 
 from turbocql import bench
 from turbocql.bench import discover
 
+CHECKOUT = Path(__file__).resolve().parents[2]
+
 
 def test_finds_the_checkouts_benchmarks_dir(monkeypatch, tmp_path):
     monkeypatch.delenv("TURBOCQL_BENCHMARKS_DIR", raising=False)
     monkeypatch.chdir(tmp_path)  # not found from the current directory: from the package
+    # The package as imported from this checkout (the nox sessions install it elsewhere).
+    monkeypatch.setattr(discover, "__file__", str(CHECKOUT / "python" / "turbocql" / "bench" / "discover.py"))
     found = bench.find_benchmarks_dir()
     assert found.name == "benchmarks" and (found / "common.py").is_file()
     assert bench.find_benchmarks_dir(found) == found
