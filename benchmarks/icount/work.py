@@ -31,14 +31,11 @@ elif path == "futures":
     it = iter(params)
     lock = threading.Lock()
 
-    def nxt(_=None):
+    def nxt():
+        # Called by the dispatcher thread only (from fin), after the first 120.
         p = next(it, None)
-        if p is None:
-            with lock:
-                left[0] -= 0
-            return
-        f = s.execute_async(stmt, p)
-        f.add_callbacks(fin, fin)
+        if p is not None:
+            s.execute_async(stmt, p).add_callbacks(fin, fin)
 
     def fin(_):
         with lock:
