@@ -24,7 +24,7 @@ use super::concurrent::{self, ConcurrentRun};
 use super::pipeline::{self, PipelineCore};
 use super::request::PyRequest;
 use super::session::Session;
-use crate::exec::options::{consistency, duration, serial_consistency, Defaults, FetchSize, RowShape, Timeout};
+use crate::exec::options::{consistency_of, duration, serial_consistency_of, Defaults, FetchSize, RowShape, Timeout};
 use crate::exec::request;
 use crate::exec::statement::classify;
 use crate::pyrefs;
@@ -102,8 +102,6 @@ impl RequestBuilder {
             };
             (f, shape)
         };
-        let cl: Option<u16> = s.getattr(pyo3::intern!(py, "default_consistency_level"))?.extract()?;
-        let serial: Option<u16> = s.getattr(pyo3::intern!(py, "default_serial_consistency_level"))?.extract()?;
         let fetch_size: Option<i32> = s.getattr(pyo3::intern!(py, "default_fetch_size"))?.extract()?;
         let timeout: Option<f64> = s.getattr(pyo3::intern!(py, "default_timeout"))?.extract()?;
         let page_size = match FetchSize::of(fetch_size) {
@@ -111,8 +109,8 @@ impl RequestBuilder {
             _ => None,
         };
         let defaults = Defaults {
-            consistency: cl.map(consistency).transpose()?,
-            serial: serial.map(serial_consistency).transpose()?,
+            consistency: consistency_of(&s.getattr(pyo3::intern!(py, "default_consistency_level"))?)?,
+            serial: serial_consistency_of(&s.getattr(pyo3::intern!(py, "default_serial_consistency_level"))?)?,
             page_size,
             timeout: timeout.map(|t| duration(t, "default_timeout")).transpose()?,
             shape,

@@ -36,6 +36,16 @@ pub fn serial_consistency(v: u16) -> PyResult<SerialConsistency> {
     }
 }
 
+/// A `consistency_level` attribute (None, or a `ConsistencyLevel` number).
+pub fn consistency_of(v: &Bound<'_, PyAny>) -> PyResult<Option<Consistency>> {
+    v.extract::<Option<u16>>()?.map(consistency).transpose()
+}
+
+/// A `serial_consistency_level` attribute (None, `SERIAL` or `LOCAL_SERIAL`).
+pub fn serial_consistency_of(v: &Bound<'_, PyAny>) -> PyResult<Option<SerialConsistency>> {
+    v.extract::<Option<u16>>()?.map(serial_consistency).transpose()
+}
+
 /// A positive number of seconds as a duration (`what` names it in the error).
 pub fn duration(seconds: f64, what: &str) -> PyResult<Duration> {
     if !(seconds.is_finite() && seconds > 0.0) {

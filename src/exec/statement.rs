@@ -13,7 +13,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-use super::options::{consistency, serial_consistency, FetchSize, OwnOptions};
+use super::options::{consistency_of, serial_consistency_of, FetchSize, OwnOptions};
 use super::prepared::Prepared;
 use crate::pyrefs::{self, PyRefs};
 
@@ -112,8 +112,6 @@ pub fn classify(py: Python<'_>, query: &Bound<'_, PyAny>) -> PyResult<Classified
 
 /// A statement's own options (`fetch_size` only where `paged`: a batch has none).
 fn own_options(py: Python<'_>, refs: &PyRefs, stmt: &Bound<'_, PyAny>, paged: bool) -> PyResult<OwnOptions> {
-    let cl: Option<u16> = stmt.getattr(pyo3::intern!(py, "consistency_level"))?.extract()?;
-    let serial: Option<u16> = stmt.getattr(pyo3::intern!(py, "serial_consistency_level"))?.extract()?;
     let fetch_size = if paged {
         let f = stmt.getattr(pyo3::intern!(py, "fetch_size"))?;
         if f.is(refs.FETCH_SIZE_UNSET.bind(py)) {
@@ -125,8 +123,8 @@ fn own_options(py: Python<'_>, refs: &PyRefs, stmt: &Bound<'_, PyAny>, paged: bo
         FetchSize::Unpaged
     };
     Ok(OwnOptions {
-        consistency: cl.map(consistency).transpose()?,
-        serial: serial.map(serial_consistency).transpose()?,
+        consistency: consistency_of(&stmt.getattr(pyo3::intern!(py, "consistency_level"))?)?,
+        serial: serial_consistency_of(&stmt.getattr(pyo3::intern!(py, "serial_consistency_level"))?)?,
         fetch_size,
         idempotent: stmt.getattr(pyo3::intern!(py, "is_idempotent"))?.is_truthy()?,
     })
