@@ -24,7 +24,7 @@ use super::concurrent::{self, ConcurrentRun};
 use super::pipeline::{self, PipelineCore};
 use super::request::PyRequest;
 use super::session::Session;
-use crate::exec::options::{consistency_of, duration, serial_consistency_of, Defaults, FetchSize, RowShape, Timeout};
+use crate::exec::options::{consistency_of, duration, serial_consistency_of, Defaults, RowShape, Timeout};
 use crate::exec::request;
 use crate::exec::statement::classify;
 use crate::pyrefs;
@@ -104,10 +104,8 @@ impl RequestBuilder {
         };
         let fetch_size: Option<i32> = s.getattr(pyo3::intern!(py, "default_fetch_size"))?.extract()?;
         let timeout: Option<f64> = s.getattr(pyo3::intern!(py, "default_timeout"))?.extract()?;
-        let page_size = match FetchSize::of(fetch_size) {
-            FetchSize::Paged(n) => Some(n),
-            _ => None,
-        };
+        // None or not positive: unpaged.
+        let page_size = fetch_size.filter(|n| *n > 0);
         let defaults = Defaults {
             consistency: consistency_of(&s.getattr(pyo3::intern!(py, "default_consistency_level"))?)?,
             serial: serial_consistency_of(&s.getattr(pyo3::intern!(py, "default_serial_consistency_level"))?)?,

@@ -73,8 +73,9 @@ pub struct Settings {
 pub struct ConcurrentRun {
     session: Arc<ScyllaSession>,
     hosts: Arc<str>,
-    /// The statement of `execute_concurrent_with_args`; None: items are pairs.
-    statement: Option<Classified>,
+    /// The statement of `execute_concurrent_with_args` and its options, resolved once;
+    /// None: items are pairs.
+    statement: Option<(Classified, Options)>,
     /// The session's defaults and encoder, for every item.
     defaults: Arc<crate::exec::options::Defaults>,
     encoder: Py<PyAny>,
@@ -88,24 +89,17 @@ impl ConcurrentRun {
         let source = match st.source.take() {
             None => return Ok(()),
             Some(Source::Columns { cols, next }) => {
-                let Some(Classified { kind: Kind::Prepared(p), own }) = &self.statement else { unreachable!("columns are read for a prepared statement only") };
+                let Some((Classified { kind: Kind::Prepared(p), .. }, opts)) = &self.statement else {
+                    unreachable!("columns are read for a prepared statement only")
+                };
                 let p = p.get();
-                let opts = self.defaults.resolve(own, Timeout::Default, false);
                 let specs = p.stmt.get_variable_col_specs();
                 let end = cols.rows().min(next + n);
                 for row in next..end {
                     let idx = st.next_index;
                     st.next_index += 1;
                     match cols.bind(py, specs.as_slice(), row) {
-                        Ok(bound) => st.ready.push_back((
-                            idx,
-                            request::Request {
-                                kind: request::with_values(p, bound, &opts),
-                                paged: opts.page_size.is_some(),
-                                timeout: opts.timeout,
-                                shape: opts.shape,
-                            },
-                        )),
+                        Ok(bound) => st.ready.push_back((idx, Request::new(request::with_values(p, bound, opts), opts))),
                         Err(e) => {
                             st.done.insert(idx, Done::Invalid(e));
                         }
@@ -145,18 +139,16 @@ impl ConcurrentRun {
     /// `(statement, parameters)` pair.
     fn convert(&self, py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Request> {
         let encoder = self.encoder.bind(py);
-        let build = |statement: &Classified, params: &Bound<'_, PyAny>| {
-            let opts: Options = self.defaults.resolve(&statement.own, Timeout::Default, false);
-            request::build(py, statement, Some(params), &opts, encoder)
-        };
         match &self.statement {
-            Some(statement) => build(statement, item),
+            Some((statement, opts)) => request::build(py, statement, Some(item), opts, encoder),
             None => {
                 let pair = item.cast::<PyTuple>().ok().filter(|t| t.len() == 2);
                 let Some(pair) = pair else {
                     return Err(PyTypeError::new_err("execute_concurrent items must be (statement, parameters) pairs"));
                 };
-                build(&classify(py, &pair.get_item(0)?)?, &pair.get_item(1)?)
+                let statement = classify(py, &pair.get_item(0)?)?;
+                let opts = self.defaults.resolve(&statement.own, Timeout::Default, false);
+                request::build(py, &statement, Some(&pair.get_item(1)?), &opts, encoder)
             }
         }
     }
@@ -279,7 +271,7 @@ impl ConcurrentRun {
     }
 
     fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
-        if let Some(s) = &self.statement {
+        if let Some((s, _)) = &self.statement {
             s.traverse(&visit)?;
         }
         visit.call(&self.encoder)?;
@@ -371,8 +363,12 @@ pub(crate) fn start(
     if settings.concurrency == 0 {
         return Err(PyValueError::new_err("concurrency must be greater than 0"));
     }
+    let statement = statement.map(|s| {
+        let opts = defaults.resolve(&s.own, Timeout::Default, false);
+        (s, opts)
+    });
     let cols = match &statement {
-        Some(Classified { kind: Kind::Prepared(p), .. }) => columns(source, p.get().stmt.get_variable_col_specs().as_slice())?,
+        Some((Classified { kind: Kind::Prepared(p), .. }, _)) => columns(source, p.get().stmt.get_variable_col_specs().as_slice())?,
         _ => None,
     };
     let source = match cols {

@@ -31,6 +31,14 @@ pub struct Request {
     pub shape: RowShape,
 }
 
+impl Request {
+    /// `kind` run with `opts` (a batch is never paged).
+    pub fn new(kind: RequestKind, opts: &Options) -> Request {
+        let paged = opts.page_size.is_some() && !matches!(kind, RequestKind::Batch(..));
+        Request { kind, paged, timeout: opts.timeout, shape: opts.shape }
+    }
+}
+
 pub enum RequestKind {
     Prepared(PreparedStatement, BoundValues),
     Query(Statement),
@@ -77,8 +85,7 @@ pub fn build(py: Python<'_>, statement: &Classified, parameters: Option<&Bound<'
             batch(py, b.bind(py), opts)?
         }
     };
-    let paged = opts.page_size.is_some() && !matches!(kind, RequestKind::Batch(..));
-    Ok(Request { kind, paged, timeout: opts.timeout, shape: opts.shape })
+    Ok(Request::new(kind, opts))
 }
 
 /// A prepared statement's request, `values` converted now.
