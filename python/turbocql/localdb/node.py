@@ -29,6 +29,8 @@ DAEMON_CLASS = "org.apache.cassandra.service.CassandraDaemon"
 # A system property naming the node's directory, so that a process can be
 # recognised as "our" daemon for that directory from its command line.
 DIR_MARKER = "-Dturbocql.localdb.dir="
+# A cluster's settings, in its base directory (cluster.py); its nodes are node1/, node2/, ...
+CLUSTER_FILE = "cluster.json"
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -101,6 +103,12 @@ class Node:
     pid: int | None = None
     already_running: bool = False
     start_seconds: float | None = None
+    # Set for the nodes of a cluster (cluster.py): the node's name (node1, node2, ...), its
+    # datacenter and rack (GossipingPropertyFileSnitch) and its JMX port (on 127.0.0.1).
+    name: str | None = None
+    datacenter: str | None = None
+    rack: str | None = None
+    jmx_port: int | None = None
 
     def __post_init__(self) -> None:
         self.dir = Path(self.dir).expanduser().absolute()
@@ -142,11 +150,21 @@ class Node:
         return self.dir / "node.json"
 
     @property
+    def rackdc_path(self) -> Path:
+        """``cassandra-rackdc.properties`` (a cluster's nodes only)."""
+        return self.conf_dir / "cassandra-rackdc.properties"
+
+    @property
     def marker(self) -> str:
         return DIR_MARKER + str(self.dir)
 
+    @property
+    def in_cluster(self) -> bool:
+        """True for a node of a multi-node cluster (it has a datacenter)."""
+        return self.datacenter is not None
+
     def settings(self) -> dict:
-        return {
+        saved: dict = {
             "address": self.address,
             "port": self.port,
             "storage_port": self.storage_port,
@@ -155,6 +173,15 @@ class Node:
             "version": self.version,
             "commitlog": self.commitlog,
         }
+        if self.in_cluster:
+            saved.update(
+                name=self.name,
+                datacenter=self.datacenter,
+                rack=self.rack,
+                jmx_port=self.jmx_port,
+                seeds=list(self.seeds),
+            )
+        return saved
 
 
 def make_node(
@@ -208,12 +235,17 @@ def _load_node(dir: str | os.PathLike | None, port: int | None) -> Node:
         saved = json.loads(node.settings_file.read_text())
     except (OSError, ValueError):
         saved = {}
-    for key in ("address", "port", "storage_port", "heap", "auth", "version"):
+    keys = ("address", "port", "storage_port", "heap", "auth", "version", "commitlog")
+    for key in keys + ("name", "datacenter", "rack", "jmx_port"):
         if key in saved:
             setattr(node, key, saved[key])
     if "port" not in saved and port is not None:
         node.port = port
-    node.seeds = (f"{node.address}:{node.storage_port}",)
+    seeds = saved.get("seeds")
+    if isinstance(seeds, list) and seeds:
+        node.seeds = tuple(str(s) for s in seeds)
+    else:
+        node.seeds = (f"{node.address}:{node.storage_port}",)
     return node
 
 

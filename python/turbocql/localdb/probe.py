@@ -114,12 +114,20 @@ def port_in_use(address: str, port: int) -> bool:
 
 
 def check_ports_free(node: Node) -> None:
-    """Raise a LocalDBError naming the port if a port of ``node`` is taken."""
-    for what, port in (("native CQL port", node.port), ("storage port", node.storage_port)):
-        if port_in_use(node.address, port):
+    """Raise a LocalDBError naming the port if a port of ``node`` is taken.
+
+    The native and storage ports on the node's address, and its JMX port (a cluster's
+    nodes) on 127.0.0.1, where Cassandra binds local-only JMX."""
+    checks = [
+        ("native CQL port", node.address, node.port, "--port"),
+        ("storage port", node.address, node.storage_port, "--storage-port"),
+    ]
+    if node.jmx_port is not None:
+        checks.append(("JMX port", "127.0.0.1", node.jmx_port, "--first-address"))
+    for what, address, port, option in checks:
+        if port_in_use(address, port):
             raise LocalDBError(
-                f"port {port} on {node.address} ({what}) is already in use by another process "
-                f"(not the localdb node in {node.dir}); stop it or pick another "
-                f"{'--port' if port == node.port else '--storage-port'}",
+                f"port {port} on {address} ({what}) is already in use by another process "
+                f"(not the localdb node in {node.dir}); stop it or pick another {option}",
                 EXIT_USAGE,
             )

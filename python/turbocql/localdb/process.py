@@ -17,6 +17,7 @@ from pathlib import Path
 from .classpath import find_java, resolve_classpath
 from .config import java_command, write_config
 from .node import (
+    CLUSTER_FILE,
     DAEMON_CLASS,
     DEFAULT_ADDRESS,
     DEFAULT_HEAP,
@@ -200,46 +201,63 @@ def start(
         dir, port, heap, auth, address=address, storage_port=storage_port, version=version, commitlog=commitlog
     )
     node.dir.mkdir(parents=True, exist_ok=True)
+    if (node.dir / CLUSTER_FILE).exists():
+        raise LocalDBError(
+            f"{node.dir} holds a localdb cluster ({CLUSTER_FILE}), not a single node: start it "
+            "with `turbocql localdb start --dir DIR` or localdb.start_cluster, or use another --dir",
+            EXIT_USAGE,
+        )
     with _locked(node.dir / ".lock"):
         pid = running_pid(node)
         if pid is not None:
             return _attach(node, pid, timeout, say)
         java = find_java()
         classpath = resolve_classpath(node.version, out=say)
-        check_ports_free(node)
-        write_config(node)
-        cmd = java_command(node, java, classpath)
-        with open(node.output_path, "ab") as fh:
-            fh.write(f"\n=== turbocql localdb start {time.strftime('%Y-%m-%d %H:%M:%S')} ===\n".encode())
-        t0 = time.monotonic()
-        pid = _spawn(cmd, node.output_path, node.dir)
-        _write_atomic(node.pid_file, f"{pid}\n")
-        node.pid = pid
-        say(
-            f"started Cassandra {node.version} (pid {pid}), waiting for CQL on "
-            f"{node.address}:{node.port} (up to {timeout:.0f} s)..."
-        )
-        up = wait_for_cql(node.address, node.port, timeout, alive=lambda: _is_our_daemon(pid, node))
-        if not up:
-            if not _is_our_daemon(pid, node):
-                with contextlib.suppress(OSError):
-                    node.pid_file.unlink()
-                raise LocalDBError(
-                    f"Cassandra (pid {pid}) exited during startup.\n{_death_report(node)}",
-                    EXIT_FAILED,
-                )
-            _terminate(pid, node, timeout=10.0)
+        return _launch(node, java, classpath, timeout, say)
+
+
+def _launch(node: Node, java: str, classpath: str, timeout: float, say) -> Node:
+    """Start ``node``'s daemon (known not to run) and wait until it answers CQL.
+
+    Writes its configuration, spawns java, and waits; the caller holds the node's lock.
+    Raises :class:`LocalDBError` (with the end of its logs) if it dies or does not answer
+    within ``timeout`` seconds (then it is killed)."""
+    check_ports_free(node)
+    write_config(node)
+    cmd = java_command(node, java, classpath)
+    with open(node.output_path, "ab") as fh:
+        fh.write(f"\n=== turbocql localdb start {time.strftime('%Y-%m-%d %H:%M:%S')} ===\n".encode())
+    t0 = time.monotonic()
+    pid = _spawn(cmd, node.output_path, node.dir)
+    _write_atomic(node.pid_file, f"{pid}\n")
+    node.pid = pid
+    node.already_running = False
+    where = f"{node.name} " if node.name else ""
+    say(
+        f"started Cassandra {node.version} {where}(pid {pid}), waiting for CQL on "
+        f"{node.address}:{node.port} (up to {timeout:.0f} s)..."
+    )
+    up = wait_for_cql(node.address, node.port, timeout, alive=lambda: _is_our_daemon(pid, node))
+    if not up:
+        if not _is_our_daemon(pid, node):
             with contextlib.suppress(OSError):
                 node.pid_file.unlink()
             raise LocalDBError(
-                f"Cassandra did not answer CQL on {node.address}:{node.port} within "
-                f"{timeout:.0f} s; killed it (pid {pid}). See {node.log_path}",
+                f"Cassandra (pid {pid}) exited during startup.\n{_death_report(node)}",
                 EXIT_FAILED,
             )
-        if node.auth:
-            _wait_for_superuser(node, min(30.0, timeout))
-        node.start_seconds = time.monotonic() - t0
-        return node
+        _terminate(pid, node, timeout=10.0)
+        with contextlib.suppress(OSError):
+            node.pid_file.unlink()
+        raise LocalDBError(
+            f"Cassandra did not answer CQL on {node.address}:{node.port} within "
+            f"{timeout:.0f} s; killed it (pid {pid}). See {node.log_path}",
+            EXIT_FAILED,
+        )
+    if node.auth:
+        _wait_for_superuser(node, min(30.0, timeout))
+    node.start_seconds = time.monotonic() - t0
+    return node
 
 
 def _attach(node: Node, pid: int, timeout: float, say) -> Node:

@@ -74,7 +74,9 @@ def _dead_pid() -> int:
 
 
 FAKE_JAVA = r'''#!{python}
-"""A stand-in for `java ... CassandraDaemon`; FAKE_JAVA_MODE = serve | die | hang."""
+"""A stand-in for `java ... CassandraDaemon`; FAKE_JAVA_MODE = serve | die | hang.
+
+FAKE_JAVA_DIE_ADDRESS: the node listening on that address dies at startup (a cluster's)."""
 import os, socket, struct, sys, time
 
 mode = os.environ.get("FAKE_JAVA_MODE", "serve")
@@ -90,6 +92,9 @@ for line in open(config[len("-Dcassandra.config=file://"):]):
     if ":" in line and not line.startswith((" ", "#")):
         k, v = line.split(":", 1)
         conf[k.strip()] = v.strip()
+if os.environ.get("FAKE_JAVA_DIE_ADDRESS") == conf["rpc_address"]:
+    print("Error: fake failure of the node at " + conf["rpc_address"], file=sys.stderr, flush=True)
+    sys.exit(1)
 srv = socket.socket()
 srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 srv.bind((conf["rpc_address"], int(conf["native_transport_port"])))

@@ -11,15 +11,18 @@ from .helpers import _parse, localdb
 
 def test_cli_options():
     a = _parse("start")
-    assert (a.dir, a.port, a.heap, a.auth, a.address, a.storage_port, a.version, a.nodes) == (
+    # heap, commitlog and nodes default to None: 2G and periodic for one node, 768M per node
+    # for a cluster, and a saved cluster's own settings on a restart.
+    assert (a.dir, a.port, a.heap, a.auth, a.address, a.storage_port, a.version, a.nodes, a.commitlog) == (
         None,
         None,
-        localdb.DEFAULT_HEAP,
+        None,
         False,
         "127.0.0.1",
         None,
         "5.0.6",
-        1,
+        None,
+        None,
     )
     assert a.timeout == localdb.DEFAULT_TIMEOUT
     a = _parse(
@@ -54,7 +57,9 @@ def test_cli_options():
 @pytest.mark.parametrize(
     "argv",
     [
-        ["start", "--nodes", "3"],
+        ["start", "--nodes", "three"],
+        ["start", "--dcs", "1.5"],
+        ["stop", "--node", "x"],
         ["start", "--heap", "huge"],
         ["start", "--port", "0"],
         ["start", "--port", "abc"],
