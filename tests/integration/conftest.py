@@ -103,3 +103,46 @@ def paused(node):
     finally:
         os.kill(pid, signal.SIGCONT)
         time.sleep(0.2)
+
+
+# --------------------------------------------------------------------------
+# A local cluster of three nodes in two datacenters (tests marked `multinode`)
+
+MULTIDC_FIRST_ADDRESS = "127.0.0.11"
+MULTIDC_LAYOUT = {"nodes": 3, "dcs": 2, "racks": 1, "first_address": MULTIDC_FIRST_ADDRESS}
+
+
+@pytest.fixture(scope="session")
+def multidc_cluster():
+    """A running 3-node cluster on 127.0.0.11-13 (dc1: node1, node2; dc2: node3; rack1), as a
+    `localdb.LocalCluster`.
+
+    A cluster already running there is used (wherever it was started); otherwise the nodes
+    that do not run are started here, with the heap $TURBOCQL_TEST_CLUSTER_HEAP (default
+    768M) each, and only those are stopped at the end of the session, even when tests fail.
+    It coexists with the single node on 127.0.0.1: each node binds its own address."""
+    found = localdb.find_cluster(first_address=MULTIDC_FIRST_ADDRESS)
+    if found is not None:
+        layout = {
+            "nodes": len(found.nodes),
+            "dcs": found.dcs,
+            "racks": found.racks,
+            "first_address": found.first_address,
+        }
+        if layout != MULTIDC_LAYOUT:
+            pytest.fail("the localdb cluster in %s is %s, not %s" % (found.dir, layout, MULTIDC_LAYOUT))
+    cluster = localdb.start_cluster(
+        **MULTIDC_LAYOUT,
+        heap=os.environ.get("TURBOCQL_TEST_CLUSTER_HEAP", localdb.DEFAULT_CLUSTER_HEAP),
+        dir=found.dir if found is not None else None,
+        timeout=300,
+    )
+    started = list(cluster.started)
+    try:
+        yield cluster
+    finally:
+        if started and len(started) == len(cluster.nodes):
+            cluster.stop()  # every node at once
+        else:
+            for name in started:
+                cluster.stop_node(name)
