@@ -77,8 +77,8 @@ byte of its address (nodetool -p 7211 for 127.0.0.11).
 Measured on this machine (2 cores; a single node idle on 127.0.0.1 meanwhile):
 ``turbocql localdb start --nodes 3 --dcs 2 --first-address 127.0.0.11`` brings three
 768 MB nodes up in 32 s from empty directories (node1 8 s, node2 and node3 12 s each),
-26 s again from a stopped cluster; ``stop`` takes about 12 s.  The three use about 1.2 GB
-of memory each.
+26-35 s again from a stopped cluster; ``stop`` takes about 12 s.  Each uses about 1.2 GB
+of memory (RSS); with the single node (1G heap, 1.6 GB) beside them, 5.3 GB of the 24 GB.
 
 Modules: ``node`` (settings, defaults, directory layout, file helpers), ``config``
 (cassandra.yaml, logback.xml, cassandra-rackdc.properties, the java command line),
