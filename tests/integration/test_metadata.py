@@ -1,0 +1,324 @@
+"""cluster.metadata's schema against the real node, compared with the classic driver's.
+
+Each test makes its own keyspace (``meta_<uuid>``) and drops it at the end. The keyspace
+has one of everything Cassandra 5.0 allows here: user types (one nested in another, used
+by tables), tables with composite partition keys, several clustering columns (one DESC),
+static columns, collections frozen and not, tuples, quoted names, counters, secondary
+indexes (values, keys, full), a storage-attached (SAI) index, materialized views. SASI
+indexes and user-defined functions/aggregates need ``sasi_indexes_enabled`` and
+``user_defined_functions_enabled`` in cassandra.yaml: their checks are skipped when the
+node refuses them.
+"""
+
+import re
+import uuid
+
+import pytest
+
+from tests.conftest import HOST, PORT
+from tests.unit.test_metadata import keyspace_differences
+from turbocql import InvalidRequest
+from turbocql.cluster import Cluster
+from turbocql.metadata import NetworkTopologyStrategy
+
+SCHEMA = """
+CREATE KEYSPACE {ks} WITH replication = {{'class': 'NetworkTopologyStrategy', '{dc}': 1}} AND durable_writes = true;
+CREATE TYPE {ks}.address (street text, city text, zip int, tags frozen<set<text>>);
+CREATE TYPE {ks}.phone (kind text, number text);
+CREATE TYPE {ks}.person (name text, "Home" frozen<address>, phones list<frozen<phone>>);
+CREATE TABLE {ks}.events (
+    tenant int, bucket text, ts timestamp, seq int, id uuid,
+    owner text static, region text static,
+    payload blob, tags set<text>, scores list<double>, attrs map<text, int>,
+    frozen_tags frozen<set<int>>, nested frozen<map<text, frozen<list<int>>>>,
+    pair tuple<int, text>, who frozen<person>, "Mixed Case" text, "Label" text, "select" int,
+    PRIMARY KEY ((tenant, bucket), ts, seq, id)
+) WITH CLUSTERING ORDER BY (ts DESC, seq ASC, id ASC)
+    AND comment = 'it''s the events'
+    AND gc_grace_seconds = 3600
+    AND caching = {{'keys': 'ALL', 'rows_per_partition': '10'}}
+    AND compaction = {{'class': 'LeveledCompactionStrategy', 'sstable_size_in_mb': '64'}};
+CREATE INDEX events_select_idx ON {ks}.events ("select");
+CREATE INDEX ON {ks}.events (tags);
+CREATE INDEX ON {ks}.events (keys(attrs));
+CREATE INDEX ON {ks}.events (full(frozen_tags));
+CREATE CUSTOM INDEX events_sai ON {ks}.events ("Label") USING 'StorageAttachedIndex';
+CREATE TABLE {ks}.users (id uuid PRIMARY KEY, name text, email text, age int, profile frozen<person>, home address);
+CREATE MATERIALIZED VIEW {ks}.users_by_email AS
+    SELECT id, name, email FROM {ks}.users WHERE email IS NOT NULL AND id IS NOT NULL
+    PRIMARY KEY (email, id) WITH CLUSTERING ORDER BY (id DESC) AND comment = 'by email';
+CREATE MATERIALIZED VIEW {ks}.users_by_name AS
+    SELECT * FROM {ks}.users WHERE name IS NOT NULL AND id IS NOT NULL PRIMARY KEY ((name, id));
+CREATE TABLE {ks}."CamelTable" ("Key" int, "Col" text, v text, PRIMARY KEY ("Key", "Col"));
+CREATE TABLE {ks}.counts (k text, c int, n counter, PRIMARY KEY (k, c)) WITH CLUSTERING ORDER BY (c DESC);
+"""
+
+FUNCTIONS = """
+CREATE FUNCTION {ks}.plus (a int, b int) CALLED ON NULL INPUT RETURNS int LANGUAGE java AS 'return a + b;';
+CREATE FUNCTION {ks}.plus (a text, b text) RETURNS NULL ON NULL INPUT RETURNS text LANGUAGE java AS 'return a + b;';
+CREATE FUNCTION {ks}.acc (state frozen<tuple<int, bigint>>, v int) CALLED ON NULL INPUT
+    RETURNS frozen<tuple<int, bigint>> LANGUAGE java
+    AS 'if (v != null) {{ state.setInt(0, state.getInt(0) + 1); state.setLong(1, state.getLong(1) + v); }}
+        return state;';
+CREATE FUNCTION {ks}.avg_final (state frozen<tuple<int, bigint>>) CALLED ON NULL INPUT RETURNS double LANGUAGE java
+    AS 'return state.getInt(0) == 0 ? null : (double) state.getLong(1) / state.getInt(0);';
+CREATE AGGREGATE {ks}.my_avg (int) SFUNC acc STYPE frozen<tuple<int, bigint>> FINALFUNC avg_final INITCOND (0, 0);
+"""
+
+
+def statements(cql):
+    """The statements of a CQL script (ends of statements: ``;`` at the end of a line)."""
+    return [s.strip() for s in re.split(r";\s*\n|;\s*$", cql) if s.strip()]
+
+
+@pytest.fixture(scope="module")
+def classic(cassandra):
+    pytest.importorskip("cassandra.cluster")
+    from cassandra.cluster import Cluster as ClassicCluster
+
+    c = ClassicCluster([HOST], port=PORT, protocol_version=4)
+    session = c.connect()
+    yield c, session
+    c.shutdown()
+
+
+@pytest.fixture
+def new_keyspace_name(cluster):
+    """Makes fresh keyspace names; their keyspaces are dropped at the end."""
+    names = []
+
+    def make():
+        names.append("meta_" + uuid.uuid4().hex[:12])
+        return names[-1]
+
+    yield make
+    s = cluster.connect()
+    for name in names:
+        s.execute("DROP KEYSPACE IF EXISTS %s" % name)
+    s.shutdown()
+
+
+@pytest.fixture
+def keyspace_name(new_keyspace_name):
+    """A fresh keyspace name, dropped at the end."""
+    return new_keyspace_name()
+
+
+def _datacenter(session):
+    return session.execute("SELECT data_center FROM system.local").one()[0]
+
+
+@pytest.fixture
+def live(cluster):
+    """A session of ``cluster`` open for the test: the cluster reads its metadata through
+    its live sessions."""
+    s = cluster.connect()
+    yield s
+    s.shutdown()
+
+
+@pytest.fixture
+def full_keyspace(live, keyspace_name):
+    """The keyspace with one of everything (functions aside)."""
+    for stmt in statements(SCHEMA.format(ks=keyspace_name, dc=_datacenter(live))):
+        live.execute(stmt)
+    return keyspace_name
+
+
+def _refreshed(cluster, classic):
+    cluster.refresh_schema_metadata()
+    classic[0].refresh_schema_metadata()
+    return cluster.metadata.keyspaces, classic[0].metadata.keyspaces
+
+
+def test_metadata_matches_the_classic_driver(cluster, classic, full_keyspace):
+    mine, theirs = _refreshed(cluster, classic)
+    ks = mine[full_keyspace]
+    assert keyspace_differences(ks, theirs[full_keyspace]) == []
+    # The system and virtual keyspaces too.
+    for name in ("system_schema", "system", "system_auth", "system_views", "system_virtual_schema"):
+        assert keyspace_differences(mine[name], theirs[name]) == [], name
+    assert mine["system_views"].virtual and mine["system_views"].tables["caches"].virtual
+
+    # What the comparison covered, spelled out.
+    assert isinstance(ks.replication_strategy, NetworkTopologyStrategy) and ks.durable_writes is True
+    assert list(ks.user_types) == ["address", "person", "phone"]
+    assert ks.user_types["person"].field_names == ["name", "Home", "phones"]
+    assert ks.user_types["person"].field_types == ["text", "frozen<address>", "list<frozen<phone>>"]
+    export = ks.export_as_string()
+    assert export.index("TYPE %s.phone" % full_keyspace) < export.index("TYPE %s.person" % full_keyspace)
+    events = ks.tables["events"]
+    assert [c.name for c in events.partition_key] == ["tenant", "bucket"]
+    assert [(c.name, c.is_reversed) for c in events.clustering_key] == [("ts", True), ("seq", False), ("id", False)]
+    assert [c.name for c in events.primary_key] == ["tenant", "bucket", "ts", "seq", "id"]
+    assert list(events.columns)[:5] == ["tenant", "bucket", "ts", "seq", "id"]
+    assert events.columns["owner"].is_static and not events.columns["payload"].is_static
+    assert events.columns["nested"].cql_type == "frozen<map<text, frozen<list<int>>>>"
+    assert events.columns["pair"].cql_type == "frozen<tuple<int, text>>"
+    assert events.options["comment"] == "it's the events" and events.options["gc_grace_seconds"] == 3600
+    kinds = {i.name: (i.kind, i.index_options["target"]) for i in events.indexes.values()}
+    assert kinds == {
+        "events_select_idx": ("COMPOSITES", '"select"'),
+        "events_tags_idx": ("COMPOSITES", "values(tags)"),
+        "events_attrs_idx": ("COMPOSITES", "keys(attrs)"),
+        "events_frozen_tags_idx": ("COMPOSITES", "full(frozen_tags)"),
+        "events_sai": ("CUSTOM", '"Label"'),
+    }
+    users = ks.tables["users"]
+    assert list(users.views) == ["users_by_email", "users_by_name"] == list(ks.views)
+    view = ks.views["users_by_email"]
+    assert (view.base_table_name, view.include_all_columns) == ("users", False)
+    assert [c.name for c in view.partition_key] == ["email"] and view.clustering_key[0].is_reversed
+    assert view.where_clause == "email IS NOT NULL AND id IS NOT NULL"
+    assert ks.views["users_by_name"].include_all_columns
+    assert [c.name for c in ks.views["users_by_name"].partition_key] == ["name", "id"]
+    camel = ks.tables["CamelTable"]
+    assert camel.as_cql_query().startswith('CREATE TABLE %s."CamelTable" ("Key" int, "Col" text' % full_keyspace)
+
+
+def test_sasi_index(cluster, classic, live, keyspace_name):
+    s = live
+    s.execute(
+        "CREATE KEYSPACE %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}" % keyspace_name
+    )
+    s.execute("CREATE TABLE %s.t (k int PRIMARY KEY, v text)" % keyspace_name)
+    try:
+        s.execute(
+            "CREATE CUSTOM INDEX t_v_sasi ON %s.t (v) USING 'org.apache.cassandra.index.sasi.SASIIndex' "
+            "WITH OPTIONS = {'mode': 'CONTAINS'}" % keyspace_name
+        )
+    except InvalidRequest as exc:
+        pytest.skip("SASI indexes are disabled on this node (sasi_indexes_enabled in cassandra.yaml): %s" % exc)
+    mine, theirs = _refreshed(cluster, classic)
+    index = mine[keyspace_name].indexes["t_v_sasi"]
+    assert index.kind == "CUSTOM" and index.index_options["mode"] == "CONTAINS"
+    assert index.as_cql_query().endswith(
+        "USING 'org.apache.cassandra.index.sasi.SASIIndex' WITH OPTIONS = {'mode': 'CONTAINS'}"
+    )
+    assert keyspace_differences(mine[keyspace_name], theirs[keyspace_name]) == []
+
+
+def test_functions_and_aggregates_match_the_classic_driver(cluster, classic, live, keyspace_name):
+    s = live
+    s.execute(
+        "CREATE KEYSPACE %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}" % keyspace_name
+    )
+    try:
+        for stmt in statements(FUNCTIONS.format(ks=keyspace_name)):
+            s.execute(stmt)
+    except InvalidRequest as exc:
+        pytest.skip(
+            "user-defined functions are disabled on this node (user_defined_functions_enabled in cassandra.yaml): %s"
+            % exc
+        )
+    mine, theirs = _refreshed(cluster, classic)
+    ks = mine[keyspace_name]
+    assert sorted(ks.functions) == [
+        "acc(frozen<tuple<int, bigint>>,int)",
+        "avg_final(frozen<tuple<int, bigint>>)",
+        "plus(int,int)",
+        "plus(text,text)",
+    ]
+    assert list(ks.aggregates) == ["my_avg(int)"]
+    agg = ks.aggregates["my_avg(int)"]
+    assert (agg.state_func, agg.final_func, agg.initial_condition) == ("acc", "avg_final", "(0, 0)")
+    assert keyspace_differences(ks, theirs[keyspace_name]) == []
+
+
+def _recreate(cluster, session, source, target):
+    """Runs ``source``'s export, renamed to ``target``; returns both exports."""
+    export = cluster.metadata.keyspaces[source].export_as_string()
+    renamed = export.replace(source, target)
+    for stmt in statements(renamed):
+        session.execute(stmt)
+    cluster.refresh_schema_metadata()
+    return renamed, cluster.metadata.keyspaces[target].export_as_string()
+
+
+def test_export_recreates_the_keyspace(cluster, live, full_keyspace, new_keyspace_name):
+    keyspace_name = new_keyspace_name()
+    cluster.refresh_schema_metadata()
+    expected, copied = _recreate(cluster, live, full_keyspace, keyspace_name)
+    assert copied == expected
+    original, copy = cluster.metadata.keyspaces[full_keyspace], cluster.metadata.keyspaces[keyspace_name]
+    assert list(copy.tables) == list(original.tables) and list(copy.views) == list(original.views)
+    for name, table in original.tables.items():
+        other = copy.tables[name]
+        fields = [(c.name, c.cql_type, c.is_static, c.is_reversed) for c in table.columns.values()]
+        assert [(c.name, c.cql_type, c.is_static, c.is_reversed) for c in other.columns.values()] == fields
+        assert other.options == table.options
+        assert {i.name: (i.kind, i.index_options) for i in other.indexes.values()} == {
+            i.name: (i.kind, i.index_options) for i in table.indexes.values()
+        }
+
+
+def test_refresh_sees_changes_made_by_another_client(cluster, classic, full_keyspace):
+    ks = full_keyspace
+    cluster.refresh_schema_metadata()
+    other = classic[1]
+    other.execute("ALTER TABLE %s.events ADD added_col int" % ks)
+    other.execute("DROP INDEX %s.events_select_idx" % ks)
+    cluster.refresh_table_metadata(ks, "events")
+    events = cluster.metadata.keyspaces[ks].tables["events"]
+    assert events.columns["added_col"].cql_type == "int"
+    assert (
+        "events_select_idx" not in events.indexes and "events_select_idx" not in cluster.metadata.keyspaces[ks].indexes
+    )
+    # The table read again keeps its views.
+    other.execute("ALTER MATERIALIZED VIEW %s.users_by_email WITH comment = 'changed'" % ks)
+    cluster.refresh_materialized_view_metadata(ks, "users_by_email")
+    users = cluster.metadata.keyspaces[ks].tables["users"]
+    assert users.views["users_by_email"].options["comment"] == "changed"
+    other.execute("ALTER TABLE %s.users ADD nickname text" % ks)
+    cluster.refresh_table_metadata(ks, "users")
+    assert "nickname" in cluster.metadata.keyspaces[ks].tables["users"].columns
+    assert list(cluster.metadata.keyspaces[ks].tables["users"].views) == ["users_by_email", "users_by_name"]
+
+    other.execute("ALTER TYPE %s.phone ADD ext int" % ks)
+    cluster.refresh_user_type_metadata(ks, "phone")
+    assert cluster.metadata.keyspaces[ks].user_types["phone"].field_names == ["kind", "number", "ext"]
+
+    other.execute("ALTER KEYSPACE %s WITH durable_writes = false" % ks)
+    cluster.refresh_keyspace_metadata(ks)
+    assert cluster.metadata.keyspaces[ks].durable_writes is False
+    assert "events" in cluster.metadata.keyspaces[ks].tables
+
+    other.execute("CREATE TABLE %s.later (k int PRIMARY KEY)" % ks)
+    cluster.refresh_schema_metadata()
+    assert "later" in cluster.metadata.keyspaces[ks].tables
+    other.execute("DROP TABLE %s.later" % ks)
+    cluster.refresh_table_metadata(ks, "later")
+    assert "later" not in cluster.metadata.keyspaces[ks].tables
+
+    classic[0].refresh_schema_metadata()
+    assert keyspace_differences(cluster.metadata.keyspaces[ks], classic[0].metadata.keyspaces[ks]) == []
+
+
+def test_mark_stale_rereads_on_the_next_access(cluster, classic, full_keyspace):
+    ks = full_keyspace
+    cluster.refresh_schema_metadata()
+    meta = cluster.metadata
+    classic[1].execute("CREATE TABLE %s.marked (k int PRIMARY KEY)" % ks)
+    meta._mark_stale(ks, "TABLE", "marked")
+    assert "marked" in meta.keyspaces[ks].tables
+    classic[1].execute("CREATE TABLE %s.marked2 (k int PRIMARY KEY)" % ks)
+    meta._mark_stale()
+    assert "marked2" in meta.keyspaces[ks].tables
+
+
+def test_schema_metadata_disabled(cassandra, keyspace_name):
+    c = Cluster([HOST], port=PORT, schema_metadata_enabled=False)
+    try:
+        s = c.connect()
+        s.execute(
+            "CREATE KEYSPACE %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}" % keyspace_name
+        )
+        assert c.metadata.keyspaces == {}
+        assert c.metadata.cluster_name
+        c.metadata._mark_stale()
+        assert c.metadata.keyspaces == {}
+        # Asked for explicitly, the schema is read (as by the classic driver).
+        c.refresh_schema_metadata()
+        assert keyspace_name in c.metadata.keyspaces
+    finally:
+        c.shutdown()
