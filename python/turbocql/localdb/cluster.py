@@ -258,7 +258,7 @@ class LocalCluster:
 
         ``timeout`` is per node. If a node fails to start, the nodes this call started are
         stopped again and :class:`LocalDBError` is raised."""
-        say = out or (lambda *a, **k: None)
+        say = out or (lambda *a, **kw: None)
         self.dir.mkdir(parents=True, exist_ok=True)
         with _locked(self.dir / ".lock"):
             t0 = time.monotonic()
@@ -289,7 +289,7 @@ class LocalCluster:
 
     def start_node(self, k: int | str, timeout: float = DEFAULT_TIMEOUT, out=None) -> Node:
         """Start node ``k`` alone with its saved settings (it rejoins the ring); a no-op if it runs."""
-        say = out or (lambda *a, **k: None)
+        say = out or (lambda *a, **kw: None)
         n = self.node(k)
         with _locked(self.dir / ".lock"):
             t0 = time.monotonic()
