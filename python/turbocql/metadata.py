@@ -6,10 +6,11 @@
 and the topology (hosts, token map, replicas: left to ``Metadata._topology``). The schema's
 objects: :class:`KeyspaceMetadata`, :class:`TableMetadata`, :class:`ColumnMetadata`,
 :class:`IndexMetadata`, :class:`TriggerMetadata`, :class:`MaterializedViewMetadata`,
-:class:`UserType`, :class:`Function`, :class:`Aggregate`, and the replication strategies.
-Each renders the CQL that recreates it (``as_cql_query()``, ``export_as_string()``, from
-:mod:`turbocql._schema_cql`); the rows are read and turned into these objects by
-:mod:`turbocql._schema_read`, imported on the first read.
+:class:`UserType`, :class:`Function`, :class:`Aggregate`, and the replication strategies
+(defined in :mod:`turbocql._replication`, re-exported here). Each renders the CQL that
+recreates it (``as_cql_query()``, ``export_as_string()``, from :mod:`turbocql._schema_cql`);
+the rows are read and turned into these objects by :mod:`turbocql._schema_read`, imported on
+the first read.
 """
 
 import logging
