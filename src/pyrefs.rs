@@ -54,6 +54,7 @@ exceptions!(
     NoHostAvailable,
     ConnectionException,
     QueryExhausted,
+    UnsupportedOperation,
 );
 
 macro_rules! objects {
@@ -109,6 +110,11 @@ objects!(
     named_rows,
     /// `turbocql.cluster.ResultSet`.
     ResultSet,
+    /// `turbocql.cluster.EXEC_PROFILE_DEFAULT`: the default execution profile's key.
+    EXEC_PROFILE_DEFAULT,
+    /// `turbocql.pool._host_of(host_id, address, port, datacenter, rack, is_up)`: the
+    /// one `Host` object of a node.
+    host_of,
     /// The `turbocql.cluster` logger (failed callbacks are logged there).
     cluster_log,
     /// `asyncio.Future`, `asyncio.CancelledError`, `asyncio.InvalidStateError`,

@@ -5,11 +5,13 @@
 in the Rust engine with the GIL released, so one Session serves many threads.
 """
 
+import copy
 import decimal
 import logging
 import os
 import threading
 import uuid
+import warnings
 from collections import namedtuple
 
 from turbocql import (  # noqa: F401 - classic names re-exported from turbocql.cluster
@@ -33,9 +35,19 @@ from turbocql import (  # noqa: F401 - classic names re-exported from turbocql.c
     protocol,
     util,
 )
+from turbocql._profiles import (  # noqa: F401 - classic names of turbocql.cluster
+    _UNSET,
+    EXEC_PROFILE_DEFAULT,
+    ExecutionProfile,
+    ProfileManager,
+    _ConfigMode,
+    _execution_profile_to_string,
+)
 from turbocql.auth import AuthProvider, PlainTextAuthProvider
 from turbocql.connection import ConnectionException
 from turbocql.encoder import Encoder
+from turbocql.metadata import Metadata
+from turbocql.policies import RetryPolicy
 from turbocql.query import (
     FETCH_SIZE_UNSET,
     UNSET_VALUE,
@@ -67,34 +79,6 @@ class _NotSet:
 
 
 _NOT_SET = _NotSet()
-
-EXEC_PROFILE_DEFAULT = object()
-
-
-class ExecutionProfile:
-    """Per-request defaults, as in the classic driver. Routing, retries and load balancing
-    are the engine's (token-aware, datacenter-aware); ``consistency_level``,
-    ``serial_consistency_level``, ``request_timeout`` and ``row_factory`` apply."""
-
-    def __init__(
-        self,
-        load_balancing_policy=None,
-        retry_policy=None,
-        consistency_level=ConsistencyLevel.LOCAL_ONE,
-        serial_consistency_level=None,
-        request_timeout=10.0,
-        row_factory=named_tuple_factory,
-        speculative_execution_policy=None,
-        continuous_paging_options=None,
-    ):
-        self.load_balancing_policy = load_balancing_policy
-        self.retry_policy = retry_policy
-        self.consistency_level = consistency_level
-        self.serial_consistency_level = serial_consistency_level
-        self.request_timeout = request_timeout
-        self.row_factory = row_factory
-        self.speculative_execution_policy = speculative_execution_policy
-
 
 _UDT_CLASSES: dict[tuple, type] = {}
 
@@ -195,9 +179,37 @@ class Cluster:
         self.protocol_version = ProtocolVersion.V4
         self.connect_timeout = connect_timeout
         self.control_connection_timeout = control_connection_timeout
-        self.load_balancing_policy = load_balancing_policy
+        self._config_mode = _ConfigMode.UNCOMMITTED
+        self._load_balancing_policy = load_balancing_policy
+        self._default_retry_policy = default_retry_policy or RetryPolicy()
+        self.profile_manager = ProfileManager()
+        self.profile_manager.profiles[EXEC_PROFILE_DEFAULT] = ExecutionProfile(
+            load_balancing_policy if load_balancing_policy is not None else _UNSET,
+            self._default_retry_policy,
+            request_timeout=Session.default_timeout,
+            row_factory=Session.row_factory,
+        )
+        if not self.profile_manager.default._load_balancing_policy_explicit:
+            self._load_balancing_policy = self.profile_manager.default.load_balancing_policy
+        if load_balancing_policy is not None or default_retry_policy is not None:
+            if execution_profiles:
+                raise ValueError(
+                    "Clusters constructed with execution_profiles should not specify legacy parameters "
+                    "load_balancing_policy or default_retry_policy. Configure this in a profile instead."
+                )
+            self._config_mode = _ConfigMode.LEGACY
+            warnings.warn(
+                "Legacy execution parameters will be removed in 4.0. Consider using execution profiles.",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+        elif execution_profiles:
+            for name, profile in execution_profiles.items():
+                if not isinstance(profile, ExecutionProfile):
+                    raise TypeError("profile %s must be an ExecutionProfile" % _execution_profile_to_string(name))
+            self.profile_manager.profiles.update(execution_profiles)
+            self._config_mode = _ConfigMode.PROFILES
         self.reconnection_policy = reconnection_policy
-        self.default_retry_policy = default_retry_policy
         self.metrics_enabled = metrics_enabled
         self.executor_threads = executor_threads
         self.max_schema_agreement_wait = max_schema_agreement_wait
@@ -208,9 +220,61 @@ class Cluster:
         self.timestamp_generator = timestamp_generator
         self.application_name = application_name
         self.application_version = application_version
-        self.profile_manager_profiles = dict(execution_profiles or {})
         self.sessions = []
         self.is_shutdown = False
+        self.metadata = Metadata()
+        self._metadata_attached = False
+
+    @property
+    def load_balancing_policy(self):
+        """The legacy default load-balancing policy (use execution profiles instead)."""
+        return self._load_balancing_policy
+
+    @load_balancing_policy.setter
+    def load_balancing_policy(self, lbp):
+        if self._config_mode == _ConfigMode.PROFILES:
+            raise ValueError(
+                "Cannot set Cluster.load_balancing_policy while using Configuration Profiles. "
+                "Set this in a profile instead."
+            )
+        self._load_balancing_policy = lbp
+        self._config_mode = _ConfigMode.LEGACY
+        self._legacy_changed()
+
+    @property
+    def default_retry_policy(self):
+        """The legacy default retry policy (use execution profiles instead)."""
+        return self._default_retry_policy
+
+    @default_retry_policy.setter
+    def default_retry_policy(self, policy):
+        if self._config_mode == _ConfigMode.PROFILES:
+            raise ValueError(
+                "Cannot set Cluster.default_retry_policy while using Configuration Profiles. "
+                "Set this in a profile instead."
+            )
+        self._default_retry_policy = policy
+        self._config_mode = _ConfigMode.LEGACY
+        self._legacy_changed()
+
+    def _legacy_changed(self):
+        for s in self.sessions:
+            s._legacy_profile_cache = None
+        _engine.profiles_changed()
+
+    def add_execution_profile(self, name, profile, pool_wait_timeout=5):
+        """Adds a named :class:`ExecutionProfile` (raises if the name is taken or the
+        cluster uses the legacy parameters)."""
+        if not isinstance(profile, ExecutionProfile):
+            raise TypeError("profile must be an instance of ExecutionProfile")
+        if self._config_mode == _ConfigMode.LEGACY:
+            raise ValueError("Cannot add execution profiles when legacy parameters are set explicitly.")
+        if name in self.profile_manager.profiles:
+            raise ValueError(f"Profile {name} already exists")
+        self.profile_manager.profiles[name] = profile
+        live = [s for s in self.sessions if not s.is_shutdown]
+        if live and profile.load_balancing_policy is not None:
+            profile.load_balancing_policy.populate(self, live[0]._session.nodes())
 
     def _credentials(self):
         ap = self.auth_provider
@@ -247,7 +311,48 @@ class Cluster:
         )
         session = Session(self, engine_session)
         self.sessions.append(session)
+        if len(self.sessions) == 1:
+            self.profile_manager.populate(self, engine_session.nodes())
+        if not self._metadata_attached:
+            self._metadata_attached = True
+            self.metadata._attach(
+                self._metadata_fetch,
+                schema_enabled=self.schema_metadata_enabled,
+                token_enabled=self.token_metadata_enabled,
+            )
         return session
+
+    def _metadata_fetch(self, query, params=None):
+        """Rows (as dicts) of ``query`` run on a live session of this cluster: the
+        metadata's one way to read the system tables."""
+        for s in self.sessions:
+            if not s.is_shutdown:
+                rs = s.execute(query, params)
+                names = rs.column_names
+                return [row if isinstance(row, dict) else dict(zip(names, row)) for row in rs]
+        raise DriverException("Cluster has no live session to read metadata with")
+
+    def refresh_schema_metadata(self, max_schema_agreement_wait=None):
+        """Reads the whole schema again (classic ``Cluster.refresh_schema_metadata``)."""
+        self.metadata._refresh(max_schema_agreement_wait=max_schema_agreement_wait)
+
+    def refresh_keyspace_metadata(self, keyspace, max_schema_agreement_wait=None):
+        self.metadata._refresh(keyspace, max_schema_agreement_wait=max_schema_agreement_wait)
+
+    def refresh_table_metadata(self, keyspace, table, max_schema_agreement_wait=None):
+        self.metadata._refresh(keyspace, "table", table, max_schema_agreement_wait)
+
+    def refresh_materialized_view_metadata(self, keyspace, view, max_schema_agreement_wait=None):
+        self.metadata._refresh(keyspace, "view", view, max_schema_agreement_wait)
+
+    def refresh_user_type_metadata(self, keyspace, user_type, max_schema_agreement_wait=None):
+        self.metadata._refresh(keyspace, "type", user_type, max_schema_agreement_wait)
+
+    def refresh_user_function_metadata(self, keyspace, function, max_schema_agreement_wait=None):
+        self.metadata._refresh(keyspace, "function", function, max_schema_agreement_wait)
+
+    def refresh_user_aggregate_metadata(self, keyspace, aggregate, max_schema_agreement_wait=None):
+        self.metadata._refresh(keyspace, "aggregate", aggregate, max_schema_agreement_wait)
 
     def register_user_type(self, keyspace, user_type, klass):
         """Maps a user-defined type to ``klass``: results are built as ``klass(**fields)``
@@ -295,7 +400,24 @@ class Session:
         # Python frame (see the `execute = _engine.EngineMethod(...)` line after it).
         self._engine_execute = _engine.SyncExecute(self._build_request, ResultSet)
 
+    # The legacy per-session defaults: setting one puts the cluster in legacy mode (and is
+    # refused once it uses execution profiles), as in the classic driver.
+    _LEGACY_ATTRS = frozenset(
+        ("row_factory", "default_timeout", "default_consistency_level", "default_serial_consistency_level")
+    )
+    _legacy_profile_cache = None
+
     def __setattr__(self, name, value):
+        if name in self._LEGACY_ATTRS:
+            cluster = self.__dict__.get("cluster")
+            if cluster is not None:
+                if cluster._config_mode == _ConfigMode.PROFILES:
+                    raise ValueError(
+                        "Cannot set Session.%s while using Configuration Profiles. Set this in a profile instead."
+                        % (name,)
+                    )
+                cluster._config_mode = _ConfigMode.LEGACY
+            self.__dict__["_legacy_profile_cache"] = None
         object.__setattr__(self, name, value)
         # Statements' options resolved by the engine (defaults included) are stale now.
         builder = self.__dict__.get("_build_request")
@@ -304,6 +426,8 @@ class Session:
 
     def __delattr__(self, name):
         object.__delattr__(self, name)
+        if name in self._LEGACY_ATTRS:
+            self.__dict__["_legacy_profile_cache"] = None
         builder = self.__dict__.get("_build_request")
         if builder is not None:
             builder.settings_changed()
@@ -311,6 +435,65 @@ class Session:
     @property
     def keyspace(self):
         return self._session.keyspace
+
+    def get_execution_profile(self, name):
+        """The cluster's execution profile named ``name`` (ValueError if none)."""
+        profiles = self.cluster.profile_manager.profiles
+        try:
+            return profiles[name]
+        except (KeyError, TypeError):
+            eps = [_execution_profile_to_string(ep) for ep in profiles]
+            raise ValueError(
+                "Invalid execution_profile: %s; valid profiles are: %s."
+                % (_execution_profile_to_string(name), ", ".join(eps))
+            ) from None
+
+    def _maybe_get_execution_profile(self, ep):
+        return ep if isinstance(ep, ExecutionProfile) else self.get_execution_profile(ep)
+
+    def execution_profile_clone_update(self, ep, **kwargs):
+        """A shallow copy of profile ``ep`` (a name or a profile) with ``kwargs`` set."""
+        clone = copy.copy(self._maybe_get_execution_profile(ep))
+        clone.__dict__.pop("_engine_cache", None)
+        for attr, value in kwargs.items():
+            setattr(clone, attr, value)
+        return clone
+
+    def _engine_profile_for(self, ep):
+        """The engine's form of execution profile ``ep`` (None or EXEC_PROFILE_DEFAULT:
+        the default; in legacy mode, the one the session's attributes make). Called by
+        the engine when the session's defaults are read, and per request only for an
+        ``execution_profile`` argument."""
+        cluster = self.cluster
+        if ep is None or ep is EXEC_PROFILE_DEFAULT:
+            if cluster._config_mode != _ConfigMode.LEGACY:
+                return cluster.profile_manager.default._engine_profile()
+            legacy = self._legacy_profile_cache
+            if legacy is None:
+                legacy = ExecutionProfile(
+                    cluster.load_balancing_policy,
+                    cluster.default_retry_policy,
+                    self.default_consistency_level,
+                    self.default_serial_consistency_level,
+                    self.default_timeout,
+                    self.row_factory,
+                )
+                self.__dict__["_legacy_profile_cache"] = legacy
+            return legacy._engine_profile()
+        if cluster._config_mode == _ConfigMode.LEGACY:
+            raise ValueError("Cannot specify execution_profile while using legacy parameters.")
+        return self._maybe_get_execution_profile(ep)._engine_profile()
+
+    def _host_address(self, host):
+        """``"address:port"`` of a ``host=`` argument (a Host or an address)."""
+        from turbocql.pool import Host
+
+        if isinstance(host, Host):
+            return "%s:%d" % (host.address, host.endpoint.port)
+        host = str(host)
+        if host.count(":") == 1:
+            return host
+        return "%s:%d" % (host, self.cluster.port)
 
     @property
     def hosts(self):
@@ -342,7 +525,9 @@ class Session:
         this in one call, with no Python frame; this function is what ``Session.execute``
         shows on the class.)
         """
-        request, row_factory = self._build_request(query, parameters, timeout, trace)
+        request, row_factory = self._build_request(
+            query, parameters, timeout, trace, execution_profile, host, custom_payload, execute_as
+        )
         return ResultSet(request.run(paging_state), self, request, row_factory, query)
 
     execute = _engine.EngineMethod(execute, "_engine_execute")  # type: ignore[assignment]  # stands for the function
@@ -365,7 +550,9 @@ class Session:
         callbacks added with :meth:`ResponseFuture.add_callbacks` run on the dispatcher
         thread, which hands back all ready completions under one GIL acquisition.
         """
-        request, row_factory = self._build_request(query, parameters, timeout, trace)
+        request, row_factory = self._build_request(
+            query, parameters, timeout, trace, execution_profile, host, custom_payload, execute_as
+        )
         future = ResponseFuture(self, request, query, row_factory, timeout)
         if _dispatcher_thread is None:
             _start_dispatcher()
@@ -568,6 +755,7 @@ def _bootstrap_engine():
 
     import turbocql
     from turbocql.encoder import bind_params
+    from turbocql.pool import _host_of
     from turbocql.query import _row_class
 
     objects = {
@@ -586,6 +774,7 @@ def _bootstrap_engine():
             "ReadFailure",
             "WriteFailure",
             "OperationTimedOut",
+            "UnsupportedOperation",
         )
     }
     for name in (
@@ -623,6 +812,8 @@ def _bootstrap_engine():
         NumpyProtocolHandler=protocol.NumpyProtocolHandler,
         named_rows=named_tuple_factory,
         ResultSet=ResultSet,
+        EXEC_PROFILE_DEFAULT=EXEC_PROFILE_DEFAULT,
+        host_of=_host_of,
         cluster_log=log,
         asyncio_Future=asyncio.Future,
         asyncio_CancelledError=asyncio.CancelledError,

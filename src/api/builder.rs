@@ -16,18 +16,25 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use std::net::SocketAddr;
+
 use parking_lot::Mutex;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
+use scylla::client::execution_profile::{ExecutionProfile, ExecutionProfileHandle};
+use scylla::policies::load_balancing::{NodeIdentifier, SingleTargetLoadBalancingPolicy};
 
 use super::concurrent::{self, ConcurrentRun};
 use super::pipeline::{self, PipelineCore};
 use super::request::PyRequest;
 use super::session::Session;
-use crate::exec::options::{consistency_of, duration, serial_consistency_of, Defaults, RowShape, Timeout};
+use crate::errors;
+use crate::exec::options::{duration, Defaults, RowShape, Timeout};
+use crate::exec::profile::EngineProfile;
 use crate::exec::request;
 use crate::exec::statement::classify;
-use crate::pyrefs;
+use crate::pyrefs::{self, Exc};
 
 /// An argument as given, `None` included (`Given(None)`: left out).
 pub struct Given<'py>(pub Option<Bound<'py, PyAny>>);
@@ -52,12 +59,70 @@ impl Given<'_> {
     }
 }
 
+/// Where a call is routed: its `execution_profile` and `host` arguments (None: left out).
+#[derive(Default)]
+pub struct Route<'py> {
+    pub execution_profile: Option<Bound<'py, PyAny>>,
+    pub host: Option<Bound<'py, PyAny>>,
+}
+
+/// Raises for the classic `execute` arguments that the engine cannot honour, rather
+/// than ignore them.
+pub fn refuse_unsupported(py: Python<'_>, custom_payload: Option<&Bound<'_, PyAny>>, execute_as: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    if custom_payload.is_some_and(|p| !p.is_none()) {
+        return Err(errors::make(py, Exc::UnsupportedOperation, ("custom_payload is not supported by turbocql (the scylla crate sends none)",), None));
+    }
+    if execute_as.is_some_and(|p| !p.is_none()) {
+        return Err(errors::make(py, Exc::UnsupportedOperation, ("execute_as (proxy execution) is not supported by turbocql",), None));
+    }
+    Ok(())
+}
+
 /// A session's defaults at one settings version.
 pub struct Snapshot {
-    version: u64,
+    version: Versions,
     pub defaults: Arc<Defaults>,
     pub row_factory: Py<PyAny>,
     pub encoder: Py<PyAny>,
+    /// `client_protocol_handler` is `NumpyProtocolHandler`: rows as numpy columns,
+    /// whatever the profile's row factory.
+    numpy: bool,
+}
+
+/// The settings versions a snapshot was read at: the session's, and every execution
+/// profile's (`profiles_changed`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Versions {
+    session: u64,
+    profiles: u64,
+}
+
+/// Bumped whenever an execution profile, or a policy in one, changes.
+static PROFILES_VERSION: AtomicU64 = AtomicU64::new(0);
+
+/// An execution profile (or a policy in one) changed: every session reads its defaults
+/// again at its next call (`turbocql.cluster.ExecutionProfile` calls this).
+#[pyfunction]
+pub fn profiles_changed() {
+    PROFILES_VERSION.fetch_add(1, Ordering::AcqRel);
+}
+
+/// The current profiles version (a profile's engine form is rebuilt when it differs).
+#[pyfunction]
+pub fn profiles_version() -> u64 {
+    PROFILES_VERSION.load(Ordering::Acquire)
+}
+
+/// A profile's defaults, with the session's page size and numpy choice.
+fn profile_defaults(profile: &EngineProfile, page_size: Option<i32>, numpy: bool) -> Defaults {
+    Defaults {
+        consistency: profile.consistency,
+        serial: profile.serial,
+        page_size,
+        timeout: profile.timeout,
+        shape: if numpy { RowShape::Columns } else { profile.shape },
+        profile: Some(profile.handle.clone()),
+    }
 }
 
 /// A session's requests (see the module doc).
@@ -74,7 +139,7 @@ pub struct RequestBuilder {
 impl RequestBuilder {
     /// The session's defaults now (read again after a settings change).
     pub fn snapshot(&self, py: Python<'_>) -> PyResult<Arc<Snapshot>> {
-        let version = self.version.load(Ordering::Acquire);
+        let version = Versions { session: self.version.load(Ordering::Acquire), profiles: PROFILES_VERSION.load(Ordering::Acquire) };
         if let Some(s) = self.snapshot.lock().as_ref().filter(|s| s.version == version) {
             return Ok(s.clone());
         }
@@ -83,38 +148,42 @@ impl RequestBuilder {
         Ok(snap)
     }
 
-    fn read_defaults(&self, py: Python<'_>, version: u64) -> PyResult<Snapshot> {
+    fn read_defaults(&self, py: Python<'_>, version: Versions) -> PyResult<Snapshot> {
         let refs = pyrefs::get(py)?;
         let s = self.session.bind(py);
-        let numpy_factory = refs.numpy_factory.bind(py);
-        // Rows as numpy columns for NumpyProtocolHandler or numpy_factory; named tuples
-        // made while decoding for the default factory; plain tuples for any other.
-        let (row_factory, shape) = if s.getattr(pyo3::intern!(py, "client_protocol_handler"))?.is(refs.NumpyProtocolHandler.bind(py)) {
-            (numpy_factory.clone(), RowShape::Columns)
-        } else {
-            let f = s.getattr(pyo3::intern!(py, "row_factory"))?;
-            let shape = if f.is(numpy_factory) {
-                RowShape::Columns
-            } else if f.is(refs.named_rows.bind(py)) {
-                RowShape::Named
-            } else {
-                RowShape::Tuples
-            };
-            (f, shape)
-        };
+        // The default execution profile (in legacy mode, the one the session's
+        // `default_*` attributes and the cluster's policies make).
+        let profile = s.call_method1(pyo3::intern!(py, "_engine_profile_for"), (py.None(),))?;
+        let profile = profile.cast::<EngineProfile>()?.get();
         let fetch_size: Option<i32> = s.getattr(pyo3::intern!(py, "default_fetch_size"))?.extract()?;
-        let timeout: Option<f64> = s.getattr(pyo3::intern!(py, "default_timeout"))?.extract()?;
         // None or not positive: unpaged.
         let page_size = fetch_size.filter(|n| *n > 0);
-        let defaults = Defaults {
-            consistency: consistency_of(&s.getattr(pyo3::intern!(py, "default_consistency_level"))?)?,
-            serial: serial_consistency_of(&s.getattr(pyo3::intern!(py, "default_serial_consistency_level"))?)?,
-            page_size,
-            timeout: timeout.map(|t| duration(t, "default_timeout")).transpose()?,
-            shape,
-        };
+        let numpy = s.getattr(pyo3::intern!(py, "client_protocol_handler"))?.is(refs.NumpyProtocolHandler.bind(py));
+        let defaults = profile_defaults(profile, page_size, numpy);
+        let row_factory = if numpy { refs.numpy_factory.clone_ref(py) } else { profile.row_factory.clone_ref(py) };
         let encoder = s.getattr(pyo3::intern!(py, "encoder"))?.unbind();
-        Ok(Snapshot { version, defaults: Arc::new(defaults), row_factory: row_factory.unbind(), encoder })
+        Ok(Snapshot { version, defaults: Arc::new(defaults), row_factory, encoder, numpy })
+    }
+
+    /// The defaults and row factory of a call's `execution_profile` argument (None or
+    /// `EXEC_PROFILE_DEFAULT`: the session's default profile).
+    pub fn defaults_for<'py>(
+        &self,
+        py: Python<'py>,
+        snap: &Snapshot,
+        execution_profile: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Option<(Defaults, Bound<'py, PyAny>)>> {
+        let Some(ep) = execution_profile.filter(|ep| !ep.is_none()) else {
+            return Ok(None);
+        };
+        if ep.is(pyrefs::get(py)?.EXEC_PROFILE_DEFAULT.bind(py)) {
+            return Ok(None);
+        }
+        let profile = self.session.bind(py).call_method1(pyo3::intern!(py, "_engine_profile_for"), (ep,))?;
+        let profile = profile.cast::<EngineProfile>()?.get();
+        let defaults = profile_defaults(profile, snap.defaults.page_size, snap.numpy);
+        let row_factory = if snap.numpy { snap.row_factory.bind(py).clone() } else { profile.row_factory.bind(py).clone() };
+        Ok(Some((defaults, row_factory)))
     }
 
     pub fn session<'py>(&self, py: Python<'py>) -> &Bound<'py, PyAny> {
@@ -129,13 +198,34 @@ impl RequestBuilder {
         parameters: Option<Bound<'py, PyAny>>,
         timeout: Given<'py>,
         trace: bool,
+        route: Route<'py>,
     ) -> PyResult<(PyRequest, Bound<'py, PyAny>)> {
         let statement = classify(py, query)?;
         let snap = self.snapshot(py)?;
-        let opts = snap.defaults.resolve(&statement.own, timeout.timeout()?, trace);
+        let timeout = timeout.timeout()?;
+        let (mut opts, row_factory) = match self.defaults_for(py, &snap, route.execution_profile.as_ref())? {
+            None => (snap.defaults.resolve(&statement.own, timeout, trace), snap.row_factory.bind(py).clone()),
+            Some((defaults, row_factory)) => (defaults.resolve(&statement.own, timeout, trace), row_factory),
+        };
+        if let Some(host) = route.host.filter(|h| !h.is_none()) {
+            opts.profile = Some(self.single_host(py, opts.profile.take(), &host)?);
+        }
         let req = request::build(py, &statement, parameters.as_ref(), &opts, snap.encoder.bind(py))?;
         let engine = self.engine.get();
-        Ok((PyRequest::new(engine.get(py)?, engine.hosts_arc(), req), snap.row_factory.bind(py).clone()))
+        Ok((PyRequest::new(engine.get(py)?, engine.hosts_arc(), req), row_factory))
+    }
+
+    /// `profile` sending to `host` only (a `Host` or an address), as the classic
+    /// `execute(..., host=...)`: no other host is tried.
+    fn single_host(&self, py: Python<'_>, profile: Option<ExecutionProfileHandle>, host: &Bound<'_, PyAny>) -> PyResult<ExecutionProfileHandle> {
+        let addr: String = self.session.bind(py).call_method1(pyo3::intern!(py, "_host_address"), (host,))?.extract()?;
+        let addr: SocketAddr = addr.parse().map_err(|_| PyValueError::new_err(format!("not a host address: {addr:?}")))?;
+        let builder = match profile {
+            Some(p) => p.pointee_to_builder(),
+            None => ExecutionProfile::builder().request_timeout(None),
+        };
+        let target = SingleTargetLoadBalancingPolicy::new(NodeIdentifier::NodeAddress(addr), None);
+        Ok(builder.load_balancing_policy(target).build().into_handle())
     }
 }
 
@@ -154,8 +244,10 @@ impl RequestBuilder {
         let _dropped = self.snapshot.lock().take();
     }
 
-    /// `(request, row_factory)` of `query` (see [`RequestBuilder::build`]).
-    #[pyo3(signature = (query, parameters=None, timeout=Given(None), trace=false))]
+    /// `(request, row_factory)` of `query` (see [`RequestBuilder::build`]); raises
+    /// `UnsupportedOperation` for a `custom_payload` or `execute_as`.
+    #[pyo3(signature = (query, parameters=None, timeout=Given(None), trace=false, execution_profile=None, host=None, custom_payload=None, execute_as=None))]
+    #[allow(clippy::too_many_arguments)]
     fn __call__<'py>(
         &self,
         py: Python<'py>,
@@ -163,8 +255,13 @@ impl RequestBuilder {
         parameters: Option<Bound<'py, PyAny>>,
         #[pyo3(from_py_with = given)] timeout: Given<'py>,
         trace: bool,
+        execution_profile: Option<Bound<'py, PyAny>>,
+        host: Option<Bound<'py, PyAny>>,
+        custom_payload: Option<Bound<'py, PyAny>>,
+        execute_as: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let (request, row_factory) = self.build(py, query, parameters, timeout, trace)?;
+        refuse_unsupported(py, custom_payload.as_ref(), execute_as.as_ref())?;
+        let (request, row_factory) = self.build(py, query, parameters, timeout, trace, Route { execution_profile, host })?;
         PyTuple::new(py, [Bound::new(py, request)?.into_any(), row_factory])
     }
 
@@ -174,11 +271,21 @@ impl RequestBuilder {
         Ok(self.snapshot(py)?.row_factory.clone_ref(py))
     }
 
+    /// The row factory of requests run with `execution_profile`.
+    #[pyo3(signature = (execution_profile=None))]
+    fn row_factory_for<'py>(&self, py: Python<'py>, execution_profile: Option<Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let snap = self.snapshot(py)?;
+        Ok(match self.defaults_for(py, &snap, execution_profile.as_ref())? {
+            Some((_, row_factory)) => row_factory,
+            None => snap.row_factory.bind(py).clone(),
+        })
+    }
+
     /// Starts `execute_concurrent` (see `super::concurrent`): `statement` with each item of
     /// `parameters` as its values, or, with `statement=None`, items that are
     /// `(statement, parameters)` pairs. Results are `result_cls(success, make_result(page)
     /// or exception)`.
-    #[pyo3(signature = (statement, parameters, concurrency, raise_on_first_error, make_result, result_cls))]
+    #[pyo3(signature = (statement, parameters, concurrency, raise_on_first_error, make_result, result_cls, execution_profile=None))]
     #[allow(clippy::too_many_arguments)]
     fn execute_concurrent(
         &self,
@@ -189,17 +296,19 @@ impl RequestBuilder {
         raise_on_first_error: bool,
         make_result: Py<PyAny>,
         result_cls: Py<PyAny>,
+        execution_profile: Option<Bound<'_, PyAny>>,
     ) -> PyResult<ConcurrentRun> {
         let statement = statement.map(|s| classify(py, s)).transpose()?;
         let snap = self.snapshot(py)?;
+        let defaults = self.defaults_for(py, &snap, execution_profile.as_ref())?.map_or_else(|| snap.defaults.clone(), |(d, _)| Arc::new(d));
         let engine = self.engine.get();
         let settings = concurrent::Settings { concurrency, raise_on_first_error, make_result, result_cls };
-        concurrent::start(engine.get(py)?, engine.hosts_arc(), statement, parameters, snap.defaults.clone(), snap.encoder.clone_ref(py), settings)
+        concurrent::start(engine.get(py)?, engine.hosts_arc(), statement, parameters, defaults, snap.encoder.clone_ref(py), settings)
     }
 
     /// Starts a pipeline (see `super::pipeline`): a write pipeline when `max_unconsumed`
     /// is None.
-    #[pyo3(signature = (max_in_flight, max_unsent, max_unconsumed=None, timeout=Given(None)))]
+    #[pyo3(signature = (max_in_flight, max_unsent, max_unconsumed=None, timeout=Given(None), execution_profile=None))]
     fn pipeline(
         &self,
         py: Python<'_>,
@@ -207,11 +316,13 @@ impl RequestBuilder {
         max_unsent: usize,
         max_unconsumed: Option<usize>,
         #[pyo3(from_py_with = given)] timeout: Given<'_>,
+        execution_profile: Option<Bound<'_, PyAny>>,
     ) -> PyResult<PipelineCore> {
         let snap = self.snapshot(py)?;
+        let defaults = self.defaults_for(py, &snap, execution_profile.as_ref())?.map_or_else(|| snap.defaults.clone(), |(d, _)| Arc::new(d));
         let engine = self.engine.get();
         let limits = pipeline::Limits { max_in_flight, max_unsent, max_unconsumed };
-        pipeline::start(engine.get(py)?, engine.hosts_arc(), snap.defaults.clone(), snap.encoder.clone_ref(py), timeout.timeout()?, limits)
+        pipeline::start(engine.get(py)?, engine.hosts_arc(), defaults, snap.encoder.clone_ref(py), timeout.timeout()?, limits)
     }
 
     fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTuple};
 
 use super::aio::LoopQueue;
-use super::builder::{given, Given, RequestBuilder};
+use super::builder::{given, refuse_unsupported, Given, RequestBuilder, Route};
 use crate::pyrefs;
 
 /// `turbocql.cluster.Session.execute(query, parameters=None, timeout=_NOT_SET,
@@ -32,7 +32,7 @@ impl SyncExecute {
     }
 
     #[pyo3(signature = (query, parameters=None, timeout=Given(None), trace=false, custom_payload=None, execution_profile=None, paging_state=None, host=None, execute_as=None))]
-    #[allow(clippy::too_many_arguments, unused_variables)]
+    #[allow(clippy::too_many_arguments)]
     fn __call__<'py>(
         &self,
         py: Python<'py>,
@@ -46,8 +46,9 @@ impl SyncExecute {
         host: Option<Bound<'py, PyAny>>,
         execute_as: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        refuse_unsupported(py, custom_payload.as_ref(), execute_as.as_ref())?;
         let requests = self.requests.get();
-        let (request, row_factory) = requests.build(py, query, parameters, timeout, trace)?;
+        let (request, row_factory) = requests.build(py, query, parameters, timeout, trace, Route { execution_profile, host })?;
         let state: Option<Vec<u8>> = paging_state.filter(|p| !p.is_none()).map(|p| p.extract()).transpose()?;
         let page = Bound::new(py, request.run(py, state.as_deref())?)?.into_any();
         let args = [requests.session(py).clone(), Bound::new(py, request)?.into_any(), row_factory, query.clone()];
@@ -109,7 +110,8 @@ impl EngineMethod {
 }
 
 /// `turbocql.aio.Session.execute(query, parameters=None, timeout=_NOT_SET, trace=False,
-/// paging_state=None)` (see the module doc).
+/// paging_state=None, execution_profile=EXEC_PROFILE_DEFAULT, host=None)` (see the
+/// module doc).
 #[pyclass(frozen, module = "turbocql._engine")]
 pub struct AioExecute {
     /// The session's request builder (`Session._build_request`).
@@ -149,7 +151,8 @@ impl AioExecute {
         AioExecute { requests, result_class, loop_queue, last: Mutex::new(None) }
     }
 
-    #[pyo3(signature = (query, parameters=None, timeout=Given(None), trace=false, paging_state=None))]
+    #[pyo3(signature = (query, parameters=None, timeout=Given(None), trace=false, paging_state=None, execution_profile=None, host=None))]
+    #[allow(clippy::too_many_arguments)]
     fn __call__<'py>(
         &self,
         py: Python<'py>,
@@ -158,9 +161,11 @@ impl AioExecute {
         #[pyo3(from_py_with = given)] timeout: Given<'py>,
         trace: bool,
         paging_state: Option<&[u8]>,
+        execution_profile: Option<Bound<'py, PyAny>>,
+        host: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let requests = self.requests.get();
-        let (request, row_factory) = requests.build(py, query, parameters, timeout, trace)?;
+        let (request, row_factory) = requests.build(py, query, parameters, timeout, trace, Route { execution_profile, host })?;
         let (event_loop, queue) = self.running_loop(py)?;
         let request = Bound::new(py, request)?;
         let args = PyTuple::new(py, [requests.session(py).clone(), request.clone().into_any(), row_factory, query.clone()])?.unbind();

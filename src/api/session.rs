@@ -18,10 +18,14 @@ use scylla::client::Compression;
 use scylla::errors::ExecutionError;
 use scylla::statement::Consistency;
 
+use scylla::routing::Token;
+
 use crate::errors;
 use crate::exec::options::duration;
 use crate::exec::prepared::Prepared;
+use crate::exec::routing::host_object;
 use crate::exec::run::timed;
+use crate::pyrefs;
 use crate::pyrefs::Exc;
 use crate::runtime;
 
@@ -86,6 +90,47 @@ impl Session {
     #[getter]
     fn hosts(&self) -> &str {
         &self.hosts
+    }
+
+    /// The cluster's nodes as the engine knows them now, as `turbocql.pool.Host` objects.
+    fn nodes<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let state = self.get(py)?.get_cluster_state();
+        let refs = pyrefs::get(py)?;
+        state.get_nodes_info().iter().map(|n| host_object(py, refs, n)).collect()
+    }
+
+    /// Changes whenever the engine's view of the cluster (nodes, schema, tokens) is
+    /// replaced, e.g. after a schema change event.
+    fn cluster_state_version(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(Arc::as_ptr(&self.get(py)?.get_cluster_state()) as usize)
+    }
+
+    /// The token ring: `(token, Host)` pairs in token order (Murmur3 tokens).
+    fn token_ring<'py>(&self, py: Python<'py>) -> PyResult<Vec<(i64, Bound<'py, PyAny>)>> {
+        let state = self.get(py)?.get_cluster_state();
+        let refs = pyrefs::get(py)?;
+        state.replica_locator().ring().iter().map(|(token, node)| Ok((token.value(), host_object(py, refs, node)?))).collect()
+    }
+
+    /// The replicas of `token` in `keyspace` (its replication strategy applied), as
+    /// `Host` objects, primary replica first.
+    fn replicas<'py>(&self, py: Python<'py>, keyspace: &str, token: i64) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let state = self.get(py)?.get_cluster_state();
+        let refs = pyrefs::get(py)?;
+        state.get_token_endpoints(keyspace, "", Token::new(token)).iter().map(|(n, _)| host_object(py, refs, n)).collect()
+    }
+
+    /// Waits (GIL released) until every node reports the same schema version, or
+    /// `timeout` seconds; returns the version as text, None if they did not agree.
+    fn await_schema_agreement(&self, py: Python<'_>, timeout: f64) -> PyResult<Option<String>> {
+        let session = self.get(py)?;
+        let timeout = duration(timeout, "schema agreement timeout")?;
+        let res = py.detach(|| runtime::block_on(async move { tokio::time::timeout(timeout, session.await_schema_agreement()).await }));
+        match res {
+            Err(_) => Ok(None),
+            Ok(Ok(v)) => Ok(Some(v.to_string())),
+            Ok(Err(e)) => Err(errors::make(py, Exc::DriverException, (format!("schema agreement check failed: {e}"),), None)),
+        }
     }
 
     #[getter]

@@ -8,6 +8,8 @@
 //!   ([`request::build`], which every path calls);
 //! - [`run`]: running a request, one page at a time, under its timeout;
 //! - [`page`]: its outcome as Python sees it ([`page::Page`]);
+//! - [`routing`], [`retry`], [`profile`]: the classic load-balancing and retry policies
+//!   and execution profiles, as the scylla crate's, built once per profile;
 //! - [`completion`]: outcomes handed back in batches to a dispatcher thread or a sink.
 //!
 //! It imports from `codec`, `errors`, `pyrefs` and `runtime` only.
@@ -16,6 +18,9 @@ pub mod completion;
 pub mod options;
 pub mod page;
 pub mod prepared;
+pub mod profile;
 pub mod request;
+pub mod retry;
+pub mod routing;
 pub mod run;
 pub mod statement;

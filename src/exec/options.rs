@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use scylla::client::execution_profile::ExecutionProfileHandle;
 use scylla::statement::{Consistency, SerialConsistency};
 
 /// `ConsistencyLevel` number → the crate's consistency.
@@ -78,6 +79,9 @@ pub struct Options {
     /// Page size; None: unpaged.
     pub page_size: Option<i32>,
     pub shape: RowShape,
+    /// The execution profile's policies (load balancing, retry, speculative execution);
+    /// None: the session's default profile.
+    pub profile: Option<ExecutionProfileHandle>,
 }
 
 /// Sets a statement's (or batch's) options from an [`Options`].
@@ -90,6 +94,9 @@ macro_rules! apply_options {
         $stmt.set_tracing($o.trace);
         $stmt.set_timestamp($o.timestamp);
         $stmt.set_is_idempotent($o.idempotent);
+        if $o.profile.is_some() {
+            $stmt.set_execution_profile_handle($o.profile.clone());
+        }
     }};
 }
 pub(crate) use apply_options;
@@ -143,6 +150,7 @@ pub struct Defaults {
     pub page_size: Option<i32>,
     pub timeout: Option<Duration>,
     pub shape: RowShape,
+    pub profile: Option<ExecutionProfileHandle>,
 }
 
 impl Defaults {
@@ -165,6 +173,7 @@ impl Defaults {
                 FetchSize::Paged(n) => Some(n),
             },
             shape: self.shape,
+            profile: self.profile.clone(),
         }
     }
 }

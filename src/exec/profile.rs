@@ -1,0 +1,84 @@
+//! Profiles: a classic `ExecutionProfile` as the engine runs it ([`EngineProfile`]).
+//!
+//! Built once per profile (and again only after the profile is changed): the crate
+//! execution profile holding its load-balancing, retry and speculative-execution policies
+//! (`super::routing`, `super::retry`), and the per-request defaults the profile gives
+//! (consistency, serial consistency, timeout, row factory). A request carries the crate
+//! profile's handle (`super::options::Options::profile`); nothing is built per request.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use pyo3::prelude::*;
+use scylla::client::execution_profile::{ExecutionProfile, ExecutionProfileHandle};
+use scylla::policies::speculative_execution::SimpleSpeculativeExecutionPolicy;
+use scylla::statement::{Consistency, SerialConsistency};
+
+use super::options::{consistency_of, duration, serial_consistency_of, RowShape};
+use super::retry::Retry;
+use super::routing::LoadBalancing;
+use crate::pyrefs;
+
+/// A classic `ExecutionProfile` for the engine (see the module doc). Made by
+/// `ExecutionProfile._engine_profile()` from the profile's attributes.
+#[pyclass(frozen, module = "turbocql._engine")]
+pub struct EngineProfile {
+    pub handle: ExecutionProfileHandle,
+    pub consistency: Option<Consistency>,
+    pub serial: Option<SerialConsistency>,
+    /// Client-side timeout (`request_timeout`; None: none).
+    pub timeout: Option<Duration>,
+    pub shape: RowShape,
+    pub row_factory: Py<PyAny>,
+}
+
+#[pymethods]
+impl EngineProfile {
+    /// `load_balancing` / `retry`: None for the engine's defaults (token-aware over every
+    /// host, and the classic default retry policy). `speculative`: `(delay, max_attempts)`
+    /// of a `ConstantSpeculativeExecutionPolicy`, or None.
+    #[new]
+    #[pyo3(signature = (load_balancing, retry, speculative, consistency_level, serial_consistency_level, request_timeout, row_factory))]
+    fn new(
+        py: Python<'_>,
+        load_balancing: Option<PyRef<'_, LoadBalancing>>,
+        retry: Option<PyRef<'_, Retry>>,
+        speculative: Option<(f64, usize)>,
+        consistency_level: &Bound<'_, PyAny>,
+        serial_consistency_level: &Bound<'_, PyAny>,
+        request_timeout: Option<f64>,
+        row_factory: Bound<'_, PyAny>,
+    ) -> PyResult<Self> {
+        let mut builder = ExecutionProfile::builder().request_timeout(None);
+        if let Some(lb) = load_balancing {
+            builder = builder.load_balancing_policy(lb.build());
+        }
+        if let Some(r) = retry {
+            builder = builder.retry_policy(r.build());
+        }
+        if let Some((delay, max_attempts)) = speculative {
+            let retry_interval = if delay == 0.0 { Duration::ZERO } else { duration(delay, "speculative execution delay")? };
+            builder = builder.speculative_execution_policy(Some(Arc::new(SimpleSpeculativeExecutionPolicy { max_retry_count: max_attempts, retry_interval })));
+        }
+        let refs = pyrefs::get(py)?;
+        let shape = if row_factory.is(refs.numpy_factory.bind(py)) {
+            RowShape::Columns
+        } else if row_factory.is(refs.named_rows.bind(py)) {
+            RowShape::Named
+        } else {
+            RowShape::Tuples
+        };
+        Ok(EngineProfile {
+            handle: builder.build().into_handle(),
+            consistency: consistency_of(consistency_level)?,
+            serial: serial_consistency_of(serial_consistency_level)?,
+            timeout: request_timeout.map(|t| duration(t, "request_timeout")).transpose()?,
+            shape,
+            row_factory: row_factory.unbind(),
+        })
+    }
+
+    fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        visit.call(&self.row_factory)
+    }
+}

@@ -1,0 +1,309 @@
+//! Routing: the classic load-balancing policies (`turbocql.policies`) as the scylla crate's.
+//!
+//! [`LoadBalancing`] is what a classic policy object describes (its `_engine_policy()`):
+//! round-robin, DC-aware, rack-aware, token-aware over one of them, and host filters (a
+//! white list, a user's predicate) over any of them. [`LoadBalancing::build`] turns it into
+//! one crate policy, once per execution profile: the crate's `DefaultPolicy` does the
+//! ordering (local DC and rack first, replicas first when token-aware, down nodes left
+//! out), and [`Filtered`] wraps it where the classic policy leaves hosts out that the
+//! crate's would use (filters, `used_hosts_per_remote_dc`). No Python code runs per
+//! request: a predicate is called once per host, when the engine first sees that host
+//! (or sees it at a new address).
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use scylla::cluster::{ClusterState, Node, NodeRef};
+use scylla::policies::load_balancing::{DefaultPolicy, FallbackPlan, LoadBalancingPolicy, RoutingInfo};
+use scylla::routing::Shard;
+use uuid::Uuid;
+
+use crate::pyrefs;
+
+/// Which hosts a filter keeps.
+#[derive(Debug)]
+enum HostFilter {
+    /// `WhiteListRoundRobinPolicy(hosts)`: these addresses only.
+    Allow(Vec<IpAddr>),
+    /// `HostFilterPolicy(child, predicate)`: hosts for which `predicate(host)` is truthy.
+    Predicate(Py<PyAny>),
+}
+
+/// A classic load-balancing policy, as the engine runs it.
+#[derive(Debug)]
+enum Spec {
+    RoundRobin,
+    /// `local_dc` None: every DC is local (the classic driver infers it from the contact
+    /// points before the policy is handed over, see `turbocql.policies`).
+    DcAware {
+        local_dc: Option<String>,
+        local_rack: Option<String>,
+        remote_hosts: u32,
+    },
+    TokenAware {
+        child: Arc<Spec>,
+        shuffle: bool,
+    },
+    Filter {
+        child: Arc<Spec>,
+        filter: Arc<HostFilter>,
+    },
+}
+
+/// A load-balancing policy for the engine (see the module doc). Made by the classic
+/// policies' `_engine_policy()`.
+#[pyclass(frozen, module = "turbocql._engine")]
+pub struct LoadBalancing {
+    spec: Arc<Spec>,
+}
+
+#[pymethods]
+impl LoadBalancing {
+    /// `RoundRobinPolicy()`: every host in turn.
+    #[staticmethod]
+    fn round_robin() -> Self {
+        LoadBalancing { spec: Arc::new(Spec::RoundRobin) }
+    }
+
+    /// `DCAwareRoundRobinPolicy(local_dc, used_hosts_per_remote_dc)` (with `local_rack`:
+    /// `RackAwareRoundRobinPolicy`).
+    #[staticmethod]
+    #[pyo3(signature = (local_dc, used_hosts_per_remote_dc=0, local_rack=None))]
+    fn dc_aware(local_dc: Option<String>, used_hosts_per_remote_dc: u32, local_rack: Option<String>) -> PyResult<Self> {
+        let local_dc = local_dc.filter(|dc| !dc.is_empty());
+        if local_rack.is_some() && local_dc.is_none() {
+            return Err(PyValueError::new_err("a local_rack needs a local_dc"));
+        }
+        Ok(LoadBalancing { spec: Arc::new(Spec::DcAware { local_dc, local_rack, remote_hosts: used_hosts_per_remote_dc }) })
+    }
+
+    /// `TokenAwarePolicy(child, shuffle_replicas)`.
+    #[staticmethod]
+    fn token_aware(child: &LoadBalancing, shuffle_replicas: bool) -> Self {
+        LoadBalancing { spec: Arc::new(Spec::TokenAware { child: child.spec.clone(), shuffle: shuffle_replicas }) }
+    }
+
+    /// `WhiteListRoundRobinPolicy(hosts)`: `child` over these addresses only.
+    #[staticmethod]
+    fn allow_list(child: &LoadBalancing, addresses: Vec<String>) -> PyResult<Self> {
+        let ips = addresses
+            .iter()
+            .map(|a| a.parse::<IpAddr>().map_err(|_| PyValueError::new_err(format!("not an IP address: {a:?}"))))
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(LoadBalancing { spec: Arc::new(Spec::Filter { child: child.spec.clone(), filter: Arc::new(HostFilter::Allow(ips)) }) })
+    }
+
+    /// `HostFilterPolicy(child, predicate)`: `predicate(host)` is called with a
+    /// `turbocql.pool.Host` once per host (again if its address changes).
+    #[staticmethod]
+    fn host_filter(child: &LoadBalancing, predicate: Py<PyAny>) -> Self {
+        LoadBalancing { spec: Arc::new(Spec::Filter { child: child.spec.clone(), filter: Arc::new(HostFilter::Predicate(predicate)) }) }
+    }
+
+    fn __repr__(&self) -> String {
+        format!("LoadBalancing({:?})", self.spec)
+    }
+
+    fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        self.spec.traverse(&visit)
+    }
+}
+
+impl Spec {
+    fn traverse(&self, visit: &pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        match self {
+            Spec::RoundRobin | Spec::DcAware { .. } => Ok(()),
+            Spec::TokenAware { child, .. } => child.traverse(visit),
+            Spec::Filter { child, filter } => {
+                if let HostFilter::Predicate(p) = filter.as_ref() {
+                    visit.call(p)?;
+                }
+                child.traverse(visit)
+            }
+        }
+    }
+}
+
+/// The crate policy's settings, gathered from a [`Spec`] tree.
+#[derive(Default)]
+struct Plan {
+    local_dc: Option<String>,
+    local_rack: Option<String>,
+    remote_hosts: u32,
+    token_aware: bool,
+    shuffle: bool,
+    filters: Vec<Arc<HostFilter>>,
+}
+
+impl Plan {
+    fn gather(&mut self, spec: &Spec) {
+        match spec {
+            Spec::RoundRobin => {}
+            Spec::DcAware { local_dc, local_rack, remote_hosts } => {
+                self.local_dc = local_dc.clone();
+                self.local_rack = local_rack.clone();
+                self.remote_hosts = *remote_hosts;
+            }
+            Spec::TokenAware { child, shuffle } => {
+                self.token_aware = true;
+                self.shuffle = *shuffle;
+                self.gather(child);
+            }
+            Spec::Filter { child, filter } => {
+                self.filters.push(filter.clone());
+                self.gather(child);
+            }
+        }
+    }
+}
+
+impl LoadBalancing {
+    /// The crate policy that routes as this classic policy does.
+    pub fn build(&self) -> Arc<dyn LoadBalancingPolicy> {
+        let mut plan = Plan::default();
+        plan.gather(&self.spec);
+        let mut builder = DefaultPolicy::builder().token_aware(plan.token_aware).enable_shuffling_replicas(plan.shuffle);
+        builder = match (&plan.local_dc, &plan.local_rack) {
+            (Some(dc), Some(rack)) => builder.prefer_datacenter_and_rack(dc.clone(), rack.clone()),
+            (Some(dc), None) => builder.prefer_datacenter(dc.clone()),
+            (None, _) => builder.prefer_no_datacenter(),
+        };
+        builder = builder.permit_dc_failover(plan.local_dc.is_some() && plan.remote_hosts > 0);
+        let inner = builder.build();
+        // The crate's DC failover uses every remote host; the classic policy only the first
+        // `used_hosts_per_remote_dc` of each remote DC.
+        let remote_limit = plan.local_dc.clone().filter(|_| plan.remote_hosts > 0).map(|dc| (dc, plan.remote_hosts as usize));
+        if plan.filters.is_empty() && remote_limit.is_none() {
+            return inner;
+        }
+        Arc::new(Filtered { inner, filters: plan.filters, remote_limit, decisions: RwLock::new(Decisions::default()) })
+    }
+}
+
+/// Each host's verdict, kept so that a filter runs once per host and not per request.
+#[derive(Default)]
+struct Decisions {
+    by_host: HashMap<(Uuid, SocketAddr), bool>,
+    /// Remote hosts in use per remote DC (`used_hosts_per_remote_dc`), for the cluster
+    /// state whose node list is at this address with this length.
+    remote: Option<(usize, usize, Arc<Vec<Uuid>>)>,
+}
+
+/// A crate policy with hosts left out (see the module doc).
+struct Filtered {
+    inner: Arc<dyn LoadBalancingPolicy>,
+    filters: Vec<Arc<HostFilter>>,
+    /// (local DC, hosts per remote DC).
+    remote_limit: Option<(String, usize)>,
+    decisions: RwLock<Decisions>,
+}
+
+impl std::fmt::Debug for Filtered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Filtered").field("inner", &self.inner).field("filters", &self.filters).field("remote_limit", &self.remote_limit).finish()
+    }
+}
+
+impl Filtered {
+    fn allows(&self, node: &Node, cluster: &ClusterState) -> bool {
+        if let Some((local_dc, per_dc)) = &self.remote_limit {
+            if node.datacenter.as_deref() != Some(local_dc.as_str()) && !self.remote_in_use(node, cluster, local_dc, *per_dc) {
+                return false;
+            }
+        }
+        if self.filters.is_empty() {
+            return true;
+        }
+        let key = (node.host_id, SocketAddr::new(node.address.ip(), node.address.port()));
+        if let Some(ok) = self.decisions.read().by_host.get(&key) {
+            return *ok;
+        }
+        let ok = self.filters.iter().all(|f| filter_allows(f, node));
+        self.decisions.write().by_host.insert(key, ok);
+        ok
+    }
+
+    fn remote_in_use(&self, node: &Node, cluster: &ClusterState, local_dc: &str, per_dc: usize) -> bool {
+        let nodes = cluster.get_nodes_info();
+        let key = (nodes.as_ptr() as usize, nodes.len());
+        if let Some((p, n, used)) = &self.decisions.read().remote {
+            if (*p, *n) == key {
+                return used.contains(&node.host_id);
+            }
+        }
+        // The first `per_dc` hosts of each remote DC, in address order (stable across
+        // refreshes of the cluster state).
+        let mut by_dc: HashMap<&str, Vec<&Arc<Node>>> = HashMap::new();
+        for n in nodes {
+            let dc = n.datacenter.as_deref().unwrap_or("");
+            if dc != local_dc {
+                by_dc.entry(dc).or_default().push(n);
+            }
+        }
+        let mut used = Vec::new();
+        for hosts in by_dc.values_mut() {
+            hosts.sort_by_key(|n| (n.address.ip(), n.address.port()));
+            used.extend(hosts.iter().take(per_dc).map(|n| n.host_id));
+        }
+        let found = used.contains(&node.host_id);
+        self.decisions.write().remote = Some((key.0, key.1, Arc::new(used)));
+        found
+    }
+}
+
+fn filter_allows(filter: &HostFilter, node: &Node) -> bool {
+    match filter {
+        HostFilter::Allow(ips) => ips.contains(&node.address.ip()),
+        HostFilter::Predicate(predicate) => Python::attach(|py| {
+            let verdict = pyrefs::get(py).and_then(|refs| {
+                let host = host_object(py, refs, node)?;
+                predicate.bind(py).call1((host,))?.is_truthy()
+            });
+            verdict.unwrap_or_else(|e| {
+                // As a classic policy raising in `distance`: the host is not used.
+                e.display(py);
+                false
+            })
+        }),
+    }
+}
+
+/// The `turbocql.pool.Host` of a node (one object per host, kept by `turbocql.pool`).
+pub fn host_object<'py>(py: Python<'py>, refs: &pyrefs::PyRefs, node: &Node) -> PyResult<Bound<'py, PyAny>> {
+    let addr = SocketAddr::new(node.address.ip(), node.address.port());
+    refs.host_of.bind(py).call1((
+        node.host_id.to_string(),
+        addr.ip().to_string(),
+        addr.port(),
+        node.datacenter.as_deref(),
+        node.rack.as_deref(),
+        node.is_connected(),
+    ))
+}
+
+impl LoadBalancingPolicy for Filtered {
+    fn pick<'a>(&'a self, request: &'a RoutingInfo, cluster: &'a ClusterState) -> Option<(NodeRef<'a>, Option<Shard>)> {
+        // A host the filter leaves out: no pick, and the crate asks `fallback` for the plan.
+        self.inner.pick(request, cluster).filter(|(node, _)| self.allows(node, cluster))
+    }
+
+    fn fallback<'a>(&'a self, request: &'a RoutingInfo, cluster: &'a ClusterState) -> FallbackPlan<'a> {
+        Box::new(self.inner.fallback(request, cluster).filter(move |(node, _)| self.allows(node, cluster)))
+    }
+
+    fn on_request_success(&self, request: &RoutingInfo, latency: std::time::Duration, node: NodeRef<'_>) {
+        self.inner.on_request_success(request, latency, node)
+    }
+
+    fn on_request_failure(&self, request: &RoutingInfo, latency: std::time::Duration, node: NodeRef<'_>, error: &scylla::errors::RequestAttemptError) {
+        self.inner.on_request_failure(request, latency, node, error)
+    }
+
+    fn name(&self) -> String {
+        format!("Filtered({})", self.inner.name())
+    }
+}
