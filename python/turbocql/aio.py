@@ -24,7 +24,7 @@ import weakref
 
 from turbocql import _engine
 from turbocql import cluster as _cluster
-from turbocql.cluster import _NOT_SET, ResultSet
+from turbocql.cluster import _NOT_SET, EXEC_PROFILE_DEFAULT, ResultSet
 from turbocql.concurrent import ExecutionResult, execute_concurrent, execute_concurrent_with_args
 
 __all__ = ["Cluster", "Session", "AsyncResultSet"]
@@ -107,7 +107,16 @@ class Session:
         else:
             object.__setattr__(self, name, value)
 
-    def execute(self, query, parameters=None, timeout=_NOT_SET, trace=False, paging_state=None):
+    def execute(
+        self,
+        query,
+        parameters=None,
+        timeout=_NOT_SET,
+        trace=False,
+        paging_state=None,
+        execution_profile=EXEC_PROFILE_DEFAULT,
+        host=None,
+    ):
         """Starts ``query`` and returns an awaitable of its :class:`AsyncResultSet`.
 
         Bad values raise here, before anything is sent. The request starts at once (as a
@@ -116,7 +125,9 @@ class Session:
 
         (``session.execute`` is the session's ``_engine.AioExecute``, which does all this
         in one call; this function, shown on the class, forwards to it.)"""
-        return self.__dict__["_engine_execute"](query, parameters, timeout, trace, paging_state)
+        return self.__dict__["_engine_execute"](
+            query, parameters, timeout, trace, paging_state, execution_profile, host
+        )
 
     execute = _engine.EngineMethod(execute, "_engine_execute")  # type: ignore[assignment]  # stands for the function
 
@@ -127,21 +138,45 @@ class Session:
     async def set_keyspace(self, keyspace):
         await asyncio.get_running_loop().run_in_executor(None, self._session.set_keyspace, keyspace)
 
-    async def execute_concurrent(self, statements_and_parameters, concurrency=100, raise_on_first_error=True):
+    async def execute_concurrent(
+        self,
+        statements_and_parameters,
+        concurrency=100,
+        raise_on_first_error=True,
+        execution_profile=EXEC_PROFILE_DEFAULT,
+    ):
         """:func:`turbocql.concurrent.execute_concurrent`, awaited: the engine keeps the
         requests in flight on its own thread; the loop is free meanwhile."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
             None,
-            lambda: execute_concurrent(self._session, statements_and_parameters, concurrency, raise_on_first_error),
+            lambda: execute_concurrent(
+                self._session,
+                statements_and_parameters,
+                concurrency,
+                raise_on_first_error,
+                execution_profile=execution_profile,
+            ),
         )
 
-    async def execute_concurrent_with_args(self, statement, parameters, concurrency=100, raise_on_first_error=True):
+    async def execute_concurrent_with_args(
+        self,
+        statement,
+        parameters,
+        concurrency=100,
+        raise_on_first_error=True,
+        execution_profile=EXEC_PROFILE_DEFAULT,
+    ):
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
             None,
             lambda: execute_concurrent_with_args(
-                self._session, statement, parameters, concurrency=concurrency, raise_on_first_error=raise_on_first_error
+                self._session,
+                statement,
+                parameters,
+                concurrency=concurrency,
+                raise_on_first_error=raise_on_first_error,
+                execution_profile=execution_profile,
             ),
         )
 

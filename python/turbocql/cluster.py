@@ -43,6 +43,7 @@ from turbocql._profiles import (  # noqa: F401 - classic names of turbocql.clust
     _ConfigMode,
     _execution_profile_to_string,
 )
+from turbocql._topology import Topology
 from turbocql.auth import AuthProvider, PlainTextAuthProvider
 from turbocql.connection import ConnectionException
 from turbocql.encoder import Encoder
@@ -315,10 +316,13 @@ class Cluster:
             self.profile_manager.populate(self, engine_session.nodes())
         if not self._metadata_attached:
             self._metadata_attached = True
+            self.metadata._topology = Topology(self, self.metadata, self.token_metadata_enabled)
+            self.metadata._topology.check()
             self.metadata._attach(
                 self._metadata_fetch,
                 schema_enabled=self.schema_metadata_enabled,
                 token_enabled=self.token_metadata_enabled,
+                max_schema_agreement_wait=self.max_schema_agreement_wait,
             )
         return session
 

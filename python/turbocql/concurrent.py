@@ -17,15 +17,17 @@ ExecutionResult = namedtuple("ExecutionResult", ["success", "result_or_exc"])
 """One result of :func:`execute_concurrent`: ``(True, ResultSet)`` or ``(False, exception)``."""
 
 
-def _run(session, statement, source, concurrency, raise_on_first_error, results_generator):
+def _run(session, statement, source, concurrency, raise_on_first_error, results_generator, execution_profile):
     """Starts the engine's run: ``statement`` (None: ``source`` holds pairs) once per item."""
     builder = session._build_request
-    row_factory = builder.row_factory
+    row_factory = builder.row_factory_for(execution_profile)
 
     def make_result(page):
         return ResultSet(page, session, None, row_factory, statement)
 
-    run = builder.execute_concurrent(statement, source, concurrency, raise_on_first_error, make_result, ExecutionResult)
+    run = builder.execute_concurrent(
+        statement, source, concurrency, raise_on_first_error, make_result, ExecutionResult, execution_profile
+    )
     if results_generator:
         return run
     return run.collect()
@@ -46,7 +48,15 @@ def execute_concurrent(
     is raised (nothing more is sent); otherwise failures are results with
     ``success=False``.
     """
-    return _run(session, None, statements_and_parameters, concurrency, raise_on_first_error, results_generator)
+    return _run(
+        session,
+        None,
+        statements_and_parameters,
+        concurrency,
+        raise_on_first_error,
+        results_generator,
+        execution_profile,
+    )
 
 
 def execute_concurrent_with_args(session, statement, parameters, *args, **kwargs):
@@ -85,15 +95,23 @@ def execute_concurrent_with_args(session, statement, parameters, *args, **kwargs
     if isinstance(parameters, dict) and not isinstance(statement, PreparedStatement):
         raise TypeError("parameters as a dict of columns need a PreparedStatement")
     return _run(
-        session, statement, parameters, opts["concurrency"], opts["raise_on_first_error"], opts["results_generator"]
+        session,
+        statement,
+        parameters,
+        opts["concurrency"],
+        opts["raise_on_first_error"],
+        opts["results_generator"],
+        opts["execution_profile"],
     )
 
 
 class _Pipeline:
-    def __init__(self, session, max_in_flight, max_unsent, max_unconsumed, error_handler, timeout):
+    def __init__(self, session, max_in_flight, max_unsent, max_unconsumed, error_handler, timeout, execution_profile):
         self.session = session
         self.error_handler = error_handler
-        self._core = session._build_request.pipeline(max_in_flight, max_unsent, max_unconsumed, timeout)
+        self.execution_profile = execution_profile
+        builder = session._build_request
+        self._core = builder.pipeline(max_in_flight, max_unsent, max_unconsumed, timeout, execution_profile)
         # Queues one request (values converted now: bad values raise here, before
         # anything is sent); the engine's method itself, with no Python frame.
         self.execute = self._core.execute
@@ -135,10 +153,23 @@ class WritePipeline(_Pipeline):
     """
 
     def __init__(
-        self, session, max_in_flight_requests=100, max_unsent_write_requests=40000, error_handler=None, timeout=_NOT_SET
+        self,
+        session,
+        max_in_flight_requests=100,
+        max_unsent_write_requests=40000,
+        error_handler=None,
+        timeout=_NOT_SET,
+        execution_profile=EXEC_PROFILE_DEFAULT,
     ):
         _Pipeline.__init__(
-            self, session, max_in_flight_requests, max_unsent_write_requests, None, error_handler, timeout
+            self,
+            session,
+            max_in_flight_requests,
+            max_unsent_write_requests,
+            None,
+            error_handler,
+            timeout,
+            execution_profile,
         )
 
     def confirm(self):
@@ -164,15 +195,24 @@ class ReadPipeline(_Pipeline):
         max_unconsumed_read_responses=400,
         error_handler=None,
         timeout=_NOT_SET,
+        execution_profile=EXEC_PROFILE_DEFAULT,
     ):
         _Pipeline.__init__(
-            self, session, max_in_flight_requests, 2**31 - 1, max_unconsumed_read_responses, error_handler, timeout
+            self,
+            session,
+            max_in_flight_requests,
+            2**31 - 1,
+            max_unconsumed_read_responses,
+            error_handler,
+            timeout,
+            execution_profile,
         )
 
     def results(self):
         """Yields the results of the requests queued so far, in submission order."""
         session = self.session
-        args = (session, None, session._build_request.row_factory, None)  # ResultSet(page, *args)
+        row_factory = session._build_request.row_factory_for(self.execution_profile)
+        args = (session, None, row_factory, None)  # ResultSet(page, *args)
         next_result = self._core.next_result
         while True:
             try:

@@ -50,6 +50,7 @@ from turbocql._schema_cql import (  # noqa: F401 - classic names of cassandra.me
     user_types_in_order,
     view_cql,
 )
+from turbocql._topology import Murmur3Token, Token, TokenMap  # noqa: F401 - classic names of cassandra.metadata
 
 log = logging.getLogger(__name__)
 
@@ -457,6 +458,8 @@ class Metadata:
     @property
     def keyspaces(self):
         """A dict of keyspace names to :class:`KeyspaceMetadata`."""
+        if self._topology is not None:
+            self._topology.check()
         if self._stale:
             self._refresh_stale()
         return self._keyspaces
@@ -590,6 +593,10 @@ class Metadata:
     def _wait_for_schema_agreement(self, wait):
         """Waits up to ``wait`` seconds until the nodes report one schema version (peers the
         topology knows to be down left out); returns whether they do."""
+        if self._topology is not None:
+            # The engine asks every node it holds connections to (its control connection
+            # knows which are down), not whichever node a query lands on.
+            return self._topology.await_schema_agreement(wait)
         from turbocql._schema_read import wait_for_schema_agreement
 
         return wait_for_schema_agreement(self._fetch, wait, self._peer_is_down)

@@ -156,6 +156,14 @@ fn node_addr(host: &str, port: u16) -> String {
     }
 }
 
+/// The Murmur3 token of a routing key (a serialized partition key), as Cassandra's
+/// `Murmur3Partitioner` computes it.
+#[pyfunction]
+pub fn murmur3(key: &[u8]) -> i64 {
+    use scylla::routing::partitioner::{Murmur3Partitioner, Partitioner};
+    Murmur3Partitioner.hash_one(key).value()
+}
+
 /// Connects to the cluster and returns a `Session`.
 ///
 /// Raises `NoHostAvailable` if no contact point answers within `connect_timeout`,

@@ -1,0 +1,153 @@
+"""The topology half of ``cluster.metadata``: hosts, the token ring and replicas, read from
+the engine's view of the cluster (the scylla crate's cluster state, kept current by its
+control connection), and the classic token classes (``Token``, ``Murmur3Token``,
+``TokenMap``).
+
+:class:`Topology` is what ``Metadata._topology`` holds once the cluster has connected. It
+also tells the schema half to read again when the engine's cluster state was replaced
+(a schema change event, or this client's own DDL once the schema agreed).
+"""
+
+import bisect
+
+from turbocql import _engine
+
+
+class Token:
+    """A token on the ring (classic ``cassandra.metadata.Token``)."""
+
+    def __init__(self, token):
+        self.value = token
+
+    @classmethod
+    def hash_fn(cls, key):
+        return key
+
+    @classmethod
+    def from_key(cls, key):
+        return cls(cls.hash_fn(key))
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.value == other.value
+
+    def __lt__(self, other):
+        return self.value < other.value
+
+    def __le__(self, other):
+        return self.value <= other.value
+
+    def __hash__(self):
+        return hash(self.value)
+
+    def __repr__(self):
+        return "<%s: %s>" % (type(self).__name__, self.value)
+
+    __str__ = __repr__
+
+
+class Murmur3Token(Token):
+    """A token of ``Murmur3Partitioner`` (computed by the engine)."""
+
+    @classmethod
+    def hash_fn(cls, key):
+        return _engine.murmur3(bytes(key))
+
+
+class TokenMap:
+    """Tokens to hosts, and replicas per keyspace (classic ``TokenMap``), a snapshot of the
+    engine's ring. ``get_replicas(keyspace, token)`` applies the keyspace's replication
+    strategy as the engine's router does."""
+
+    token_class = Murmur3Token
+
+    def __init__(self, topology, ring):
+        self._topology = topology
+        self.ring = [Murmur3Token(t) for t, _ in ring]
+        self.token_to_host_owner = {Murmur3Token(t): host for t, host in ring}
+        self._values = [t for t, _ in ring]
+        self.tokens_to_hosts_by_ks: dict = {}
+
+    def get_replicas(self, keyspace, token):
+        if not self.ring:
+            return []
+        # The replicas of the range ending at the first ring token at or after `token`.
+        i = bisect.bisect_left(self._values, token.value)
+        owner = self._values[i % len(self._values)]
+        return self._topology.replicas(keyspace, owner)
+
+    def rebuild_keyspace(self, keyspace, build_if_absent=False):
+        self.tokens_to_hosts_by_ks.pop(keyspace, None)
+
+    def remove_keyspace(self, keyspace):
+        self.tokens_to_hosts_by_ks.pop(keyspace, None)
+
+
+class Topology:
+    """Hosts and tokens from the engine, through a live session of ``cluster``."""
+
+    def __init__(self, cluster, metadata, token_enabled=True):
+        self._cluster = cluster
+        self._metadata = metadata
+        self._token_enabled = token_enabled
+        self._version = None
+        self._token_map = None
+
+    def _engine(self):
+        for s in self._cluster.sessions:
+            if not s.is_shutdown:
+                return s._session
+        return None
+
+    def check(self):
+        """Marks the schema stale when the engine's cluster state was replaced since the
+        last look (cheap: one engine call)."""
+        engine = self._engine()
+        if engine is None:
+            return
+        version = engine.cluster_state_version()
+        if version != self._version:
+            first = self._version is None
+            self._version = version
+            self._token_map = None
+            if not first:
+                self._metadata._mark_stale()
+
+    def await_schema_agreement(self, wait):
+        """Whether every node reports one schema version within ``wait`` seconds."""
+        engine = self._engine()
+        if engine is None:
+            return False
+        return engine.await_schema_agreement(max(float(wait or 0), 0.001)) is not None
+
+    def all_hosts(self):
+        engine = self._engine()
+        return [] if engine is None else list(engine.nodes())
+
+    def get_host(self, endpoint_or_address, port=None):
+        address = getattr(endpoint_or_address, "address", endpoint_or_address)
+        port = getattr(endpoint_or_address, "port", port)
+        for host in self.all_hosts():
+            if host.address == address and (port is None or host.endpoint.port == port):
+                return host
+        return None
+
+    def replicas(self, keyspace, token_value):
+        engine = self._engine()
+        return [] if engine is None else list(engine.replicas(keyspace, token_value))
+
+    def get_replicas(self, keyspace, key):
+        if not self._token_enabled:
+            return []
+        return self.replicas(keyspace, Murmur3Token.hash_fn(key))
+
+    @property
+    def token_map(self):
+        if not self._token_enabled:
+            return None
+        self.check()
+        if self._token_map is None:
+            engine = self._engine()
+            if engine is None:
+                return None
+            self._token_map = TokenMap(self, engine.token_ring())
+        return self._token_map
