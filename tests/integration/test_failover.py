@@ -1,0 +1,82 @@
+"""A node killed under load on the 3-node cluster: idempotent writes in flight are retried on
+the other replicas and every one completes, as with the classic driver.
+
+The scenario of the "Real clusters" issue: 6,000 idempotent prepared writes at QUORUM in
+flight through ``execute_async`` (timeout 4 s), keyspace replicated 2 in dc1 and 1 in dc2,
+``kill -9`` of a dc1 node while they run. The node is restarted at the end and the test
+waits until it answers again, so the cluster is whole for the tests after it.
+"""
+
+import threading
+import uuid
+
+import pytest
+
+from turbocql import ConsistencyLevel
+from turbocql.cluster import Cluster
+
+pytestmark = [pytest.mark.multinode, pytest.mark.timeout(600)]
+
+WRITES = 6000
+
+
+@pytest.fixture
+def ring_keyspace(multidc_cluster):
+    c = Cluster(["127.0.0.11"])
+    s = c.connect()
+    name = "failover_" + uuid.uuid4().hex[:8]
+    s.execute(
+        "CREATE KEYSPACE %s WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 2, 'dc2': 1}" % name
+    )
+    s.execute("CREATE TABLE %s.t (k int PRIMARY KEY, v text)" % name)
+    yield name
+    try:
+        s.execute("DROP KEYSPACE IF EXISTS %s" % name, timeout=60)
+    finally:
+        c.shutdown()
+
+
+def test_node_killed_with_idempotent_writes_in_flight_loses_none(multidc_cluster, ring_keyspace):
+    cluster = Cluster(["127.0.0.11"])
+    session = cluster.connect(ring_keyspace)
+    try:
+        insert = session.prepare("INSERT INTO t (k, v) VALUES (?, ?)")
+        insert.is_idempotent = True
+        insert.consistency_level = ConsistencyLevel.QUORUM
+        done = threading.Event()
+        lock = threading.Lock()
+        outcome = {"ok": 0, "errors": []}
+
+        def finished():
+            if outcome["ok"] + len(outcome["errors"]) == WRITES:
+                done.set()
+
+        def ok(_rows):
+            with lock:
+                outcome["ok"] += 1
+                finished()
+
+        def failed(exc):
+            with lock:
+                outcome["errors"].append(exc)
+                finished()
+
+        killed = False
+        for k in range(WRITES):
+            if k == WRITES // 4 and not killed:
+                # A dc1 replica (not the contact point) dies with ~1,500 writes sent.
+                assert multidc_cluster.kill_node(2)
+                killed = True
+            future = session.execute_async(insert, (k, "v%d" % k), timeout=4.0)
+            future.add_callbacks(ok, failed)
+        assert done.wait(120), "writes still pending: %d done" % (outcome["ok"] + len(outcome["errors"]))
+        errors = outcome["errors"]
+        kinds = sorted({type(e).__name__ for e in errors})
+        assert not errors, "%d of %d writes failed (%s); first: %r" % (len(errors), WRITES, kinds, errors[0])
+        assert outcome["ok"] == WRITES
+        count = session.execute("SELECT count(*) FROM t", timeout=60).one()[0]
+        assert count == WRITES
+    finally:
+        cluster.shutdown()
+        multidc_cluster.start_node(2)
+        assert multidc_cluster.wait_for_state(2, "UP", timeout=180)
