@@ -7,11 +7,13 @@ in the Rust engine with the GIL released, so one Session serves many threads.
 
 import copy
 import decimal
+import functools
 import logging
 import os
 import threading
 import uuid
 import warnings
+import weakref
 from collections import namedtuple
 
 from turbocql import (  # noqa: F401 - classic names re-exported from turbocql.cluster
@@ -48,7 +50,7 @@ from turbocql.auth import AuthProvider, PlainTextAuthProvider
 from turbocql.connection import ConnectionException
 from turbocql.encoder import Encoder
 from turbocql.metadata import Metadata
-from turbocql.policies import RetryPolicy
+from turbocql.policies import ExponentialReconnectionPolicy, RetryPolicy
 from turbocql.query import (
     FETCH_SIZE_UNSET,
     UNSET_VALUE,
@@ -210,7 +212,13 @@ class Cluster:
                     raise TypeError("profile %s must be an ExecutionProfile" % _execution_profile_to_string(name))
             self.profile_manager.profiles.update(execution_profiles)
             self._config_mode = _ConfigMode.PROFILES
+        if reconnection_policy is None:
+            reconnection_policy = ExponentialReconnectionPolicy(1.0, 600.0)
+        # Checked now: an unsupported policy raises here, not at connect.
+        reconnection_policy._engine_policy()
         self.reconnection_policy = reconnection_policy
+        self._listeners = set()
+        self._listeners_lock = threading.Lock()
         self.metrics_enabled = metrics_enabled
         self.executor_threads = executor_threads
         self.max_schema_agreement_wait = max_schema_agreement_wait
@@ -263,6 +271,40 @@ class Cluster:
             s._legacy_profile_cache = None
         _engine.profiles_changed()
 
+    def register_listener(self, listener):
+        """Adds a :class:`~turbocql.policies.HostStateListener`: its ``on_up``, ``on_down``,
+        ``on_add`` and ``on_remove`` are called with the :class:`~turbocql.pool.Host` when
+        the engine sees a host come up, go down, join or leave."""
+        with self._listeners_lock:
+            self._listeners.add(listener)
+
+    def unregister_listener(self, listener):
+        with self._listeners_lock:
+            self._listeners.remove(listener)
+
+    @property
+    def listeners(self):
+        with self._listeners_lock:
+            return self._listeners.copy()
+
+    def _host_event(self, kind, host_id, address, port):
+        from turbocql.pool import _host_for_event
+
+        host = _host_for_event(host_id, address, port, kind)
+        method = {"up": "on_up", "down": "on_down", "add": "on_add", "remove": "on_remove"}.get(kind)
+        if method is None:
+            return
+        policies = {
+            id(p.load_balancing_policy): p.load_balancing_policy for p in self.profile_manager.profiles.values()
+        }
+        for target in list(policies.values()) + list(self.listeners):
+            if target is None:
+                continue
+            try:
+                getattr(target, method)(host)
+            except Exception:
+                log.exception("%s.%s(%s) raised", type(target).__name__, method, host)
+
     def add_execution_profile(self, name, profile, pool_wait_timeout=5):
         """Adds a named :class:`ExecutionProfile` (raises if the name is taken or the
         cluster uses the legacy parameters)."""
@@ -309,6 +351,11 @@ class Cluster:
             keyspace,
             self.compression,
             float(self.connect_timeout),
+            True,
+            self.reconnection_policy._engine_policy(),
+            # Host events come from the first session's engine only (one stream per
+            # cluster, as the classic control connection's), through a weak reference.
+            functools.partial(_relay_host_event, weakref.ref(self)) if not self.sessions else None,
         )
         session = Session(self, engine_session)
         self.sessions.append(session)
@@ -585,6 +632,13 @@ class Session:
 
     def __exit__(self, *exc):
         self.shutdown()
+
+
+def _relay_host_event(cluster_ref, kind, host_id, address, port):
+    """The engine's host events, to the cluster if it still exists."""
+    cluster = cluster_ref()
+    if cluster is not None and not cluster.is_shutdown:
+        cluster._host_event(kind, host_id, address, port)
 
 
 _dispatcher_lock = threading.Lock()

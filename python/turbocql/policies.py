@@ -8,7 +8,9 @@ src/exec/retry.rs). No Python code runs per request, with two exceptions that th
 classic API asks for: a user's ``RetryPolicy`` subclass is called when a request fails
 (never when it succeeds), and a ``HostFilterPolicy`` predicate is called once per host.
 
-A user's ``LoadBalancingPolicy`` subclass with its own ``make_query_plan`` is not run by
+The classic reconnection policies set how the engine reconnects to a host it lost; the
+classic ``HostStateListener`` (``cluster.register_listener``) hears the engine's host
+events. A user's ``LoadBalancingPolicy`` subclass with its own ``make_query_plan`` is not run by
 this version: using one raises ``UnsupportedOperation`` when its profile is built, rather
 than routing differently from what it says.
 """
@@ -412,8 +414,20 @@ class SimpleConvictionPolicy(ConvictionPolicy):
 
 
 class ReconnectionPolicy:
+    """How long to wait between attempts to reconnect to a host (run by the engine)."""
+
     def new_schedule(self):
         raise NotImplementedError()
+
+    def _engine_policy(self):
+        raise UnsupportedOperation(
+            "%s: only ConstantReconnectionPolicy and ExponentialReconnectionPolicy are supported by turbocql"
+            % type(self).__name__
+        )
+
+    def _check_builtin(self, base):
+        if type(self) is not base and _overrides(type(self), base, ("new_schedule",)):
+            ReconnectionPolicy._engine_policy(self)
 
 
 class ConstantReconnectionPolicy(ReconnectionPolicy):
@@ -429,6 +443,10 @@ class ConstantReconnectionPolicy(ReconnectionPolicy):
         if self.max_attempts:
             return [self.delay] * self.max_attempts
         return cycle([self.delay])
+
+    def _engine_policy(self):
+        self._check_builtin(ConstantReconnectionPolicy)
+        return _engine.Reconnection.constant(float(self.delay), self.max_attempts or None)
 
 
 class ExponentialReconnectionPolicy(ReconnectionPolicy):
@@ -453,6 +471,12 @@ class ExponentialReconnectionPolicy(ReconnectionPolicy):
                 overflowed = delay >= self.max_delay
                 yield delay
             i += 1
+
+    def _engine_policy(self):
+        self._check_builtin(ExponentialReconnectionPolicy)
+        return _engine.Reconnection.exponential(
+            float(self.base_delay), float(self.max_delay), self.max_attempts or None
+        )
 
 
 _RETRY_METHODS = ("on_read_timeout", "on_write_timeout", "on_unavailable", "on_request_error")

@@ -103,4 +103,19 @@ def _host_of(host_id, address, port, datacenter, rack, is_up):
         return host
 
 
+def _host_for_event(host_id, address, port, kind):
+    """The :class:`Host` of a host event (``kind``: up, down, add, remove), its ``is_up``
+    updated."""
+    with _hosts_lock:
+        host = _hosts.get(host_id)
+        if host is None:
+            host = Host(DefaultEndPoint(address, port), host_id=uuid.UUID(host_id))
+            _hosts[host_id] = host
+    if kind == "up":
+        host.is_up = True
+    elif kind in ("down", "remove"):
+        host.is_up = False
+    return host
+
+
 __all__ = ["Host", "NoConnectionsAvailable"]

@@ -6,7 +6,9 @@
 //! - [`aio_send`]: the awaitable request's `am_send` slot;
 //! - [`request`]: a built request as a Python object, run, submitted or awaited;
 //! - [`future`]: `ResponseFuture`'s core, settled by the dispatcher;
-//! - [`session`]: the connection (connect, prepare, keyspace, shutdown);
+//! - [`hosts`]: reconnection policies and host events, set at connect;
+//! - [`session`]: the connection (connect, prepare, keyspace, shutdown) and the engine's
+//!   view of the cluster;
 //! - [`concurrent`]: `execute_concurrent*`, with the requests kept in flight in Rust;
 //! - [`pipeline`]: `WritePipeline` / `ReadPipeline`, driven in the engine;
 //! - [`builder`]: a session's requests and defaults, which every path asks;
@@ -18,6 +20,7 @@ pub mod builder;
 pub mod concurrent;
 pub mod execute;
 pub mod future;
+pub mod hosts;
 pub mod pipeline;
 pub mod request;
 pub mod results;

@@ -20,6 +20,7 @@ use scylla::statement::Consistency;
 
 use scylla::routing::Token;
 
+use super::hosts::{PyHostListener, Reconnection};
 use crate::errors;
 use crate::exec::options::duration;
 use crate::exec::prepared::Prepared;
@@ -169,7 +170,7 @@ pub fn murmur3(key: &[u8]) -> i64 {
 /// Raises `NoHostAvailable` if no contact point answers within `connect_timeout`,
 /// `InvalidRequest` for an unknown `keyspace`.
 #[pyfunction]
-#[pyo3(signature = (contact_points, port=9042, username=None, password=None, keyspace=None, compression=None, connect_timeout=5.0, tcp_nodelay=true))]
+#[pyo3(signature = (contact_points, port=9042, username=None, password=None, keyspace=None, compression=None, connect_timeout=5.0, tcp_nodelay=true, reconnection=None, on_host_event=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect(
     py: Python<'_>,
@@ -181,6 +182,8 @@ pub fn connect(
     compression: Option<&str>,
     connect_timeout: f64,
     tcp_nodelay: bool,
+    reconnection: Option<PyRef<'_, Reconnection>>,
+    on_host_event: Option<Py<PyAny>>,
 ) -> PyResult<Session> {
     if contact_points.is_empty() {
         return Err(PyValueError::new_err("contact_points must name at least one host"));
@@ -203,6 +206,12 @@ pub fn connect(
         });
     if let Some(u) = username {
         builder = builder.user(u, password.unwrap_or_default());
+    }
+    if let Some(r) = reconnection {
+        builder.config.reconnect_policy = r.build();
+    }
+    if let Some(callback) = on_host_event {
+        builder.config.host_listener = Some(Arc::new(PyHostListener { callback: Arc::new(callback) }));
     }
     if let Some(ks) = keyspace {
         builder = builder.use_keyspace(ks, true);

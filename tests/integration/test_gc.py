@@ -46,7 +46,7 @@ import pytest
 
 from tests.conftest import HOST, PORT
 from tests.integration.conftest import paused
-from turbocql import InvalidRequest
+from turbocql import InvalidRequest, _engine
 from turbocql.cluster import Cluster
 from turbocql.concurrent import ReadPipeline, WritePipeline, execute_concurrent, execute_concurrent_with_args
 
@@ -672,3 +672,60 @@ def test_aio_session_and_its_engine_objects(keyspace):
     ref, sref, box = asyncio.run(asyncio.wait_for(main(), 60))
     _check(ref, box)
     assert _freed(sref)
+
+
+def test_load_balancing_host_filter_predicate_cycle():
+    """LoadBalancing (a HostFilterPolicy's engine form) holds its predicate."""
+    sentinel = Sentinel()
+    ref = weakref.ref(sentinel)
+
+    class Predicate:
+        def __call__(self, host):
+            return True
+
+    predicate = Predicate()
+    predicate.sentinel = sentinel
+    engine = _engine.LoadBalancing.host_filter(_engine.LoadBalancing.round_robin(), predicate)
+    predicate.engine = engine  # predicate -> engine -> predicate
+    box = _anchor(engine)
+    del sentinel, predicate, engine
+    _check(ref, box)
+
+
+def test_retry_python_policy_cycle():
+    """Retry (a RetryPolicy subclass's engine form) holds the policy."""
+    from turbocql.policies import RetryPolicy
+
+    class Mine(RetryPolicy):
+        def on_unavailable(self, *args, **kwargs):
+            return self.RETHROW, None
+
+    sentinel = Sentinel()
+    ref = weakref.ref(sentinel)
+    policy = Mine()
+    policy.sentinel = sentinel
+    engine = policy._engine_policy()
+    policy.engine = engine
+    box = _anchor(engine)
+    del sentinel, policy, engine
+    _check(ref, box)
+
+
+def test_engine_profile_row_factory_cycle():
+    """EngineProfile (an ExecutionProfile's engine form) holds the profile's row factory."""
+    from turbocql.cluster import ExecutionProfile
+
+    sentinel = Sentinel()
+    ref = weakref.ref(sentinel)
+
+    class Factory:
+        def __call__(self, colnames, rows):
+            return rows
+
+    factory = Factory()
+    factory.sentinel = sentinel
+    engine = ExecutionProfile(row_factory=factory)._engine_profile()
+    factory.engine = engine
+    box = _anchor(engine)
+    del sentinel, factory, engine
+    _check(ref, box)
