@@ -63,8 +63,7 @@ def test_retry_policies_become_the_engines_and_subclasses_are_called():
 
 
 def _grid():
-    for cl, required, received, retry_num in itertools.product(CL, (1, 2, 3), (0, 1, 2, 3), (0, 1)):
-        yield cl, required, received, retry_num
+    yield from itertools.product(CL, (1, 2, 3), (0, 1, 2, 3), (0, 1))
 
 
 @pytest.mark.parametrize("name", ["RetryPolicy", "FallthroughRetryPolicy", "DowngradingConsistencyRetryPolicy"])
