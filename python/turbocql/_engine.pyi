@@ -9,7 +9,7 @@
 # are disjoint bases (a class cannot derive from both, nor from another such base).
 
 from asyncio import AbstractEventLoop
-from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Hashable, Iterable, Mapping, Sequence
 from contextvars import Context
 from types import TracebackType
 from typing import Any, Concatenate, Generic, Literal, NoReturn, ParamSpec, Self, TypeVar, final, overload
@@ -17,8 +17,11 @@ from uuid import UUID
 
 from typing_extensions import disjoint_base
 
+from turbocql._profiles import ExecutionProfile
 from turbocql.cluster import ResultSet, _NotSet
 from turbocql.cluster import Session as _ClusterSession
+from turbocql.policies import RetryPolicy
+from turbocql.pool import Host
 from turbocql.query import BatchStatement, BoundStatement, PreparedStatement, SimpleStatement
 
 __all__ = [
@@ -34,9 +37,16 @@ __all__ = [
     "Prepared",
     "ClassifiedStatement",
     "Page",
+    "LoadBalancing",
+    "Retry",
+    "EngineProfile",
+    "profiles_changed",
+    "profiles_version",
     "run_dispatcher",
     "stop_dispatcher",
     "connect",
+    "murmur3",
+    "Reconnection",
     "Session",
     "Request",
     "RequestBuilder",
@@ -66,6 +76,15 @@ _Values = Sequence[Any] | Mapping[str, Any] | None
 _Timeout = float | None | _NotSet
 # A dispatcher target: called as `target(page, None)` or `target(None, exception)`.
 _Target = Callable[[Page | None, BaseException | None], object]
+# An `execution_profile` argument: a profile, the name of one (a key of
+# `Cluster(execution_profiles=...)`), or None / `EXEC_PROFILE_DEFAULT` (the default profile).
+_ExecutionProfileArg = ExecutionProfile | Hashable | None
+# A `host` argument: the only host tried, a `Host` or its address ("address" or
+# "address:port"); None: routed by the profile's load-balancing policy.
+_HostArg = Host | str | None
+# A host event, as `on_host_event(kind, host_id, address, port)` hears it ("moved": the
+# host's address changed).
+_HostEventKind = Literal["up", "down", "add", "remove", "moved"]
 
 __version__: str
 
@@ -126,6 +145,61 @@ class Page:
     def warnings(self) -> list[str] | None: ...
     def as_last(self) -> Page: ...
 
+@final
+class LoadBalancing:
+    # The classic load-balancing policies (their `_engine_policy()`).
+    @staticmethod
+    def round_robin() -> LoadBalancing: ...
+    # `local_dc` None or "": every DC is local; a `local_rack` needs a `local_dc` (ValueError).
+    @staticmethod
+    def dc_aware(
+        local_dc: str | None, used_hosts_per_remote_dc: int = 0, local_rack: str | None = None
+    ) -> LoadBalancing: ...
+    @staticmethod
+    def token_aware(child: LoadBalancing, shuffle_replicas: bool) -> LoadBalancing: ...
+    # `child` over these IP addresses only (ValueError for one that is not an IP address).
+    @staticmethod
+    def allow_list(child: LoadBalancing, addresses: Sequence[str]) -> LoadBalancing: ...
+    # `child` over the hosts for which `predicate(host)` is truthy (called once per host,
+    # again if its address changes; a host whose predicate raises is left out).
+    @staticmethod
+    def host_filter(child: LoadBalancing, predicate: Callable[[Host], object]) -> LoadBalancing: ...
+    def __repr__(self) -> str: ...
+
+@final
+class Retry:
+    # The classic retry policies (their `_engine_policy()`).
+    @staticmethod
+    def default_policy() -> Retry: ...
+    @staticmethod
+    def fallthrough() -> Retry: ...
+    @staticmethod
+    def downgrading_consistency() -> Retry: ...
+    # A user's `RetryPolicy` subclass: its methods are called on failures only.
+    @staticmethod
+    def python(policy: RetryPolicy) -> Retry: ...
+    def __repr__(self) -> str: ...
+
+@final
+class EngineProfile:
+    # A classic `ExecutionProfile` (its `_engine_profile()`). `load_balancing` / `retry`:
+    # None for the engine's defaults; `speculative`: `(delay, max_attempts)` of a
+    # `ConstantSpeculativeExecutionPolicy`, or None; consistency levels: `ConsistencyLevel`
+    # numbers or None; `request_timeout`: positive seconds or None (no timeout).
+    def __new__(
+        cls,
+        load_balancing: LoadBalancing | None,
+        retry: Retry | None,
+        speculative: tuple[float, int] | None,
+        consistency_level: int | None,
+        serial_consistency_level: int | None,
+        request_timeout: float | None,
+        row_factory: Callable[..., Any],
+    ) -> Self: ...
+
+# A profile (or a policy in one) changed: sessions read their defaults again.
+def profiles_changed() -> None: ...
+def profiles_version() -> int: ...
 def run_dispatcher() -> None: ...
 def stop_dispatcher() -> None: ...
 
@@ -139,7 +213,23 @@ def connect(
     compression: Literal["lz4", "snappy"] | None = None,
     connect_timeout: float = 5.0,
     tcp_nodelay: bool = True,
+    reconnection: Reconnection | None = None,
+    # Called off the engine's tasks as `on_host_event(kind, host_id, address, port)`.
+    on_host_event: Callable[[_HostEventKind, str, str, int], object] | None = None,
 ) -> Session: ...
+
+# The Murmur3 token of a routing key (a serialized partition key).
+def murmur3(key: bytes) -> int: ...
+
+@final
+class Reconnection:
+    # The classic reconnection policies (their `_engine_policy()`); `max_attempts` None:
+    # never give up.
+    @staticmethod
+    def constant(delay_seconds: float, max_attempts: int | None = None) -> Reconnection: ...
+    @staticmethod
+    def exponential(base_delay: float, max_delay: float, max_attempts: int | None = None) -> Reconnection: ...
+    def __repr__(self) -> str: ...
 
 @final
 class Session:
@@ -152,6 +242,16 @@ class Session:
     @property
     def is_shutdown(self) -> bool: ...
     def shutdown(self) -> None: ...
+    # The cluster's nodes as the engine knows them now.
+    def nodes(self) -> list[Host]: ...
+    # Changes whenever the engine's view of the cluster (nodes, schema, tokens) is replaced.
+    def cluster_state_version(self) -> int: ...
+    # (token, host) pairs in token order (Murmur3 tokens).
+    def token_ring(self) -> list[tuple[int, Host]]: ...
+    # The replicas of `token` in `keyspace`, primary replica first.
+    def replicas(self, keyspace: str, token: int) -> list[Host]: ...
+    # The agreed schema version, or None if the nodes did not agree within `timeout` seconds.
+    def await_schema_agreement(self, timeout: float) -> str | None: ...
 
 @final
 class Request:
@@ -170,12 +270,22 @@ class Request:
 class RequestBuilder:
     def __new__(cls, session: _ClusterSession) -> Self: ...
     def settings_changed(self) -> None: ...
-    # (request, the session's row factory)
+    # (request, the row factory of its results); a `custom_payload` or `execute_as` other
+    # than None raises UnsupportedOperation.
     def __call__(
-        self, query: _Query, parameters: _Values = None, timeout: _Timeout = ..., trace: bool = False
+        self,
+        query: _Query,
+        parameters: _Values = None,
+        timeout: _Timeout = ...,
+        trace: bool = False,
+        execution_profile: _ExecutionProfileArg = None,
+        host: _HostArg = None,
+        custom_payload: Mapping[str, bytes] | None = None,
+        execute_as: str | None = None,
     ) -> tuple[Request, Any]: ...
     @property
     def row_factory(self) -> Any: ...
+    def row_factory_for(self, execution_profile: _ExecutionProfileArg = None) -> Any: ...
     def execute_concurrent(
         self,
         statement: _Query | None,
@@ -184,9 +294,15 @@ class RequestBuilder:
         raise_on_first_error: bool,
         make_result: Callable[[Page], Any],
         result_cls: Callable[[bool, Any], _T],
+        execution_profile: _ExecutionProfileArg = None,
     ) -> ConcurrentRun[_T]: ...
     def pipeline(
-        self, max_in_flight: int, max_unsent: int, max_unconsumed: int | None = None, timeout: _Timeout = ...
+        self,
+        max_in_flight: int,
+        max_unsent: int,
+        max_unconsumed: int | None = None,
+        timeout: _Timeout = ...,
+        execution_profile: _ExecutionProfileArg = None,
     ) -> PipelineCore: ...
 
 @final
@@ -199,11 +315,11 @@ class SyncExecute(Generic[_R]):
         parameters: _Values = None,
         timeout: _Timeout = ...,
         trace: bool = False,
-        custom_payload: Any = None,
-        execution_profile: Any = None,
+        custom_payload: Mapping[str, bytes] | None = None,
+        execution_profile: _ExecutionProfileArg = None,
         paging_state: bytes | None = None,
-        host: Any = None,
-        execute_as: Any = None,
+        host: _HostArg = None,
+        execute_as: str | None = None,
     ) -> _R: ...
 
 @final
@@ -223,6 +339,8 @@ class AioExecute(Generic[_R]):
         timeout: _Timeout = ...,
         trace: bool = False,
         paging_state: bytes | None = None,
+        execution_profile: _ExecutionProfileArg = None,
+        host: _HostArg = None,
     ) -> AioRequest[_R]: ...
 
 @final
