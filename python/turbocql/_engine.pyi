@@ -20,7 +20,7 @@ from typing_extensions import disjoint_base
 from turbocql._profiles import ExecutionProfile
 from turbocql.cluster import ResultSet, _NotSet
 from turbocql.cluster import Session as _ClusterSession
-from turbocql.policies import RetryPolicy
+from turbocql.policies import LoadBalancingPolicy, RetryPolicy
 from turbocql.pool import Host
 from turbocql.query import BatchStatement, BoundStatement, PreparedStatement, SimpleStatement
 
@@ -164,6 +164,12 @@ class LoadBalancing:
     # again if its address changes; a host whose predicate raises is left out).
     @staticmethod
     def host_filter(child: LoadBalancing, predicate: Callable[[Host], object]) -> LoadBalancing: ...
+    # A user's policy: `policy.make_query_plan(working_keyspace, query)` is asked for each
+    # request when it is built, and its hosts tried in order.
+    @staticmethod
+    def custom(policy: LoadBalancingPolicy) -> LoadBalancing: ...
+    @property
+    def is_custom(self) -> bool: ...
     def __repr__(self) -> str: ...
 
 @final

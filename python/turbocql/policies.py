@@ -10,9 +10,10 @@ classic API asks for: a user's ``RetryPolicy`` subclass is called when a request
 
 The classic reconnection policies set how the engine reconnects to a host it lost; the
 classic ``HostStateListener`` (``cluster.register_listener``) hears the engine's host
-events. A user's ``LoadBalancingPolicy`` subclass with its own ``make_query_plan`` is not run by
-this version: using one raises ``UnsupportedOperation`` when its profile is built, rather
-than routing differently from what it says.
+events. A user's ``LoadBalancingPolicy`` subclass with its own ``make_query_plan`` (or a built-in
+wrapper around one) is asked for each request's plan when the request is built, with the
+statement, as in the classic driver: that costs a Python call per request (a few
+microseconds), which the built-in policies never pay.
 """
 
 import logging
@@ -79,15 +80,12 @@ class LoadBalancingPolicy(HostStateListener):
         pass
 
     def _engine_policy(self):
-        raise UnsupportedOperation(
-            "%s: load-balancing policies with their own make_query_plan are not supported by turbocql; "
-            "use the built-in policies (DCAwareRoundRobinPolicy, RackAwareRoundRobinPolicy, TokenAwarePolicy, "
-            "WhiteListRoundRobinPolicy, HostFilterPolicy, RoundRobinPolicy)" % type(self).__name__
-        )
+        """A user's policy: its ``make_query_plan`` is asked per request."""
+        return _engine.LoadBalancing.custom(self)
 
-    def _check_builtin(self, base):
-        if type(self) is not base and _overrides(type(self), base, ("make_query_plan", "distance")):
-            LoadBalancingPolicy._engine_policy(self)
+    def _is_own(self, base):
+        """True if this object's class changes how ``base`` plans (a user's subclass)."""
+        return type(self) is not base and _overrides(type(self), base, ("make_query_plan",))
 
 
 class RoundRobinPolicy(LoadBalancingPolicy):
@@ -122,7 +120,8 @@ class RoundRobinPolicy(LoadBalancingPolicy):
     on_remove = on_down
 
     def _engine_policy(self):
-        self._check_builtin(RoundRobinPolicy)
+        if self._is_own(RoundRobinPolicy):
+            return _engine.LoadBalancing.custom(self)
         return _engine.LoadBalancing.round_robin()
 
 
@@ -211,7 +210,8 @@ class DCAwareRoundRobinPolicy(LoadBalancingPolicy):
     on_remove = on_down
 
     def _engine_policy(self):
-        self._check_builtin(DCAwareRoundRobinPolicy)
+        if self._is_own(DCAwareRoundRobinPolicy):
+            return _engine.LoadBalancing.custom(self)
         return _engine.LoadBalancing.dc_aware(self.local_dc or None, int(self.used_hosts_per_remote_dc or 0))
 
 
@@ -234,7 +234,8 @@ class RackAwareRoundRobinPolicy(DCAwareRoundRobinPolicy):
         yield from [h for h in plan if not (h.rack == self.local_rack and self._dc(h) == self.local_dc)]
 
     def _engine_policy(self):
-        self._check_builtin(RackAwareRoundRobinPolicy)
+        if self._is_own(RackAwareRoundRobinPolicy):
+            return _engine.LoadBalancing.custom(self)
         return _engine.LoadBalancing.dc_aware(
             self.local_dc or None, int(self.used_hosts_per_remote_dc or 0), self.local_rack or None
         )
@@ -252,14 +253,35 @@ class TokenAwarePolicy(LoadBalancingPolicy):
         self._child_policy = child_policy
         self.shuffle_replicas = shuffle_replicas
 
+    _cluster_metadata = None
+
     def populate(self, cluster, hosts):
+        self._cluster_metadata = getattr(cluster, "metadata", None)
         self._child_policy.populate(cluster, hosts)
 
     def distance(self, *args, **kwargs):
         return self._child_policy.distance(*args, **kwargs)
 
     def make_query_plan(self, working_keyspace=None, query=None):
-        return self._child_policy.make_query_plan(working_keyspace, query)
+        """The statement's local replicas first (its ``routing_key`` in its keyspace), then
+        the child's plan (run in Python only when the child is a user's policy)."""
+        keyspace = getattr(query, "keyspace", None) or working_keyspace
+        routing_key = getattr(query, "routing_key", None)
+        child_plan = self._child_policy.make_query_plan(working_keyspace, query)
+        if routing_key is None or keyspace is None or self._cluster_metadata is None:
+            yield from child_plan
+            return
+        replicas = [
+            r
+            for r in self._cluster_metadata.get_replicas(keyspace, routing_key)
+            if self._child_policy.distance(r) == HostDistance.LOCAL
+        ]
+        if self.shuffle_replicas:
+            random.shuffle(replicas)
+        yield from replicas
+        for host in child_plan:
+            if host not in replicas:
+                yield host
 
     def on_up(self, *args, **kwargs):
         return self._child_policy.on_up(*args, **kwargs)
@@ -274,8 +296,10 @@ class TokenAwarePolicy(LoadBalancingPolicy):
         return self._child_policy.on_remove(*args, **kwargs)
 
     def _engine_policy(self):
-        self._check_builtin(TokenAwarePolicy)
-        return _engine.LoadBalancing.token_aware(self._child_policy._engine_policy(), bool(self.shuffle_replicas))
+        child = self._child_policy._engine_policy()
+        if child.is_custom or self._is_own(TokenAwarePolicy):
+            return _engine.LoadBalancing.custom(self)
+        return _engine.LoadBalancing.token_aware(child, bool(self.shuffle_replicas))
 
 
 class WhiteListRoundRobinPolicy(RoundRobinPolicy):
@@ -303,7 +327,8 @@ class WhiteListRoundRobinPolicy(RoundRobinPolicy):
     on_add = on_up
 
     def _engine_policy(self):
-        self._check_builtin(WhiteListRoundRobinPolicy)
+        if self._is_own(WhiteListRoundRobinPolicy):
+            return _engine.LoadBalancing.custom(self)
         return _engine.LoadBalancing.allow_list(
             _engine.LoadBalancing.round_robin(), sorted(set(self._allowed_hosts_resolved))
         )
@@ -348,8 +373,10 @@ class HostFilterPolicy(LoadBalancingPolicy):
         return self._child_policy.on_remove(host, *args, **kwargs)
 
     def _engine_policy(self):
-        self._check_builtin(HostFilterPolicy)
-        return _engine.LoadBalancing.host_filter(self._child_policy._engine_policy(), self._predicate)
+        child = self._child_policy._engine_policy()
+        if child.is_custom or self._is_own(HostFilterPolicy):
+            return _engine.LoadBalancing.custom(self)
+        return _engine.LoadBalancing.host_filter(child, self._predicate)
 
 
 class WrapperPolicy(LoadBalancingPolicy):
@@ -381,8 +408,12 @@ class WrapperPolicy(LoadBalancingPolicy):
         return self._child_policy.on_remove(*args, **kwargs)
 
     def _engine_policy(self):
-        self._check_builtin(type(self) if type(self) in (WrapperPolicy, DefaultLoadBalancingPolicy) else WrapperPolicy)
-        return self._child_policy._engine_policy()
+        child = self._child_policy._engine_policy()
+        if child.is_custom or self._is_own(
+            WrapperPolicy if type(self) is WrapperPolicy else DefaultLoadBalancingPolicy
+        ):
+            return _engine.LoadBalancing.custom(self)
+        return child
 
 
 class DefaultLoadBalancingPolicy(WrapperPolicy):

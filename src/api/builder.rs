@@ -122,6 +122,7 @@ fn profile_defaults(profile: &EngineProfile, page_size: Option<i32>, numpy: bool
         timeout: profile.timeout,
         shape: if numpy { RowShape::Columns } else { profile.shape },
         profile: Some(profile.handle.clone()),
+        custom_plan: profile.custom_plan.clone(),
     }
 }
 
@@ -210,7 +211,8 @@ impl RequestBuilder {
         if let Some(host) = route.host.filter(|h| !h.is_none()) {
             opts.profile = Some(self.single_host(py, opts.profile.take(), &host)?);
         }
-        let req = request::build(py, &statement, parameters.as_ref(), &opts, snap.encoder.bind(py))?;
+        let mut req = request::build(py, &statement, parameters.as_ref(), &opts, snap.encoder.bind(py))?;
+        req.route(py, &opts, query)?;
         let engine = self.engine.get();
         Ok((PyRequest::new(engine.get(py)?, engine.hosts_arc(), req), row_factory))
     }
@@ -298,12 +300,21 @@ impl RequestBuilder {
         result_cls: Py<PyAny>,
         execution_profile: Option<Bound<'_, PyAny>>,
     ) -> PyResult<ConcurrentRun> {
+        let query = statement.map(|s| s.clone().unbind());
         let statement = statement.map(|s| classify(py, s)).transpose()?;
         let snap = self.snapshot(py)?;
         let defaults = self.defaults_for(py, &snap, execution_profile.as_ref())?.map_or_else(|| snap.defaults.clone(), |(d, _)| Arc::new(d));
         let engine = self.engine.get();
         let settings = concurrent::Settings { concurrency, raise_on_first_error, make_result, result_cls };
-        concurrent::start(engine.get(py)?, engine.hosts_arc(), statement, parameters, defaults, snap.encoder.clone_ref(py), settings)
+        concurrent::start(
+            engine.get(py)?,
+            engine.hosts_arc(),
+            statement.map(|s| (s, query.expect("a classified statement has its object"))),
+            parameters,
+            defaults,
+            snap.encoder.clone_ref(py),
+            settings,
+        )
     }
 
     /// Starts a pipeline (see `super::pipeline`): a write pipeline when `max_unconsumed`

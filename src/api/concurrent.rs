@@ -76,6 +76,8 @@ pub struct ConcurrentRun {
     /// The statement of `execute_concurrent_with_args` and its options, resolved once;
     /// None: items are pairs.
     statement: Option<(Classified, Options)>,
+    /// The Python statement of `statement` (a user's query plan is asked with it).
+    query: Option<Py<PyAny>>,
     /// The session's defaults and encoder, for every item.
     defaults: Arc<crate::exec::options::Defaults>,
     encoder: Py<PyAny>,
@@ -99,7 +101,15 @@ impl ConcurrentRun {
                     let idx = st.next_index;
                     st.next_index += 1;
                     match cols.bind(py, specs.as_slice(), row) {
-                        Ok(bound) => st.ready.push_back((idx, Request::new(request::with_values(p, bound, opts), opts))),
+                        Ok(bound) => {
+                            let mut req = Request::new(request::with_values(p, bound, opts), opts);
+                            match self.query.as_ref().map(|q| req.route(py, opts, q.bind(py))).transpose() {
+                                Ok(_) => st.ready.push_back((idx, req)),
+                                Err(e) => {
+                                    st.done.insert(idx, Done::Invalid(e));
+                                }
+                            }
+                        }
                         Err(e) => {
                             st.done.insert(idx, Done::Invalid(e));
                         }
@@ -140,15 +150,24 @@ impl ConcurrentRun {
     fn convert(&self, py: Python<'_>, item: &Bound<'_, PyAny>) -> PyResult<Request> {
         let encoder = self.encoder.bind(py);
         match &self.statement {
-            Some((statement, opts)) => request::build(py, statement, Some(item), opts, encoder),
+            Some((statement, opts)) => {
+                let mut req = request::build(py, statement, Some(item), opts, encoder)?;
+                if let Some(q) = &self.query {
+                    req.route(py, opts, q.bind(py))?;
+                }
+                Ok(req)
+            }
             None => {
                 let pair = item.cast::<PyTuple>().ok().filter(|t| t.len() == 2);
                 let Some(pair) = pair else {
                     return Err(PyTypeError::new_err("execute_concurrent items must be (statement, parameters) pairs"));
                 };
-                let statement = classify(py, &pair.get_item(0)?)?;
+                let query = pair.get_item(0)?;
+                let statement = classify(py, &query)?;
                 let opts = self.defaults.resolve(&statement.own, Timeout::Default, false);
-                request::build(py, &statement, Some(&pair.get_item(1)?), &opts, encoder)
+                let mut req = request::build(py, &statement, Some(&pair.get_item(1)?), &opts, encoder)?;
+                req.route(py, &opts, &query)?;
+                Ok(req)
             }
         }
     }
@@ -274,6 +293,9 @@ impl ConcurrentRun {
         if let Some((s, _)) = &self.statement {
             s.traverse(&visit)?;
         }
+        if let Some(q) = &self.query {
+            visit.call(q)?;
+        }
         visit.call(&self.encoder)?;
         visit.call(&self.settings.make_result)?;
         visit.call(&self.settings.result_cls)?;
@@ -300,6 +322,7 @@ impl ConcurrentRun {
             st.void_result = None;
         }
         self.statement = None;
+        self.query = None;
         self.settings.make_result = py.None();
         self.settings.result_cls = py.None();
     }
@@ -354,7 +377,7 @@ fn columns(source: &Bound<'_, PyAny>, specs: &[scylla::frame::response::result::
 pub(crate) fn start(
     session: Arc<ScyllaSession>,
     hosts: Arc<str>,
-    statement: Option<Classified>,
+    statement: Option<(Classified, Py<PyAny>)>,
     source: &Bound<'_, PyAny>,
     defaults: Arc<crate::exec::options::Defaults>,
     encoder: Py<PyAny>,
@@ -363,10 +386,13 @@ pub(crate) fn start(
     if settings.concurrency == 0 {
         return Err(PyValueError::new_err("concurrency must be greater than 0"));
     }
-    let statement = statement.map(|s| {
-        let opts = defaults.resolve(&s.own, Timeout::Default, false);
-        (s, opts)
-    });
+    let (statement, query) = match statement {
+        Some((s, q)) => {
+            let opts = defaults.resolve(&s.own, Timeout::Default, false);
+            (Some((s, opts)), Some(q))
+        }
+        None => (None, None),
+    };
     let cols = match &statement {
         Some((Classified { kind: Kind::Prepared(p), .. }, _)) => columns(source, p.get().stmt.get_variable_col_specs().as_slice())?,
         _ => None,
@@ -379,6 +405,7 @@ pub(crate) fn start(
         session,
         hosts,
         statement,
+        query,
         defaults,
         encoder,
         settings,

@@ -152,10 +152,12 @@ impl PipelineCore {
     /// Queues `statement` with `parameters` (converted now: bad values raise here).
     #[pyo3(signature = (statement, parameters=None))]
     fn execute(&self, py: Python<'_>, statement: &Bound<'_, PyAny>, parameters: Option<Bound<'_, PyAny>>) -> PyResult<()> {
-        let statement = classify(py, statement)?;
+        let query = statement;
+        let statement = classify(py, query)?;
         let mut opts = self.defaults.resolve(&statement.own, self.timeout, false);
         opts.page_size = None; // a pipeline's reads are one page each, unpaged
-        let req = request::build(py, &statement, parameters.as_ref(), &opts, self.encoder.bind(py))?;
+        let mut req = request::build(py, &statement, parameters.as_ref(), &opts, self.encoder.bind(py))?;
+        req.route(py, &opts, query)?;
         let tx = self.tx.lock().clone().ok_or_else(|| PyRuntimeError::new_err("the pipeline is closed"))?;
         let idx = {
             let mut p = self.shared.progress.lock();

@@ -3,6 +3,7 @@
 //! shape its rows are decoded into ([`RowShape`]). Parsed from the classic driver's
 //! numbers (`ConsistencyLevel.*`), checked here once.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use pyo3::exceptions::PyValueError;
@@ -82,6 +83,8 @@ pub struct Options {
     /// The execution profile's policies (load balancing, retry, speculative execution);
     /// None: the session's default profile.
     pub profile: Option<ExecutionProfileHandle>,
+    /// A user's load-balancing policy asked for each request's plan (`super::routing::plan_of`).
+    pub custom_plan: Option<Arc<Py<PyAny>>>,
 }
 
 /// Sets a statement's (or batch's) options from an [`Options`].
@@ -151,6 +154,7 @@ pub struct Defaults {
     pub timeout: Option<Duration>,
     pub shape: RowShape,
     pub profile: Option<ExecutionProfileHandle>,
+    pub custom_plan: Option<Arc<Py<PyAny>>>,
 }
 
 impl Defaults {
@@ -174,6 +178,7 @@ impl Defaults {
             },
             shape: self.shape,
             profile: self.profile.clone(),
+            custom_plan: self.custom_plan.clone(),
         }
     }
 }

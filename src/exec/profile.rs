@@ -30,6 +30,8 @@ pub struct EngineProfile {
     pub timeout: Option<Duration>,
     pub shape: RowShape,
     pub row_factory: Py<PyAny>,
+    /// A user's load-balancing policy whose `make_query_plan` each request asks.
+    pub custom_plan: Option<Arc<Py<PyAny>>>,
 }
 
 #[pymethods]
@@ -50,8 +52,12 @@ impl EngineProfile {
         row_factory: Bound<'_, PyAny>,
     ) -> PyResult<Self> {
         let mut builder = ExecutionProfile::builder().request_timeout(None);
+        let mut custom_plan = None;
         if let Some(lb) = load_balancing {
-            builder = builder.load_balancing_policy(lb.build());
+            custom_plan = lb.custom_policy();
+            if custom_plan.is_none() {
+                builder = builder.load_balancing_policy(lb.build());
+            }
         }
         if let Some(r) = retry {
             builder = builder.retry_policy(r.build());
@@ -75,10 +81,14 @@ impl EngineProfile {
             timeout: request_timeout.map(|t| duration(t, "request_timeout")).transpose()?,
             shape,
             row_factory: row_factory.unbind(),
+            custom_plan,
         })
     }
 
     fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        if let Some(p) = &self.custom_plan {
+            visit.call(p.as_ref())?;
+        }
         visit.call(&self.row_factory)
     }
 }

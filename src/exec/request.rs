@@ -16,6 +16,7 @@ use scylla::statement::Statement;
 
 use super::options::{apply_options, Options, RowShape};
 use super::prepared::Prepared;
+use super::routing::plan_of;
 use super::statement::{Classified, Kind};
 use crate::codec::values::{bind_row, BoundValues};
 use crate::pyrefs;
@@ -36,6 +37,21 @@ impl Request {
     pub fn new(kind: RequestKind, opts: &Options) -> Request {
         let paged = opts.page_size.is_some() && !matches!(kind, RequestKind::Batch(..));
         Request { kind, paged, timeout: opts.timeout, shape: opts.shape }
+    }
+
+    /// Where the profile's load balancing is a user's policy: this request routed by the
+    /// plan it gives for `query` (the Python statement); otherwise nothing to do.
+    pub fn route(&mut self, py: Python<'_>, opts: &Options, query: &Bound<'_, PyAny>) -> PyResult<()> {
+        let Some(policy) = &opts.custom_plan else {
+            return Ok(());
+        };
+        let handle = Some(plan_of(py, policy, query, opts.profile.as_ref())?);
+        match &mut self.kind {
+            RequestKind::Prepared(stmt, _) => stmt.set_execution_profile_handle(handle),
+            RequestKind::Query(stmt) => stmt.set_execution_profile_handle(handle),
+            RequestKind::Batch(batch, _) => batch.set_execution_profile_handle(handle),
+        }
+        Ok(())
     }
 }
 

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use scylla::client::execution_profile::{ExecutionProfile, ExecutionProfileHandle};
 use scylla::cluster::{ClusterState, Node, NodeRef};
 use scylla::policies::load_balancing::{DefaultPolicy, FallbackPlan, LoadBalancingPolicy, RoutingInfo};
 use scylla::routing::Shard;
@@ -52,6 +53,8 @@ enum Spec {
         child: Arc<Spec>,
         filter: Arc<HostFilter>,
     },
+    /// A user's policy with its own `make_query_plan`: called per request (see [`plan_of`]).
+    Custom(Arc<Py<PyAny>>),
 }
 
 /// A load-balancing policy for the engine (see the module doc). Made by the classic
@@ -104,6 +107,19 @@ impl LoadBalancing {
         LoadBalancing { spec: Arc::new(Spec::Filter { child: child.spec.clone(), filter: Arc::new(HostFilter::Predicate(predicate)) }) }
     }
 
+    /// A user's policy whose `make_query_plan(working_keyspace, query)` is called for each
+    /// request, when the request is built (GIL held), its hosts tried in order.
+    #[staticmethod]
+    fn custom(policy: Py<PyAny>) -> Self {
+        LoadBalancing { spec: Arc::new(Spec::Custom(Arc::new(policy))) }
+    }
+
+    /// True for a user's policy (its plan asked per request).
+    #[getter]
+    fn is_custom(&self) -> bool {
+        matches!(self.spec.as_ref(), Spec::Custom(_))
+    }
+
     fn __repr__(&self) -> String {
         format!("LoadBalancing({:?})", self.spec)
     }
@@ -117,6 +133,7 @@ impl Spec {
     fn traverse(&self, visit: &pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
         match self {
             Spec::RoundRobin | Spec::DcAware { .. } => Ok(()),
+            Spec::Custom(p) => visit.call(p.as_ref()),
             Spec::TokenAware { child, .. } => child.traverse(visit),
             Spec::Filter { child, filter } => {
                 if let HostFilter::Predicate(p) = filter.as_ref() {
@@ -157,11 +174,21 @@ impl Plan {
                 self.filters.push(filter.clone());
                 self.gather(child);
             }
+            // Never nested (the Python wrappers of a user's policy become custom themselves).
+            Spec::Custom(_) => {}
         }
     }
 }
 
 impl LoadBalancing {
+    /// The user's policy whose plan each request asks for, if this is one.
+    pub fn custom_policy(&self) -> Option<Arc<Py<PyAny>>> {
+        match self.spec.as_ref() {
+            Spec::Custom(p) => Some(p.clone()),
+            _ => None,
+        }
+    }
+
     /// The crate policy that routes as this classic policy does.
     pub fn build(&self) -> Arc<dyn LoadBalancingPolicy> {
         let mut plan = Plan::default();
@@ -305,5 +332,56 @@ impl LoadBalancingPolicy for Filtered {
 
     fn name(&self) -> String {
         format!("Filtered({})", self.inner.name())
+    }
+}
+
+/// A user's query plan for one request: `policy.make_query_plan(working_keyspace, query)`,
+/// as the crate policy of `profile` with the plan's hosts, in order, as its only targets.
+pub fn plan_of(py: Python<'_>, policy: &Py<PyAny>, query: &Bound<'_, PyAny>, profile: Option<&ExecutionProfileHandle>) -> PyResult<ExecutionProfileHandle> {
+    let keyspace = query.getattr_opt(pyo3::intern!(py, "keyspace"))?.filter(|k| !k.is_none());
+    let plan = policy.bind(py).call_method1(pyo3::intern!(py, "make_query_plan"), (keyspace, query))?;
+    let mut hosts = Vec::new();
+    for host in plan.try_iter()? {
+        let host = host?;
+        let address: String = host.getattr(pyo3::intern!(py, "address"))?.extract()?;
+        let port: u16 = match host.getattr_opt(pyo3::intern!(py, "endpoint"))? {
+            Some(e) => e.getattr_opt(pyo3::intern!(py, "port"))?.map(|p| p.extract()).transpose()?.unwrap_or(9042),
+            None => 9042,
+        };
+        let ip: IpAddr = address.parse().map_err(|_| PyValueError::new_err(format!("make_query_plan gave a host without an IP address: {address:?}")))?;
+        hosts.push(SocketAddr::new(ip, port));
+    }
+    let builder = match profile {
+        Some(p) => p.pointee_to_builder(),
+        None => ExecutionProfile::builder().request_timeout(None),
+    };
+    Ok(builder.load_balancing_policy(Arc::new(FixedPlan { hosts })).build().into_handle())
+}
+
+/// The hosts of a user's query plan, tried in order (those the engine does not know, or
+/// holds no connection to, are skipped).
+#[derive(Debug)]
+struct FixedPlan {
+    hosts: Vec<SocketAddr>,
+}
+
+impl FixedPlan {
+    fn nodes<'a>(&'a self, cluster: &'a ClusterState) -> impl Iterator<Item = NodeRef<'a>> + 'a {
+        let nodes = cluster.get_nodes_info();
+        self.hosts.iter().filter_map(move |addr| nodes.iter().find(|n| n.address.ip() == addr.ip() && n.address.port() == addr.port()))
+    }
+}
+
+impl LoadBalancingPolicy for FixedPlan {
+    fn pick<'a>(&'a self, _request: &'a RoutingInfo, cluster: &'a ClusterState) -> Option<(NodeRef<'a>, Option<Shard>)> {
+        self.nodes(cluster).find(|n| n.is_connected()).map(|n| (n, None))
+    }
+
+    fn fallback<'a>(&'a self, _request: &'a RoutingInfo, cluster: &'a ClusterState) -> FallbackPlan<'a> {
+        Box::new(self.nodes(cluster).map(|n| (n, None)))
+    }
+
+    fn name(&self) -> String {
+        "make_query_plan".to_string()
     }
 }

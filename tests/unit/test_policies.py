@@ -32,7 +32,7 @@ def test_builtin_load_balancing_policies_become_engine_policies():
         assert expected in repr(engine), (policy, repr(engine))
 
 
-def test_own_make_query_plan_is_refused_not_ignored():
+def test_own_make_query_plan_is_asked_per_request():
     class Mine(ours.RoundRobinPolicy):
         def make_query_plan(self, working_keyspace=None, query=None):
             return iter(())
@@ -40,9 +40,11 @@ def test_own_make_query_plan_is_refused_not_ignored():
     class Bare(ours.LoadBalancingPolicy):
         pass
 
-    for policy in (Mine(), Bare(), ours.TokenAwarePolicy(Mine())):
-        with pytest.raises(UnsupportedOperation, match="make_query_plan"):
-            policy._engine_policy()
+    for policy in (Mine(), Bare(), ours.TokenAwarePolicy(Mine()), ours.HostFilterPolicy(Mine(), bool)):
+        engine = policy._engine_policy()
+        assert engine.is_custom, policy
+        assert "Custom" in repr(engine)
+    assert not ours.TokenAwarePolicy(ours.RoundRobinPolicy())._engine_policy().is_custom
 
 
 def test_retry_policies_become_the_engines_and_subclasses_are_called():
