@@ -25,9 +25,7 @@ def ring_keyspace(multidc_cluster):
     c = Cluster(["127.0.0.11"])
     s = c.connect()
     name = "failover_" + uuid.uuid4().hex[:8]
-    s.execute(
-        "CREATE KEYSPACE %s WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 2, 'dc2': 1}" % name
-    )
+    s.execute("CREATE KEYSPACE %s WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 2, 'dc2': 1}" % name)
     s.execute("CREATE TABLE %s.t (k int PRIMARY KEY, v text)" % name)
     yield name
     try:
