@@ -3,16 +3,26 @@
 Usage: work.py PATH WORKLOAD N, PATH one of sync, futures (120 callback chains), concurrent
 (execute_concurrent_with_args, 120 in flight), pipeline (WritePipeline / ReadPipeline), asyncio
 (120 coroutines); WORKLOAD write (prepared INSERT of 3 text columns) or read (one-row SELECT).
+
+With TURBOCQL_BENCH_PROFILE=dc-token the session's default execution profile is
+TokenAwarePolicy(DCAwareRoundRobinPolicy("datacenter1")) (a build without execution
+profiles accepts the argument and runs its own routing, which is the "before" of this case).
 """
 
 import asyncio
+import os
 import sys
 
-from turbocql.cluster import Cluster
+from turbocql.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
 from turbocql.concurrent import ReadPipeline, WritePipeline, execute_concurrent_with_args
+from turbocql.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
 
 path, workload, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-c = Cluster(["127.0.0.1"])
+profiles = None
+if os.environ.get("TURBOCQL_BENCH_PROFILE") == "dc-token":
+    lbp = TokenAwarePolicy(DCAwareRoundRobinPolicy("datacenter1"))
+    profiles = {EXEC_PROFILE_DEFAULT: ExecutionProfile(load_balancing_policy=lbp)}
+c = Cluster(["127.0.0.1"], execution_profiles=profiles)
 s = c.connect()
 s.execute("CREATE KEYSPACE IF NOT EXISTS abk WITH replication = {'class':'SimpleStrategy','replication_factor':1}")
 s.execute("CREATE TABLE IF NOT EXISTS abk.t (k text PRIMARY KEY, a text, b text)")

@@ -93,10 +93,9 @@ class Topology:
         self._token_map = None
 
     def _engine(self):
-        for s in self._cluster.sessions:
-            if not s.is_shutdown:
-                return s._session
-        return None
+        if self._cluster.is_shutdown:
+            return None
+        return self._cluster._control_engine()
 
     def check(self):
         """Marks the schema stale when the engine's cluster state was replaced since the

@@ -373,15 +373,43 @@ class Cluster:
             )
         return session
 
-    def _metadata_fetch(self, query, params=None):
-        """Rows (as dicts) of ``query`` run on a live session of this cluster: the
-        metadata's one way to read the system tables."""
+    def _control_engine(self):
+        """An engine session of this cluster for its own reads (metadata, topology): a live
+        user session's engine, else one of its own (the classic control connection's
+        role), opened on demand and closed by :meth:`shutdown`."""
         for s in self.sessions:
             if not s.is_shutdown:
-                rs = s.execute(query, params)
-                names = rs.column_names
-                return [row if isinstance(row, dict) else dict(zip(names, row)) for row in rs]
-        raise DriverException("Cluster has no live session to read metadata with")
+                return s._session
+        if self.is_shutdown:
+            raise DriverException("Cluster is already shut down")
+        own = self.__dict__.get("_own_control")
+        if own is None or own.is_shutdown:
+            username, password = self._credentials()
+            own = _engine.connect(
+                [str(cp) for cp in self.contact_points],
+                self.port,
+                username,
+                password,
+                None,
+                self.compression,
+                float(self.connect_timeout),
+                True,
+                self.reconnection_policy._engine_policy(),
+            )
+            self._own_control = own
+        return own
+
+    def _metadata_fetch(self, query, params=None):
+        """Rows (as dicts) of ``query``, read with the cluster's own fixed settings
+        (whatever the user's profiles and session attributes): the metadata's one way to
+        read the system tables."""
+        engine = self._control_engine()
+        reader = self.__dict__.get("_reader")
+        if reader is None or reader._session is not engine:
+            reader = self._reader = _SystemReader(self, engine)
+        rs = reader.execute(query, params)
+        names = rs.column_names
+        return [dict(zip(names, row)) for row in rs]
 
     def refresh_schema_metadata(self, max_schema_agreement_wait=None):
         """Reads the whole schema again (classic ``Cluster.refresh_schema_metadata``)."""
@@ -415,6 +443,10 @@ class Cluster:
         for s in self.sessions:
             s.shutdown()
         self.sessions = []
+        own = self.__dict__.pop("_own_control", None)
+        if own is not None:
+            own.shutdown()
+        self.__dict__.pop("_reader", None)
         self.is_shutdown = True
 
     def __enter__(self):
@@ -639,6 +671,20 @@ def _relay_host_event(cluster_ref, kind, host_id, address, port):
     cluster = cluster_ref()
     if cluster is not None and not cluster.is_shutdown:
         cluster._host_event(kind, host_id, address, port)
+
+
+class _SystemReader(Session):
+    """Reads system tables for ``cluster.metadata`` on an engine session of the cluster,
+    with fixed settings: plain tuples, ``ONE``, the engine's default routing and retries,
+    10 s; the user's profiles and session attributes do not apply."""
+
+    _profile = None
+
+    def _engine_profile_for(self, ep):
+        if self._profile is None:
+            profile = ExecutionProfile(None, None, ConsistencyLevel.ONE, None, 10.0, tuple_factory)
+            self.__dict__["_profile"] = profile
+        return self._profile._engine_profile()
 
 
 _dispatcher_lock = threading.Lock()

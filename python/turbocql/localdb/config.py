@@ -156,6 +156,9 @@ def render_yaml(node: Node) -> str:
         "snapshot_before_compaction: false",
         "incremental_backups: false",
         "materialized_views_enabled: true",
+        # Every kind of schema object can be made (cluster.metadata is tested on all of them).
+        "user_defined_functions_enabled: true",
+        "sasi_indexes_enabled: true",
         "hinted_handoff_enabled: true",
         "disk_failure_policy: stop",
         "commit_failure_policy: stop",
