@@ -88,6 +88,24 @@ class LoadBalancingPolicy(HostStateListener):
         return type(self) is not base and _overrides(type(self), base, ("make_query_plan",))
 
 
+class _ChildHears:
+    """For policies over a ``_child_policy``: host events go to the child."""
+
+    _child_policy: "LoadBalancingPolicy | None"
+
+    def on_up(self, *args, **kwargs):
+        return self._child_policy.on_up(*args, **kwargs)
+
+    def on_down(self, *args, **kwargs):
+        return self._child_policy.on_down(*args, **kwargs)
+
+    def on_add(self, *args, **kwargs):
+        return self._child_policy.on_add(*args, **kwargs)
+
+    def on_remove(self, *args, **kwargs):
+        return self._child_policy.on_remove(*args, **kwargs)
+
+
 class RoundRobinPolicy(LoadBalancingPolicy):
     """Every host in turn, whatever its datacenter."""
 
@@ -241,7 +259,7 @@ class RackAwareRoundRobinPolicy(DCAwareRoundRobinPolicy):
         )
 
 
-class TokenAwarePolicy(LoadBalancingPolicy):
+class TokenAwarePolicy(_ChildHears, LoadBalancingPolicy):
     """The replicas of a statement's partition key first (in random order with
     ``shuffle_replicas``), then the child policy's plan."""
 
@@ -283,18 +301,6 @@ class TokenAwarePolicy(LoadBalancingPolicy):
             if host not in replicas:
                 yield host
 
-    def on_up(self, *args, **kwargs):
-        return self._child_policy.on_up(*args, **kwargs)
-
-    def on_down(self, *args, **kwargs):
-        return self._child_policy.on_down(*args, **kwargs)
-
-    def on_add(self, *args, **kwargs):
-        return self._child_policy.on_add(*args, **kwargs)
-
-    def on_remove(self, *args, **kwargs):
-        return self._child_policy.on_remove(*args, **kwargs)
-
     def _engine_policy(self):
         child = self._child_policy._engine_policy()
         if child.is_custom or self._is_own(TokenAwarePolicy):
@@ -334,7 +340,7 @@ class WhiteListRoundRobinPolicy(RoundRobinPolicy):
         )
 
 
-class HostFilterPolicy(LoadBalancingPolicy):
+class HostFilterPolicy(_ChildHears, LoadBalancingPolicy):
     """The child policy's hosts for which ``predicate(host)`` is truthy. The engine calls
     the predicate once per host (and again if its address changes), never per request."""
 
@@ -360,18 +366,6 @@ class HostFilterPolicy(LoadBalancingPolicy):
             if self.predicate(host):
                 yield host
 
-    def on_up(self, host, *args, **kwargs):
-        return self._child_policy.on_up(host, *args, **kwargs)
-
-    def on_down(self, host, *args, **kwargs):
-        return self._child_policy.on_down(host, *args, **kwargs)
-
-    def on_add(self, host, *args, **kwargs):
-        return self._child_policy.on_add(host, *args, **kwargs)
-
-    def on_remove(self, host, *args, **kwargs):
-        return self._child_policy.on_remove(host, *args, **kwargs)
-
     def _engine_policy(self):
         child = self._child_policy._engine_policy()
         if child.is_custom or self._is_own(HostFilterPolicy):
@@ -379,7 +373,7 @@ class HostFilterPolicy(LoadBalancingPolicy):
         return _engine.LoadBalancing.host_filter(child, self._predicate)
 
 
-class WrapperPolicy(LoadBalancingPolicy):
+class WrapperPolicy(_ChildHears, LoadBalancingPolicy):
     """A policy that defers to ``child_policy``."""
 
     def __init__(self, child_policy):
@@ -394,18 +388,6 @@ class WrapperPolicy(LoadBalancingPolicy):
 
     def make_query_plan(self, working_keyspace=None, query=None):
         return self._child_policy.make_query_plan(working_keyspace, query)
-
-    def on_up(self, *args, **kwargs):
-        return self._child_policy.on_up(*args, **kwargs)
-
-    def on_down(self, *args, **kwargs):
-        return self._child_policy.on_down(*args, **kwargs)
-
-    def on_add(self, *args, **kwargs):
-        return self._child_policy.on_add(*args, **kwargs)
-
-    def on_remove(self, *args, **kwargs):
-        return self._child_policy.on_remove(*args, **kwargs)
 
     def _engine_policy(self):
         child = self._child_policy._engine_policy()
