@@ -65,7 +65,7 @@ class TokenMap:
         self.ring = [Murmur3Token(t) for t, _ in ring]
         self.token_to_host_owner = {Murmur3Token(t): host for t, host in ring}
         self._values = [t for t, _ in ring]
-        self.tokens_to_hosts_by_ks = {}  # type: ignore[var-annotated]  # classic attribute, unused here
+        self.tokens_to_hosts_by_ks = {}  # classic attribute, unused here
 
     def get_replicas(self, keyspace, token):
         if not self.ring:
