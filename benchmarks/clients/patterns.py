@@ -65,6 +65,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sync_threads import (  # noqa: E402  (shared helpers of the sync client)
     CLIENT_NAMES,
     add_client_name,
+    cluster_options,
     driver_version,
     peak_rss_mb,
     percentile_us,
@@ -463,7 +464,7 @@ def run_thread_api(args, prefix: str):
         ResponseFuture = need(cluster_mod, "ResponseFuture", "callbacks")
         need(ResponseFuture, "add_callbacks", "callbacks")
 
-    cluster = cluster_mod.Cluster([args.host], port=args.port, compression=False)
+    cluster = cluster_mod.Cluster([args.host], port=args.port, compression=False, **cluster_options(args.driver))
     session = cluster.connect()
     try:
         ks = args.keyspace
@@ -541,7 +542,7 @@ def run_asyncio(args, prefix: str):
         return lat, errors[0]
 
     async def amain():
-        async with AioCluster([args.host], port=args.port, compression=False) as cluster:
+        async with AioCluster([args.host], port=args.port, compression=False, **cluster_options("turbocql")) as cluster:
             try:
                 session = await cluster.connect(ks)
             except Exception:

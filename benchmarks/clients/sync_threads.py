@@ -59,6 +59,19 @@ def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
+def cluster_options(driver: str) -> dict:
+    """Extra ``Cluster(...)`` arguments: with TURBOCQL_BENCH_PROFILE=dc-token, turbocql's
+    default execution profile is TokenAwarePolicy(DCAwareRoundRobinPolicy(local DC)), the
+    routing of a multi-DC production setup (TURBOCQL_BENCH_LOCAL_DC, default datacenter1)."""
+    if driver != "turbocql" or os.environ.get("TURBOCQL_BENCH_PROFILE") != "dc-token":
+        return {}
+    cluster_mod = importlib.import_module("turbocql.cluster")
+    policies = importlib.import_module("turbocql.policies")
+    local_dc = os.environ.get("TURBOCQL_BENCH_LOCAL_DC", "datacenter1")
+    lbp = policies.TokenAwarePolicy(policies.DCAwareRoundRobinPolicy(local_dc))
+    return {"execution_profiles": {cluster_mod.EXEC_PROFILE_DEFAULT: cluster_mod.ExecutionProfile(lbp)}}
+
+
 def driver_version(driver: str) -> str | None:
     """``__version__`` of the driver's top-level module (cassandra, turbocql, acsylla)."""
     try:
@@ -157,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     cluster_mod = importlib.import_module(f"{args.driver}.cluster")
     importlib.import_module(f"{args.driver}.query")  # same module set as an application
 
-    cluster = cluster_mod.Cluster([args.host], port=args.port, compression=False)
+    cluster = cluster_mod.Cluster([args.host], port=args.port, compression=False, **cluster_options(args.driver))
     session = cluster.connect()
     try:
         ks = args.keyspace
