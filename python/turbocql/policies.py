@@ -321,7 +321,7 @@ class WhiteListRoundRobinPolicy(RoundRobinPolicy):
         RoundRobinPolicy.__init__(self)
 
     def populate(self, cluster, hosts):
-        RoundRobinPolicy.populate(self, [h for h in hosts if h.address in self._allowed_hosts_resolved])
+        RoundRobinPolicy.populate(self, cluster, [h for h in hosts if h.address in self._allowed_hosts_resolved])
 
     def distance(self, host):
         return HostDistance.LOCAL if host.address in self._allowed_hosts_resolved else HostDistance.IGNORED

@@ -219,13 +219,6 @@ def test_dc_aware_policy_sends_to_the_local_dc_only(counter, keyspaces, mode, lo
 # 3. WhiteListRoundRobinPolicy
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TypeError,
-    reason="WhiteListRoundRobinPolicy.populate (turbocql/policies.py) calls RoundRobinPolicy.populate(self, hosts) "
-    "without its cluster argument: Cluster.connect() (ProfileManager.populate) and add_execution_profile raise "
-    "TypeError for any profile holding a WhiteListRoundRobinPolicy",
-)
 def test_white_list_policy_sends_to_the_listed_host_only(counter, keyspaces):
     ks = keyspaces["main"]
     with turbocql(counter, **_profiles(WhiteListRoundRobinPolicy([N2]))) as (_, session, sel):
