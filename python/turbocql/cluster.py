@@ -153,6 +153,7 @@ class Cluster:
         cloud=None,
         column_encryption_policy=None,
     ):
+        contact_points_explicit = contact_points is not _NOT_SET
         if contact_points is _NOT_SET:
             contact_points = ["127.0.0.1"]
         if isinstance(contact_points, str):
@@ -212,6 +213,28 @@ class Cluster:
                     raise TypeError("profile %s must be an ExecutionProfile" % _execution_profile_to_string(name))
             self.profile_manager.profiles.update(execution_profiles)
             self._config_mode = _ConfigMode.PROFILES
+        if contact_points_explicit:
+            # As the classic driver: the default policy's local datacenter is the contact
+            # points', which is wrong if they span datacenters.
+            if self._config_mode == _ConfigMode.PROFILES:
+                implicit = self.profile_manager._profiles_without_explicit_lbps()
+                if implicit:
+                    log.warning(
+                        "Cluster.__init__ called with contact_points specified, but load-balancing policies are "
+                        "not specified in some ExecutionProfiles. In the next major version, this will raise an "
+                        "error; please specify a load-balancing policy. (contact_points = %s, EPs without explicit "
+                        "LBPs = %s)",
+                        self.contact_points,
+                        implicit,
+                    )
+            elif load_balancing_policy is None:
+                log.warning(
+                    "Cluster.__init__ called with contact_points specified, but no load_balancing_policy. In the "
+                    "next major version, this will raise an error; please specify a load-balancing policy. "
+                    "(contact_points = %s, lbp = %s)",
+                    self.contact_points,
+                    load_balancing_policy,
+                )
         if reconnection_policy is None:
             reconnection_policy = ExponentialReconnectionPolicy(1.0, 600.0)
         # Checked now: an unsupported policy raises here, not at connect.

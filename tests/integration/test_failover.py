@@ -14,6 +14,7 @@ import pytest
 
 from turbocql import ConsistencyLevel
 from turbocql.cluster import Cluster
+from turbocql.policies import HostStateListener
 
 pytestmark = [pytest.mark.multinode, pytest.mark.timeout(600)]
 
@@ -34,9 +35,35 @@ def ring_keyspace(multidc_cluster):
         c.shutdown()
 
 
+class Listener(HostStateListener):
+    """Records host events as (event, address)."""
+
+    def __init__(self):
+        self.events = []
+        self.changed = threading.Condition()
+
+    def _note(self, what, host):
+        with self.changed:
+            self.events.append((what, host.address))
+            self.changed.notify_all()
+
+    def on_up(self, host):
+        self._note("up", host)
+
+    def on_down(self, host):
+        self._note("down", host)
+
+    def wait_for(self, event, timeout):
+        with self.changed:
+            return self.changed.wait_for(lambda: event in self.events, timeout)
+
+
 def test_node_killed_with_idempotent_writes_in_flight_loses_none(multidc_cluster, ring_keyspace):
     cluster = Cluster(["127.0.0.11"])
+    listener = Listener()
+    cluster.register_listener(listener)
     session = cluster.connect(ring_keyspace)
+    restarted = False
     try:
         insert = session.prepare("INSERT INTO t (k, v) VALUES (?, ?)")
         insert.is_idempotent = True
@@ -74,7 +101,15 @@ def test_node_killed_with_idempotent_writes_in_flight_loses_none(multidc_cluster
         assert outcome["ok"] == WRITES
         count = session.execute("SELECT count(*) FROM t", timeout=60).one()[0]
         assert count == WRITES
+        # The engine saw node 2 go down, and sees it come back (listeners hear both).
+        assert listener.wait_for(("down", "127.0.0.12"), 60), listener.events
+        assert not cluster.metadata.get_host("127.0.0.12").is_up
+        multidc_cluster.start_node(2)
+        restarted = True
+        assert listener.wait_for(("up", "127.0.0.12"), 120), listener.events
+        assert cluster.metadata.get_host("127.0.0.12").is_up
     finally:
         cluster.shutdown()
-        multidc_cluster.start_node(2)
+        if not restarted:
+            multidc_cluster.start_node(2)
         assert multidc_cluster.wait_for_state(2, "UP", timeout=180)
