@@ -89,7 +89,7 @@ class Topology:
         self._cluster = cluster
         self._metadata = metadata
         self._token_enabled = token_enabled
-        self._version = None
+        self._seen_engine = None
         self._token_map = None
 
     def _engine(self):
@@ -103,10 +103,10 @@ class Topology:
         engine = self._engine()
         if engine is None:
             return
-        version = engine.cluster_state_version()
-        if version != self._version:
-            first = self._version is None
-            self._version = version
+        # A different engine session (the one read before was closed) counts as changed.
+        if engine.cluster_state_changed() or engine is not self._seen_engine:
+            first = self._seen_engine is None
+            self._seen_engine = engine
             self._token_map = None
             if not first:
                 self._metadata._mark_stale()

@@ -434,6 +434,12 @@ class Cluster:
         names = rs.column_names
         return [dict(zip(names, row)) for row in rs]
 
+    @property
+    def control_connection(self):
+        """The classic ``cluster.control_connection``'s schema calls
+        (``wait_for_schema_agreement``, ``refresh_schema``), over the engine's."""
+        return _ControlConnection(self)
+
     def refresh_schema_metadata(self, max_schema_agreement_wait=None):
         """Reads the whole schema again (classic ``Cluster.refresh_schema_metadata``)."""
         self.metadata._refresh(max_schema_agreement_wait=max_schema_agreement_wait)
@@ -694,6 +700,34 @@ def _relay_host_event(cluster_ref, kind, host_id, address, port):
     cluster = cluster_ref()
     if cluster is not None and not cluster.is_shutdown:
         cluster._host_event(kind, host_id, address, port)
+
+
+class _ControlConnection:
+    """What classic code calls on ``cluster.control_connection``; the engine keeps its own
+    control connection (the scylla crate's), so this only forwards."""
+
+    def __init__(self, cluster):
+        self._cluster = cluster
+
+    def wait_for_schema_agreement(self, connection=None, preloaded_results=None, wait_time=None):
+        """Waits up to ``wait_time`` (default ``max_schema_agreement_wait``) seconds until
+        every node reports one schema version; returns whether they do."""
+        if wait_time is None:
+            wait_time = self._cluster.max_schema_agreement_wait
+        if not wait_time or wait_time <= 0:
+            return True
+        return self._cluster.metadata._wait_for_schema_agreement(wait_time)
+
+    def refresh_schema(self, force=False, **kwargs):
+        """Reads the schema again (``target_type``/``keyspace``/``table``... as classic)."""
+        keyspace = kwargs.get("keyspace")
+        target = kwargs.get("target_type")
+        name = kwargs.get("table") or kwargs.get("type") or kwargs.get("function") or kwargs.get("aggregate")
+        kind = {"TABLE": "table", "TYPE": "type", "FUNCTION": "function", "AGGREGATE": "aggregate"}.get(
+            (target or "").upper()
+        )
+        self._cluster.metadata._refresh(keyspace, kind if name else None, name, 0 if force else None)
+        return True
 
 
 class _SystemReader(Session):

@@ -590,6 +590,11 @@ class Metadata:
                 self._restore_stale(stale_all, targets)
                 self._retry_at = time.monotonic() + _RETRY_DELAY
 
+    def wait_for_schema_agreement(self, wait_time=10):
+        """Waits up to ``wait_time`` seconds until every node reports one schema version;
+        returns whether they do (also ``cluster.control_connection.wait_for_schema_agreement``)."""
+        return self._wait_for_schema_agreement(wait_time)
+
     def _wait_for_schema_agreement(self, wait):
         """Waits up to ``wait`` seconds until the nodes report one schema version (peers the
         topology knows to be down left out); returns whether they do."""

@@ -8,7 +8,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use scylla::client::execution_profile::ExecutionProfile;
@@ -18,6 +18,7 @@ use scylla::client::Compression;
 use scylla::errors::ExecutionError;
 use scylla::statement::Consistency;
 
+use scylla::cluster::ClusterState;
 use scylla::routing::Token;
 
 use super::hosts::{PyHostListener, Reconnection};
@@ -35,6 +36,8 @@ use crate::runtime;
 pub struct Session {
     inner: RwLock<Option<Arc<ScyllaSession>>>,
     hosts: Arc<str>,
+    /// The cluster state `cluster_state_changed` saw last.
+    seen_state: Mutex<Option<Arc<ClusterState>>>,
 }
 
 impl Session {
@@ -100,10 +103,16 @@ impl Session {
         state.get_nodes_info().iter().map(|n| host_object(py, refs, n)).collect()
     }
 
-    /// Changes whenever the engine's view of the cluster (nodes, schema, tokens) is
-    /// replaced, e.g. after a schema change event.
-    fn cluster_state_version(&self, py: Python<'_>) -> PyResult<usize> {
-        Ok(Arc::as_ptr(&self.get(py)?.get_cluster_state()) as usize)
+    /// True if the engine's view of the cluster (nodes, schema, tokens) was replaced since
+    /// the last call (a schema change event, this client's own DDL, a topology change);
+    /// True at the first call. The view last seen is kept, so that a new one is never
+    /// taken for it (it cannot be freed and its address reused meanwhile).
+    fn cluster_state_changed(&self, py: Python<'_>) -> PyResult<bool> {
+        let now = self.get(py)?.get_cluster_state();
+        let mut seen = self.seen_state.lock();
+        let changed = !seen.as_ref().is_some_and(|s| Arc::ptr_eq(s, &now));
+        *seen = Some(now);
+        Ok(changed)
     }
 
     /// The token ring: `(token, Host)` pairs in token order (Murmur3 tokens).
@@ -227,6 +236,6 @@ pub fn connect(
             "connect timeout",
         )),
         Ok(Err(e)) => Err(errors::new_session_error(py, &e, &hosts)),
-        Ok(Ok(s)) => Ok(Session { inner: RwLock::new(Some(Arc::new(s))), hosts: Arc::from(hosts.as_str()) }),
+        Ok(Ok(s)) => Ok(Session { inner: RwLock::new(Some(Arc::new(s))), hosts: Arc::from(hosts.as_str()), seen_state: Mutex::new(None) }),
     }
 }

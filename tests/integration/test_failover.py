@@ -8,6 +8,7 @@ waits until it answers again, so the cluster is whole for the tests after it.
 """
 
 import threading
+import time
 import uuid
 
 import pytest
@@ -107,7 +108,11 @@ def test_node_killed_with_idempotent_writes_in_flight_loses_none(multidc_cluster
         multidc_cluster.start_node(2)
         restarted = True
         assert listener.wait_for(("up", "127.0.0.12"), 120), listener.events
-        assert cluster.metadata.get_host("127.0.0.12").is_up
+        # Host.is_up is the engine's: true once its pool to the node has connections again.
+        deadline = time.monotonic() + 60
+        while not cluster.metadata.get_host("127.0.0.12").is_up:
+            assert time.monotonic() < deadline, "node 2 never came back into the engine's pools"
+            time.sleep(0.1)
     finally:
         cluster.shutdown()
         if not restarted:

@@ -322,3 +322,30 @@ def test_schema_metadata_disabled(cassandra, keyspace_name):
         assert keyspace_name in c.metadata.keyspaces
     finally:
         c.shutdown()
+
+
+def test_schema_agreement_and_control_connection_calls(cassandra, keyspace_name):
+    """The classic schema calls: ``cluster.control_connection.wait_for_schema_agreement``,
+    ``refresh_schema``, ``cluster.metadata.wait_for_schema_agreement``; a table made by
+    this client is in the metadata as soon as its DDL returns (the engine waits for the
+    schema to agree, then the metadata is read again at the next access)."""
+    c = Cluster([HOST], port=PORT)
+    s = c.connect()
+    try:
+        assert c.control_connection.wait_for_schema_agreement() is True
+        assert c.control_connection.wait_for_schema_agreement(wait_time=0) is True
+        assert c.metadata.wait_for_schema_agreement(5) is True
+        s.execute(
+            "CREATE KEYSPACE %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}" % keyspace_name
+        )
+        s.execute("CREATE TABLE %s.t (k int PRIMARY KEY)" % keyspace_name)
+        assert "t" in c.metadata.keyspaces[keyspace_name].tables
+        assert c.control_connection.refresh_schema(keyspace=keyspace_name) is True
+        assert list(c.metadata.keyspaces[keyspace_name].tables["t"].columns) == ["k"]
+        # Metadata stays readable once every session of the cluster is closed.
+        s.shutdown()
+        c.refresh_table_metadata(keyspace_name, "t")
+        assert c.metadata.keyspaces[keyspace_name].tables["t"].partition_key[0].name == "k"
+        assert [h.address for h in c.metadata.all_hosts()] == [HOST]
+    finally:
+        c.shutdown()
