@@ -120,7 +120,22 @@ class Topology:
 
     def all_hosts(self):
         engine = self._engine()
-        return [] if engine is None else list(engine.nodes())
+        if engine is None:
+            return []
+        hosts = list(engine.nodes())
+        for host in hosts:
+            if host.release_version is None and host.is_up:
+                self._read_release_version(host)
+        return hosts
+
+    def _read_release_version(self, host):
+        """A host's Cassandra version, asked of the host itself once (its system.local)."""
+        try:
+            rows = self._cluster._metadata_fetch("SELECT release_version FROM system.local", host=host)
+        except Exception:
+            return  # asked again at the next listing
+        if rows:
+            host.release_version = rows[0]["release_version"]
 
     def get_host(self, endpoint_or_address, port=None):
         address = getattr(endpoint_or_address, "address", endpoint_or_address)

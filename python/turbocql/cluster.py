@@ -422,7 +422,7 @@ class Cluster:
             self._own_control = own
         return own
 
-    def _metadata_fetch(self, query, params=None):
+    def _metadata_fetch(self, query, params=None, host=None):
         """Rows (as dicts) of ``query``, read with the cluster's own fixed settings
         (whatever the user's profiles and session attributes): the metadata's one way to
         read the system tables."""
@@ -430,7 +430,7 @@ class Cluster:
         reader = self.__dict__.get("_reader")
         if reader is None or reader._session is not engine:
             reader = self._reader = _SystemReader(self, engine)
-        rs = reader.execute(query, params)
+        rs = reader.execute(query, params, host=host)
         names = rs.column_names
         return [dict(zip(names, row)) for row in rs]
 

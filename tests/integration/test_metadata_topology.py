@@ -78,3 +78,21 @@ def test_replicas_of_keys_equal_the_classic_drivers(both, strategy):
         token = tc.metadata.token_map.token_class.from_key(key)
         assert token.value == cc.metadata.token_map.token_class.from_key(key).value
         assert sorted(h.address for h in tc.metadata.token_map.get_replicas(ks, token)) == ours
+
+
+def test_release_versions_equal_the_classic_drivers(both):
+    tc, cc, _ = both
+    ours = {h.address: h.release_version for h in tc.metadata.all_hosts()}
+    theirs = {h.address: h.release_version for h in cc.metadata.all_hosts()}
+    assert ours == theirs and None not in ours.values()
+
+
+def test_token_metadata_disabled_is_honoured(multidc_cluster):
+    c = Cluster(["127.0.0.11"], token_metadata_enabled=False)
+    c.connect()
+    try:
+        assert c.metadata.token_map is None
+        assert c.metadata.get_replicas("system_auth", b"key") == []
+        assert len(c.metadata.all_hosts()) == 3  # hosts are still known
+    finally:
+        c.shutdown()
