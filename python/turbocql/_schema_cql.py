@@ -329,9 +329,12 @@ def table_cql(table, formatted=False):
     return ret
 
 
-def _extensions_cql(meta):
-    from turbocql.metadata import _table_extensions
+# Table extensions (keys of system_schema.tables' extensions map) that add CQL after a
+# table's: filled by subclassing ``RegisteredTableExtension`` (turbocql._schema_model).
+_table_extensions: dict = {}
 
+
+def _extensions_cql(meta):
     ret = ""
     exts = meta.extensions
     if exts:

@@ -16,7 +16,7 @@ import time
 from collections.abc import Mapping
 
 from turbocql import InvalidRequest, Unauthorized
-from turbocql.metadata import (
+from turbocql._schema_model import (
     Aggregate,
     ColumnMetadata,
     Function,
