@@ -13,10 +13,9 @@
 //! assigning any session attribute bumps it (`Session.__setattr__` calls
 //! `settings_changed`), so a change takes effect at the next call.
 
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-
-use std::net::SocketAddr;
 
 use parking_lot::Mutex;
 use pyo3::exceptions::PyValueError;
