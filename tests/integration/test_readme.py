@@ -51,3 +51,10 @@ def test_asyncio_block_runs(cassandra):
 def test_numpy_block_runs(cassandra):
     lines = _run(_blocks()[3])
     assert lines == ["int32 (3, 768)"]
+
+
+def test_clusters_block_runs(cassandra):
+    lines = _run(_blocks()[4])
+    assert lines[0].startswith("5.")
+    assert lines[1] == "['aggregates', 'column_masks', 'columns']"
+    assert "datacenter1" in lines[2]
