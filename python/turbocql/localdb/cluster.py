@@ -54,6 +54,8 @@ DEFAULT_CLUSTER_NODES = 3
 # Measured here: three nodes with 768 MB of heap each start in about 40 s and fit beside
 # a single 1-2 GB node in 24 GB.
 DEFAULT_CLUSTER_HEAP = "768M"
+# Starts of one node when it could not reach the seed (see LocalCluster._start_one).
+SEED_ATTEMPTS = 3
 DEFAULT_FIRST_ADDRESS = "127.0.0.1"
 # A node's JMX port (local only, on 127.0.0.1) is JMX_PORT_BASE + the last byte of its address.
 JMX_PORT_BASE = 7200
@@ -315,7 +317,17 @@ class LocalCluster:
                 return False
             if not tools:
                 tools += [find_java(), resolve_classpath(self.version, out=say)]
-            _launch(n, tools[0], tools[1], timeout, say)
+            for attempt in range(1, SEED_ATTEMPTS + 1):
+                try:
+                    _launch(n, tools[0], tools[1], timeout, say)
+                    break
+                except LocalDBError as e:
+                    # A joining node gives up if the seed does not answer its first gossip
+                    # round within the (short) ring delay, which a loaded machine can miss:
+                    # that node is started again; any other failure stands.
+                    if "Unable to contact any seeds" not in str(e) or attempt == SEED_ATTEMPTS:
+                        raise
+                    say(f"{n.name} could not reach the seed (attempt {attempt} of {SEED_ATTEMPTS}); starting it again")
             say(f"{n.name} is up at {n.address}:{n.port} ({n.datacenter}/{n.rack}) in {n.start_seconds:.1f} s")
             return True
 

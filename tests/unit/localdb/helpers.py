@@ -76,7 +76,9 @@ def _dead_pid() -> int:
 FAKE_JAVA = r'''#!{python}
 """A stand-in for `java ... CassandraDaemon`; FAKE_JAVA_MODE = serve | die | hang.
 
-FAKE_JAVA_DIE_ADDRESS: the node listening on that address dies at startup (a cluster's)."""
+FAKE_JAVA_DIE_ADDRESS: the node listening on that address dies at startup (a cluster's).
+FAKE_JAVA_NO_SEED=ADDRESS:N:FILE: that node dies N times as Cassandra does when it cannot reach
+its seed (FILE counts the deaths), then serves."""
 import os, socket, struct, sys, time
 
 mode = os.environ.get("FAKE_JAVA_MODE", "serve")
@@ -92,6 +94,14 @@ for line in open(config[len("-Dcassandra.config=file://"):]):
     if ":" in line and not line.startswith((" ", "#")):
         k, v = line.split(":", 1)
         conf[k.strip()] = v.strip()
+no_seed = os.environ.get("FAKE_JAVA_NO_SEED")
+if no_seed and no_seed.split(":")[0] == conf["rpc_address"]:
+    _addr, times, counter = no_seed.split(":", 2)
+    died = int(open(counter).read() or 0) if os.path.exists(counter) else 0
+    if died < int(times):
+        open(counter, "w").write(str(died + 1))
+        print("java.lang.IllegalStateException: Unable to contact any seeds: [/127.0.0.201:7000]", flush=True)
+        sys.exit(3)
 if os.environ.get("FAKE_JAVA_DIE_ADDRESS") == conf["rpc_address"]:
     print("Error: fake failure of the node at " + conf["rpc_address"], file=sys.stderr, flush=True)
     sys.exit(1)

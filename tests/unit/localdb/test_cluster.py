@@ -308,6 +308,23 @@ def test_a_failed_start_stops_the_nodes_it_started(fake_java, cluster_dir, monke
     assert [s.state for s in cluster.status()] == ["STOPPED"] * 3
 
 
+def test_a_node_that_could_not_reach_the_seed_is_started_again(fake_java, cluster_dir, monkeypatch, tmp_path):
+    counter = tmp_path / "deaths"
+    monkeypatch.setenv("FAKE_JAVA_NO_SEED", "127.0.0.202:2:%s" % counter)
+    cluster = _start(cluster_dir)
+    assert counter.read_text() == "2"  # died twice, started the third time
+    assert [s.state for s in cluster.status()] == ["UP"] * 3
+    cluster.stop()
+
+
+def test_a_node_that_never_reaches_the_seed_fails_the_start(fake_java, cluster_dir, monkeypatch, tmp_path):
+    counter = tmp_path / "deaths"
+    monkeypatch.setenv("FAKE_JAVA_NO_SEED", "127.0.0.202:%d:%s" % (localdb.cluster.SEED_ATTEMPTS, counter))
+    with pytest.raises(localdb.LocalDBError, match="Unable to contact any seeds"):
+        _start(cluster_dir)
+    assert counter.read_text() == str(localdb.cluster.SEED_ATTEMPTS)
+
+
 def test_a_taken_port_is_reported_before_any_node_starts(fake_java, cluster_dir):
     port = free_port()
     with socket.socket() as taken:
