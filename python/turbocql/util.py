@@ -1,11 +1,22 @@
 """Value types the classic driver uses for CQL values Python lacks (``cassandra.util``):
 :class:`Date`, :class:`Time`, :class:`Duration`, :class:`SortedSet` (set columns) and
-:class:`OrderedMap` (map columns).
+:class:`OrderedMap` (map columns); the time-UUID and timestamp helpers
+(:func:`uuid_from_time`, :func:`unix_time_from_uuid1`, :func:`ms_timestamp_from_datetime`,
+...), the geometric values (:class:`Point`, :class:`LineString`, :class:`Polygon`),
+:class:`DateRange` and :class:`Version`.
 """
 
 import bisect
+import calendar
 import datetime
+import math
+import random
 import re
+import socket
+import uuid
+from collections import OrderedDict  # noqa: F401 - classic code imports it from here
+
+from turbocql import DriverException  # noqa: F401 - a classic name of cassandra.util
 
 _EPOCH_ORDINAL = datetime.date(1970, 1, 1).toordinal()
 _NS_PER_DAY = 86_400 * 1_000_000_000
@@ -215,3 +226,534 @@ def _hashable(value):
 def datetime_from_timestamp(timestamp):
     """A naive UTC datetime from seconds since the epoch (what the classic driver returns)."""
     return datetime.datetime(1970, 1, 1) + datetime.timedelta(seconds=timestamp)
+
+
+def utc_datetime_from_ms_timestamp(timestamp):
+    """A naive UTC datetime from milliseconds since the epoch (OverflowError out of range)."""
+    return datetime.datetime(1970, 1, 1) + datetime.timedelta(milliseconds=timestamp)
+
+
+def ms_timestamp_from_datetime(dt):
+    """Milliseconds since the epoch of a naive (UTC) datetime, rounded. An aware datetime
+    is taken at its UTC time (the classic driver raises TypeError for one)."""
+    epoch = datetime.datetime(1970, 1, 1) if dt.tzinfo is None else datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+    return int(round((dt - epoch).total_seconds() * 1e3))
+
+
+# 100-ns intervals between the UUID epoch (1582-10-15) and the Unix epoch.
+_UUID_EPOCH_OFFSET = 0x01B21DD213814000
+
+
+def unix_time_from_uuid1(uuid_arg):
+    """Seconds since the epoch (a float, like :func:`time.time`) of a version 1 UUID."""
+    return (uuid_arg.time - _UUID_EPOCH_OFFSET) / 1e7
+
+
+def datetime_from_uuid1(uuid_arg):
+    """The naive UTC datetime of a version 1 UUID."""
+    return datetime_from_timestamp(unix_time_from_uuid1(uuid_arg))
+
+
+def uuid_from_time(time_arg, node=None, clock_seq=None):
+    """A version 1 UUID for ``time_arg`` (a datetime, naive meaning UTC, or seconds since
+    the epoch), with the given 48-bit ``node`` and 14-bit ``clock_seq`` (random if None)."""
+    if hasattr(time_arg, "utctimetuple"):
+        seconds = calendar.timegm(time_arg.utctimetuple()) + time_arg.microsecond / 1e6
+    else:
+        seconds = time_arg
+    timestamp = int(seconds * 1e9) // 100 + _UUID_EPOCH_OFFSET
+    if clock_seq is None:
+        clock_seq = random.getrandbits(14)
+    elif clock_seq > 0x3FFF:
+        raise ValueError("clock_seq is out of range (need a 14-bit value)")
+    if node is None:
+        node = random.getrandbits(48)
+    fields = (
+        timestamp & 0xFFFFFFFF,
+        (timestamp >> 32) & 0xFFFF,
+        (timestamp >> 48) & 0x0FFF,
+        (clock_seq >> 8) & 0x3F,
+        clock_seq & 0xFF,
+        node,
+    )
+    return uuid.UUID(fields=fields, version=1)
+
+
+# The node and clock sequence that sort first and last among time UUIDs of one instant,
+# as Cassandra compares them (bytewise signed).
+_MIN_NODE, _MIN_CLOCK_SEQ = 0x808080808080, 0x80
+_MAX_NODE, _MAX_CLOCK_SEQ = 0x7F7F7F7F7F7F, 0x3F7F
+
+LOWEST_TIME_UUID = uuid.UUID("00000000-0000-1000-8080-808080808080")
+"""The time UUID Cassandra sorts first."""
+
+HIGHEST_TIME_UUID = uuid.UUID("ffffffff-ffff-1fff-bf7f-7f7f7f7f7f7f")
+"""The time UUID Cassandra sorts last."""
+
+
+def min_uuid_from_time(timestamp):
+    """The time UUID of ``timestamp`` that Cassandra sorts first (for range queries)."""
+    return uuid_from_time(timestamp, _MIN_NODE, _MIN_CLOCK_SEQ)
+
+
+def max_uuid_from_time(timestamp):
+    """The time UUID of ``timestamp`` that Cassandra sorts last (for range queries)."""
+    return uuid_from_time(timestamp, _MAX_NODE, _MAX_CLOCK_SEQ)
+
+
+def list_contents_to_tuple(to_convert):
+    """A list as a tuple, its nested lists too (other values as they are)."""
+    if isinstance(to_convert, list):
+        return tuple(list_contents_to_tuple(item) for item in to_convert)
+    return to_convert
+
+
+inet_pton = socket.inet_pton
+inet_ntop = socket.inet_ntop
+
+sortedset = SortedSet
+"""The classic driver's lower-case name of :class:`SortedSet`."""
+
+
+class OrderedMapSerializedKey(OrderedMap):
+    """A map column's value as the classic driver decodes it, keeping the key's CQL type
+    (``cass_key_type``) and the protocol version it was read with."""
+
+    def __init__(self, cass_type, protocol_version):
+        OrderedMap.__init__(self)
+        self.cass_key_type = cass_type
+        self.protocol_version = protocol_version
+
+    def _insert_unchecked(self, key, flat_key, value):
+        self[_hashable(key)] = value
+
+
+# Geometric values (DSE geo types; the classic driver's classes)
+
+
+def _wkt_number(text):
+    return float(text)
+
+
+_WKT_RE = re.compile(r"^\s*(POINT|LINESTRING|POLYGON)\s*(EMPTY|\(.*\))\s*$", re.IGNORECASE | re.DOTALL)
+
+
+def _wkt_parse(cls, kind, text):
+    m = _WKT_RE.match(text)
+    if not m:
+        raise ValueError("Invalid WKT geometry: '%s'" % (text,))
+    found = m.group(1).upper()
+    if found != kind:
+        names = {"POINT": "Point", "LINESTRING": "LineString", "POLYGON": "Polygon"}
+        raise ValueError("Invalid WKT geometry type. Expected '%s', got '%s': '%s'" % (names[kind], names[found], text))
+    body = m.group(2)
+    return None if body.upper() == "EMPTY" else body.strip()[1:-1]
+
+
+def _wkt_points(text):
+    return tuple(tuple(_wkt_number(c) for c in point.split()) for point in text.split(","))
+
+
+def _wkt_coords(coords):
+    return ", ".join("%r %r" % (x, y) for x, y in coords)
+
+
+class Point:
+    """A point (x, y): a DSE ``PointType`` value."""
+
+    def __init__(self, x=math.nan, y=math.nan):
+        self.x = x
+        self.y = y
+
+    def __eq__(self, other):
+        return isinstance(other, Point) and self.x == other.x and self.y == other.y
+
+    def __hash__(self):
+        return hash((self.x, self.y))
+
+    def __str__(self):
+        return "POINT (%r %r)" % (self.x, self.y)
+
+    def __repr__(self):
+        return "%s(%r, %r)" % (self.__class__.__name__, self.x, self.y)
+
+    @staticmethod
+    def from_wkt(s):
+        """A Point from its well-known text (``POINT (1 2)``)."""
+        body = _wkt_parse(Point, "POINT", s)
+        if body is None:
+            return Point(math.nan, math.nan)
+        (x, y) = _wkt_points(body)[0]
+        return Point(x, y)
+
+
+class LineString:
+    """A line through points ((x, y), ...): a DSE ``LineStringType`` value."""
+
+    def __init__(self, coords=()):
+        self.coords = tuple(coords)
+
+    def __eq__(self, other):
+        return isinstance(other, LineString) and self.coords == other.coords
+
+    def __hash__(self):
+        return hash(self.coords)
+
+    def __str__(self):
+        return "LINESTRING EMPTY" if not self.coords else "LINESTRING (%s)" % _wkt_coords(self.coords)
+
+    def __repr__(self):
+        return "%s(%r)" % (self.__class__.__name__, self.coords)
+
+    @staticmethod
+    def from_wkt(s):
+        """A LineString from its well-known text (``LINESTRING (1 2, 3 4)``)."""
+        body = _wkt_parse(LineString, "LINESTRING", s)
+        return LineString() if body is None else LineString(_wkt_points(body))
+
+
+class _LinearRing:
+    def __init__(self, coords=()):
+        self.coords = list_contents_to_tuple([tuple(c) for c in coords])
+
+    def __eq__(self, other):
+        return isinstance(other, _LinearRing) and self.coords == other.coords
+
+    def __hash__(self):
+        return hash(self.coords)
+
+    def __str__(self):
+        return "LINEARRING EMPTY" if not self.coords else "LINEARRING (%s)" % _wkt_coords(self.coords)
+
+    def __repr__(self):
+        return "%s(%r)" % (self.__class__.__name__, self.coords)
+
+
+class Polygon:
+    """A polygon: an exterior ring and interior rings (holes), each a sequence of
+    (x, y); a DSE ``PolygonType`` value."""
+
+    def __init__(self, exterior=(), interiors=None):
+        self.exterior = _LinearRing(exterior)
+        self.interiors = tuple(_LinearRing(ring) for ring in interiors) if interiors else ()
+
+    def __eq__(self, other):
+        return isinstance(other, Polygon) and self.exterior == other.exterior and self.interiors == other.interiors
+
+    def __hash__(self):
+        return hash((self.exterior, self.interiors))
+
+    def __str__(self):
+        if not self.exterior.coords:
+            return "POLYGON EMPTY"
+        rings = [self.exterior.coords] + [ring.coords for ring in self.interiors]
+        return "POLYGON (%s)" % ", ".join("(%s)" % _wkt_coords(ring) for ring in rings)
+
+    def __repr__(self):
+        return "%s(%r, %r)" % (self.__class__.__name__, self.exterior.coords, [r.coords for r in self.interiors])
+
+    @staticmethod
+    def from_wkt(s):
+        """A Polygon from its well-known text (``POLYGON ((1 2, 3 4, 5 6, 1 2))``)."""
+        body = _wkt_parse(Polygon, "POLYGON", s)
+        if body is None:
+            return Polygon()
+        rings = [_wkt_points(ring) for ring in re.findall(r"\(([^()]*)\)", body)]
+        return Polygon(rings[0], rings[1:])
+
+
+class Distance:
+    """A circle: a center (x, y) and a radius (DSE search predicates)."""
+
+    def __init__(self, x=math.nan, y=math.nan, radius=math.nan):
+        self.x = x
+        self.y = y
+        self.radius = radius
+
+    def __eq__(self, other):
+        return isinstance(other, Distance) and self.x == other.x and self.y == other.y and self.radius == other.radius
+
+    def __hash__(self):
+        return hash((self.x, self.y, self.radius))
+
+    def __str__(self):
+        return "DISTANCE ((%r %r) %r)" % (self.x, self.y, self.radius)
+
+    def __repr__(self):
+        return "%s(%r, %r, %r)" % (self.__class__.__name__, self.x, self.y, self.radius)
+
+
+# Date ranges (DSE ``DateRangeType``)
+
+
+class DateRangePrecision:
+    """The precisions of a :class:`DateRangeBound`, coarsest first."""
+
+    YEAR = "YEAR"
+    MONTH = "MONTH"
+    DAY = "DAY"
+    HOUR = "HOUR"
+    MINUTE = "MINUTE"
+    SECOND = "SECOND"
+    MILLISECOND = "MILLISECOND"
+
+    PRECISIONS = (YEAR, MONTH, DAY, HOUR, MINUTE, SECOND, MILLISECOND)
+
+    @classmethod
+    def _to_int(cls, precision):
+        return cls.PRECISIONS.index(precision.upper())
+
+    @classmethod
+    def _round_to_precision(cls, ms, precision, up):
+        dt = utc_datetime_from_ms_timestamp(ms)
+        level = cls._to_int(precision)
+        if level == 6:
+            return ms
+        start = datetime.datetime(
+            dt.year,
+            dt.month if level >= 1 else 1,
+            dt.day if level >= 2 else 1,
+            dt.hour if level >= 3 else 0,
+            dt.minute if level >= 4 else 0,
+            dt.second if level >= 5 else 0,
+        )
+        if not up:
+            return ms_timestamp_from_datetime(start)
+        if level == 0:
+            end = start.replace(year=start.year + 1)
+        elif level == 1:
+            end = (
+                start.replace(year=start.year + 1, month=1)
+                if start.month == 12
+                else start.replace(month=start.month + 1)
+            )
+        else:
+            end = start + datetime.timedelta(**{("days", "hours", "minutes", "seconds")[level - 2]: 1})
+        return ms_timestamp_from_datetime(end) - 1
+
+    @classmethod
+    def round_up_to_precision(cls, ms, precision):
+        """The last millisecond of the ``precision`` unit (year, month, ...) holding ``ms``."""
+        return cls._round_to_precision(ms, precision, True)
+
+    @classmethod
+    def round_down_to_precision(cls, ms, precision):
+        """The first millisecond of the ``precision`` unit (year, month, ...) holding ``ms``."""
+        return cls._round_to_precision(ms, precision, False)
+
+
+_BOUND_FORMATS = {
+    "YEAR": "%Y",
+    "MONTH": "%Y-%m",
+    "DAY": "%Y-%m-%d",
+    "HOUR": "%Y-%m-%dT%HZ",
+    "MINUTE": "%Y-%m-%dT%H:%MZ",
+    "SECOND": "%Y-%m-%dT%H:%M:%SZ",
+    "MILLISECOND": "%Y-%m-%dT%H:%M:%S",
+}
+
+
+class DateRangeBound:
+    """One end of a :class:`DateRange`: a time (``milliseconds`` since the epoch) and its
+    ``precision`` (a :class:`DateRangePrecision` name). ``DateRangeBound(None, None)`` is
+    the open bound (``*``)."""
+
+    def __init__(self, value, precision):
+        if value is None:
+            milliseconds = None
+        elif isinstance(value, int):
+            milliseconds = value
+        elif isinstance(value, datetime.datetime):
+            milliseconds = ms_timestamp_from_datetime(value)
+        else:
+            raise ValueError("%s.value: expected int, datetime or None; got %r" % (type(self).__name__, value))
+        if precision is not None:
+            precision = precision.upper()
+            if precision not in DateRangePrecision.PRECISIONS:
+                raise ValueError(
+                    "%s.precision: expected value in %r; got %r"
+                    % (type(self).__name__, DateRangePrecision.PRECISIONS, precision)
+                )
+        if (milliseconds is None) != (precision is None):
+            raise ValueError("%s: value and precision must be both None or both set" % (type(self).__name__,))
+        self.milliseconds = milliseconds
+        self.precision = precision
+        self.validate()
+
+    def validate(self):
+        """Nothing to check beyond the constructor's checks (kept for the classic API)."""
+
+    @classmethod
+    def from_value(cls, value):
+        """A bound from a bound, a ``(value, precision)`` pair or a dict with
+        ``milliseconds`` and ``precision``."""
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, dict):
+            return cls(value["milliseconds"], value["precision"])
+        ms, precision = value
+        return cls(ms, precision)
+
+    def datetime(self):
+        """The bound's time as a naive UTC datetime."""
+        return utc_datetime_from_ms_timestamp(self.milliseconds)
+
+    def round_up(self):
+        """Moves the bound to the last millisecond of its precision unit; returns it."""
+        if self.milliseconds is not None:
+            self.milliseconds = DateRangePrecision.round_up_to_precision(self.milliseconds, self.precision)
+        return self
+
+    def round_down(self):
+        """Moves the bound to the first millisecond of its precision unit; returns it."""
+        if self.milliseconds is not None:
+            self.milliseconds = DateRangePrecision.round_down_to_precision(self.milliseconds, self.precision)
+        return self
+
+    def __eq__(self, other):
+        if not isinstance(other, DateRangeBound):
+            return NotImplemented
+        return (self.milliseconds, self.precision) == (other.milliseconds, other.precision)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the classic class
+
+    def __lt__(self, other):
+        return (str(self.milliseconds), str(self.precision)) < (str(other.milliseconds), str(other.precision))
+
+    def __str__(self):
+        if self.milliseconds is None:
+            return "*"
+        try:
+            dt = self.datetime()
+        except OverflowError:
+            return "%sms" % (self.milliseconds,)
+        if not 1 <= dt.year <= 9999:
+            return "%sms" % (self.milliseconds,)
+        text = dt.strftime(_BOUND_FORMATS[self.precision])
+        if self.precision == "MILLISECOND":
+            text += ".%03dZ" % (dt.microsecond // 1000,)
+        return text
+
+    def __repr__(self):
+        return "%s(milliseconds=%r, precision=%r)" % (type(self).__name__, self.milliseconds, self.precision)
+
+
+OPEN_BOUND = DateRangeBound(None, None)
+"""The open bound (``*``) of a :class:`DateRange`."""
+
+
+class DateRange:
+    """A DSE ``DateRangeType`` value: one ``value`` (a bound), or a ``lower_bound`` and an
+    ``upper_bound`` (either may be :data:`OPEN_BOUND`). Bounds are rounded to their
+    precision: lower bounds and values down, upper bounds up (the given bounds are
+    changed, as in the classic driver)."""
+
+    def __init__(self, lower_bound=None, upper_bound=None, value=None):
+        self.lower_bound = None if lower_bound is None else DateRangeBound.from_value(lower_bound).round_down()
+        self.upper_bound = None if upper_bound is None else DateRangeBound.from_value(upper_bound).round_up()
+        self.value = None if value is None else DateRangeBound.from_value(value).round_down()
+        if self.value is None and (self.lower_bound is not None or self.upper_bound is not None):
+            if self.lower_bound is None:
+                self.lower_bound = OPEN_BOUND
+            if self.upper_bound is None:
+                self.upper_bound = OPEN_BOUND
+        self.validate()
+
+    def validate(self):
+        """Raises ValueError unless exactly one of ``value`` and the bounds is set."""
+        if self.value is None:
+            if self.lower_bound is None and self.upper_bound is None:
+                raise ValueError(
+                    "%s instances where value attribute is None must set lower_bound or upper_bound; got %r"
+                    % (type(self).__name__, self)
+                )
+        elif self.lower_bound is not None or self.upper_bound is not None:
+            raise ValueError(
+                "%s instances where value attribute is not None must not set lower_bound or upper_bound; got %r"
+                % (type(self).__name__, self)
+            )
+
+    def __eq__(self, other):
+        if not isinstance(other, DateRange):
+            return NotImplemented
+        return (self.lower_bound, self.upper_bound, self.value) == (other.lower_bound, other.upper_bound, other.value)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the classic class
+
+    def __str__(self):
+        if self.value is not None:
+            return str(self.value)
+        return "[%s TO %s]" % (self.lower_bound, self.upper_bound)
+
+    def __repr__(self):
+        return "%s(lower_bound=%r, upper_bound=%r, value=%r)" % (
+            type(self).__name__,
+            self.lower_bound,
+            self.upper_bound,
+            self.value,
+        )
+
+
+_VERSION_RE = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:-(.+))?$")
+
+
+class Version:
+    """A server version such as ``4.0.11``, ``3.11.4.1`` or ``5.0-beta1``, ordered as
+    versions are: major, minor, patch, build, then a pre-release before the release."""
+
+    def __init__(self, version):
+        self._version = version
+        m = _VERSION_RE.match(version)
+        if m is None:
+            raise ValueError("Version string %s did not match expected format" % (version,))
+        self.major = int(m.group(1))
+        self.minor = int(m.group(2))
+        self.patch = int(m.group(3) or 0)
+        self.build = int(m.group(4) or 0)
+        self.prerelease = m.group(5) or ""
+
+    def _key(self):
+        return (self.major, self.minor, self.patch, self.build)
+
+    def __hash__(self):
+        return hash((self._key(), self.prerelease))
+
+    def __eq__(self, other):
+        if not isinstance(other, Version):
+            return NotImplemented
+        return self._key() == other._key() and self.prerelease == other.prerelease
+
+    def __lt__(self, other):
+        if not isinstance(other, Version):
+            return NotImplemented
+        if self._key() != other._key():
+            return self._key() < other._key()
+        if self.prerelease and other.prerelease:
+            return self.prerelease < other.prerelease
+        return bool(self.prerelease) and not other.prerelease
+
+    def __gt__(self, other):
+        if not isinstance(other, Version):
+            return NotImplemented
+        return other < self
+
+    def __le__(self, other):
+        if not isinstance(other, Version):
+            return NotImplemented
+        return not other < self
+
+    def __ge__(self, other):
+        if not isinstance(other, Version):
+            return NotImplemented
+        return not self < other
+
+    def __str__(self):
+        return self._version
+
+    def __repr__(self):
+        parts = [str(self.major), str(self.minor), str(self.patch)]
+        if self.build:
+            parts.append(str(self.build))
+        if self.prerelease:
+            parts.append(self.prerelease)
+        return "Version(%s)" % ", ".join(parts)
