@@ -8,6 +8,7 @@
 # (turbocql.cluster.ResultSet, ResponseFuture); their instance layout is the engine's, so they
 # are disjoint bases (a class cannot derive from both, nor from another such base).
 
+import ssl
 from asyncio import AbstractEventLoop
 from collections.abc import Callable, Generator, Hashable, Iterable, Mapping, Sequence
 from contextvars import Context
@@ -222,6 +223,15 @@ def connect(
     reconnection: Reconnection | None = None,
     # Called off the engine's tasks as `on_host_event(kind, host_id, address, port)`.
     on_host_event: Callable[[_HostEventKind, str, str, int], object] | None = None,
+    *,
+    # A classic `AuthProvider` (its authenticators are called during the handshake).
+    auth_provider: object | None = None,
+    # Read (not shared) at connect: see src/api/tls.rs.
+    ssl_context: ssl.SSLContext | None = None,
+    server_hostname: str | None = None,
+    application_name: str | None = None,
+    application_version: str | None = None,
+    client_id: str | None = None,
 ) -> Session: ...
 
 # The Murmur3 token of a routing key (a serialized partition key).

@@ -37,6 +37,7 @@ from turbocql import (  # noqa: F401 - classic names re-exported from turbocql.c
     protocol,
     util,
 )
+from turbocql._connect import engine_connect
 from turbocql._profiles import (  # noqa: F401 - classic names of turbocql.cluster
     _UNSET,
     EXEC_PROFILE_DEFAULT,
@@ -45,8 +46,8 @@ from turbocql._profiles import (  # noqa: F401 - classic names of turbocql.clust
     _ConfigMode,
     _execution_profile_to_string,
 )
+from turbocql._tls import tls_settings
 from turbocql._topology import Topology
-from turbocql.auth import AuthProvider, PlainTextAuthProvider
 from turbocql.connection import ConnectionException
 from turbocql.encoder import Encoder
 from turbocql.metadata import Metadata
@@ -167,14 +168,16 @@ class Cluster:
         elif compression not in ("lz4", "snappy"):
             raise ValueError("compression must be True, False, 'lz4' or 'snappy', not %r" % (compression,))
         self.compression = compression
-        if auth_provider is not None and not isinstance(auth_provider, (AuthProvider, PlainTextAuthProvider)):
-            if not callable(auth_provider):
-                raise TypeError("auth_provider must implement turbocql.auth.AuthProvider")
-        self.auth_provider = auth_provider
-        if ssl_context is not None or ssl_options is not None:
-            raise UnsupportedOperation(
-                "TLS (ssl_context / ssl_options) is not supported by this version of turbocql yet"
+        if auth_provider and not callable(getattr(auth_provider, "new_authenticator", None)):
+            # As the classic driver with protocol v2+ (the engine speaks v4).
+            raise TypeError(
+                "auth_provider must implement the cassandra.auth.AuthProvider interface when protocol_version >= 2"
             )
+        self.auth_provider = auth_provider
+        # Checked now (a bad option raises here); the engine reads the context at connect.
+        self._tls = tls_settings(ssl_context, ssl_options)
+        self.ssl_context = ssl_context
+        self.ssl_options = ssl_options
         if cloud is not None:
             raise UnsupportedOperation("cloud (secure connect bundles) is not supported")
         if protocol_version is not _NOT_SET and protocol_version not in (3, 4, 5, 6):
@@ -252,6 +255,7 @@ class Cluster:
         self.timestamp_generator = timestamp_generator
         self.application_name = application_name
         self.application_version = application_version
+        self.client_id = client_id if client_id is not None else uuid.uuid4()
         self.sessions = []
         self.is_shutdown = False
         self.metadata = Metadata()
@@ -342,21 +346,6 @@ class Cluster:
         if live and profile.load_balancing_policy is not None:
             profile.load_balancing_policy.populate(self, live[0]._session.nodes())
 
-    def _credentials(self):
-        ap = self.auth_provider
-        if ap is None:
-            return None, None
-        if isinstance(ap, PlainTextAuthProvider):
-            return ap.username, ap.password
-        authenticator = (
-            ap.new_authenticator(self.contact_points[0])
-            if hasattr(ap, "new_authenticator")
-            else ap(self.contact_points[0])
-        )
-        if hasattr(authenticator, "username") and hasattr(authenticator, "password"):
-            return authenticator.username, authenticator.password
-        raise UnsupportedOperation("only username/password authentication (PlainTextAuthProvider) is supported")
-
     def connect(self, keyspace=None, wait_for_all_pools=False):
         """Opens a :class:`Session`, optionally in ``keyspace``.
 
@@ -365,17 +354,9 @@ class Cluster:
         """
         if self.is_shutdown:
             raise DriverException("Cluster is already shut down")
-        username, password = self._credentials()
-        engine_session = _engine.connect(
-            [str(cp) for cp in self.contact_points],
-            self.port,
-            username,
-            password,
+        engine_session = engine_connect(
+            self,
             keyspace,
-            self.compression,
-            float(self.connect_timeout),
-            True,
-            self.reconnection_policy._engine_policy(),
             # Host events come from the first session's engine only (one stream per
             # cluster, as the classic control connection's), through a weak reference.
             functools.partial(_relay_host_event, weakref.ref(self)) if not self.sessions else None,
@@ -407,18 +388,7 @@ class Cluster:
             raise DriverException("Cluster is already shut down")
         own = self.__dict__.get("_own_control")
         if own is None or own.is_shutdown:
-            username, password = self._credentials()
-            own = _engine.connect(
-                [str(cp) for cp in self.contact_points],
-                self.port,
-                username,
-                password,
-                None,
-                self.compression,
-                float(self.connect_timeout),
-                True,
-                self.reconnection_policy._engine_policy(),
-            )
+            own = engine_connect(self)
             self._own_control = own
         return own
 

@@ -7,6 +7,8 @@
 //! - [`request`]: a built request as a Python object, run, submitted or awaited;
 //! - [`future`]: `ResponseFuture`'s core, settled by the dispatcher;
 //! - [`hosts`]: reconnection policies and host events, set at connect;
+//! - [`auth`]: a Python `AuthProvider`'s authenticator, called during the handshake;
+//! - [`tls`]: the engine's TLS context, read from the application's `ssl.SSLContext`;
 //! - [`session`]: the connection (connect, prepare, keyspace, shutdown) and the engine's
 //!   view of the cluster;
 //! - [`concurrent`]: `execute_concurrent*`, with the requests kept in flight in Rust;
@@ -16,6 +18,7 @@
 
 pub mod aio;
 pub mod aio_send;
+pub mod auth;
 pub mod builder;
 pub mod concurrent;
 pub mod execute;
@@ -25,3 +28,4 @@ pub mod pipeline;
 pub mod request;
 pub mod results;
 pub mod session;
+pub mod tls;

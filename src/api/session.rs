@@ -15,13 +15,16 @@ use scylla::client::execution_profile::ExecutionProfile;
 use scylla::client::session::Session as ScyllaSession;
 use scylla::client::session_builder::SessionBuilder;
 use scylla::client::Compression;
+use scylla::client::SelfIdentity;
 use scylla::errors::ExecutionError;
 use scylla::statement::Consistency;
 
 use scylla::cluster::ClusterState;
 use scylla::routing::Token;
 
+use super::auth::PyAuthProvider;
 use super::hosts::{PyHostListener, Reconnection};
+use super::tls::{tls_context, TlsRequest};
 use crate::errors;
 use crate::exec::options::duration;
 use crate::exec::prepared::Prepared;
@@ -179,7 +182,7 @@ pub fn murmur3(key: &[u8]) -> i64 {
 /// Raises `NoHostAvailable` if no contact point answers within `connect_timeout`,
 /// `InvalidRequest` for an unknown `keyspace`.
 #[pyfunction]
-#[pyo3(signature = (contact_points, port=9042, username=None, password=None, keyspace=None, compression=None, connect_timeout=5.0, tcp_nodelay=true, reconnection=None, on_host_event=None))]
+#[pyo3(signature = (contact_points, port=9042, username=None, password=None, keyspace=None, compression=None, connect_timeout=5.0, tcp_nodelay=true, reconnection=None, on_host_event=None, *, auth_provider=None, ssl_context=None, server_hostname=None, application_name=None, application_version=None, client_id=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect(
     py: Python<'_>,
@@ -193,6 +196,12 @@ pub fn connect(
     tcp_nodelay: bool,
     reconnection: Option<PyRef<'_, Reconnection>>,
     on_host_event: Option<Py<PyAny>>,
+    auth_provider: Option<Py<PyAny>>,
+    ssl_context: Option<Bound<'_, PyAny>>,
+    server_hostname: Option<String>,
+    application_name: Option<String>,
+    application_version: Option<String>,
+    client_id: Option<String>,
 ) -> PyResult<Session> {
     if contact_points.is_empty() {
         return Err(PyValueError::new_err("contact_points must name at least one host"));
@@ -216,6 +225,23 @@ pub fn connect(
     if let Some(u) = username {
         builder = builder.user(u, password.unwrap_or_default());
     }
+    if let Some(provider) = auth_provider {
+        builder = builder.authenticator_provider(Arc::new(PyAuthProvider { provider: Arc::new(provider) }));
+    }
+    if let Some(context) = ssl_context {
+        builder = builder.tls_context(Some(tls_context(py, &TlsRequest { context, server_hostname })?));
+    }
+    let mut identity = SelfIdentity::new().with_custom_driver_name("turbocql").with_custom_driver_version(env!("CARGO_PKG_VERSION"));
+    if let Some(name) = application_name {
+        identity = identity.with_application_name(name);
+    }
+    if let Some(version) = application_version {
+        identity = identity.with_application_version(version);
+    }
+    if let Some(id) = client_id {
+        identity = identity.with_client_id(id);
+    }
+    builder = builder.custom_identity(identity);
     if let Some(r) = reconnection {
         builder.config.reconnect_policy = r.build();
     }

@@ -57,3 +57,161 @@ def test_unauthorized(auth_node):
     assert reader.execute("SELECT * FROM secured.t").all() == []
     reader.shutdown()
     admin.shutdown()
+
+
+class _RecordingAuthenticator:
+    """A user's Authenticator (as classic code writes one): records what the driver
+    calls, and answers PasswordAuthenticator's PLAIN exchange."""
+
+    def __init__(self, calls, username, password):
+        self.calls = calls
+        self.username = username
+        self.password = password
+
+    def initial_response(self):
+        self.calls.append(("initial_response", self.server_authenticator_class))
+        return b"\x00" + self.username.encode() + b"\x00" + self.password.encode()
+
+    def evaluate_challenge(self, challenge):
+        self.calls.append(("evaluate_challenge", challenge))
+        return None
+
+    def on_authentication_success(self, token):
+        self.calls.append(("on_authentication_success", token))
+
+
+def _recording_provider(base, calls, username, password):
+    class Provider(base.AuthProvider):
+        def new_authenticator(self, host):
+            calls.append(("new_authenticator",))
+            cls = type("Recording", (_RecordingAuthenticator, base.Authenticator), {})
+            return cls(calls, username, password)
+
+    return Provider()
+
+
+def _classic_calls(username, password):
+    import cassandra.auth
+    from cassandra.cluster import Cluster as ClassicCluster
+
+    calls = []
+    c = ClassicCluster(
+        [HOST],
+        port=AUTH_PORT,
+        protocol_version=4,
+        auth_provider=_recording_provider(cassandra.auth, calls, username, password),
+    )
+    try:
+        c.connect().execute("SELECT key FROM system.local").one()
+    finally:
+        c.shutdown()
+    return calls
+
+
+def test_user_authenticator_is_called_during_the_handshake_as_the_classic_driver_calls_it(auth_node):
+    import turbocql.auth
+
+    calls = []
+    cluster = Cluster(
+        [HOST], port=AUTH_PORT, auth_provider=_recording_provider(turbocql.auth, calls, "cassandra", "cassandra")
+    )
+    session = cluster.connect()
+    assert session.execute("SELECT key FROM system.local").one().key == "local"
+    cluster.shutdown()
+    # Each connection runs one exchange: the same sequence of calls as the classic driver's.
+    exchange = [
+        ("new_authenticator",),
+        ("initial_response", "org.apache.cassandra.auth.PasswordAuthenticator"),
+        ("on_authentication_success", ""),
+    ]
+    assert calls[:3] == exchange
+    assert len(calls) % 3 == 0 and all(calls[i : i + 3] == exchange for i in range(0, len(calls), 3))
+    classic = _classic_calls("cassandra", "cassandra")
+    assert classic[:3] == exchange
+
+
+def test_user_authenticator_with_wrong_credentials_is_authentication_failed(auth_node):
+    import turbocql.auth
+
+    calls = []
+    with pytest.raises(NoHostAvailable) as info:
+        Cluster(
+            [HOST], port=AUTH_PORT, auth_provider=_recording_provider(turbocql.auth, calls, "cassandra", "nope-secret")
+        ).connect()
+    errors = info.value.errors
+    assert list(errors) == ["%s:%d" % (HOST, AUTH_PORT)]
+    assert all(isinstance(e, AuthenticationFailed) for e in errors.values())
+    assert "%s:%d" % (HOST, AUTH_PORT) in str(next(iter(errors.values())))
+    assert "nope-secret" not in str(info.value)
+
+
+def test_authenticator_that_raises_names_the_method_and_the_error(auth_node):
+    from turbocql.auth import Authenticator, AuthProvider
+
+    class Broken(Authenticator):
+        def initial_response(self):
+            raise RuntimeError("token service unreachable")
+
+    class Provider(AuthProvider):
+        def new_authenticator(self, host):
+            return Broken()
+
+    with pytest.raises(NoHostAvailable, match="initial_response raised RuntimeError: token service unreachable"):
+        Cluster([HOST], port=AUTH_PORT, auth_provider=Provider(), connect_timeout=10).connect()
+
+
+def test_sasl_plain_provider(auth_node):
+    from turbocql.auth import SaslAuthProvider
+
+    provider = SaslAuthProvider(service="cassandra", mechanism="PLAIN", username="cassandra", password="cassandra")
+    session = Cluster([HOST], port=AUTH_PORT, auth_provider=provider).connect()
+    assert session.execute("SELECT key FROM system.local").one().key == "local"
+    session.cluster.shutdown()
+    bad = SaslAuthProvider(service="cassandra", mechanism="PLAIN", username="cassandra", password="wrong")
+    with pytest.raises(NoHostAvailable) as info:
+        Cluster([HOST], port=AUTH_PORT, auth_provider=bad).connect()
+    assert all(isinstance(e, AuthenticationFailed) for e in info.value.errors.values())
+
+
+def test_subclass_of_plain_text_provider_is_called(auth_node):
+    """A PlainTextAuthProvider subclass that overrides new_authenticator is honoured (not
+    short-cut to the engine's own username/password exchange)."""
+    from turbocql.auth import PlainTextAuthenticator
+
+    calls = []
+
+    class Rotating(PlainTextAuthProvider):
+        def new_authenticator(self, host):
+            calls.append(host)
+            return PlainTextAuthenticator("cassandra", "cassandra")
+
+    session = Cluster([HOST], port=AUTH_PORT, auth_provider=Rotating("ignored", "ignored")).connect()
+    session.execute("SELECT key FROM system.local")
+    session.cluster.shutdown()
+    assert calls and calls[0] is None  # the engine does not name the node (README)
+
+
+SECRET = "s3cr3t-Pa55word"
+
+
+def test_credentials_never_appear_in_repr_logs_or_errors(auth_node, caplog):
+    import logging
+
+    from turbocql.auth import PlainTextAuthenticator, SaslAuthProvider
+
+    caplog.set_level(logging.DEBUG)
+    providers = [
+        PlainTextAuthProvider(username="cassandra", password=SECRET),
+        SaslAuthProvider(service="cassandra", mechanism="PLAIN", username="cassandra", password=SECRET),
+    ]
+    texts = [repr(p) for p in providers] + [repr(PlainTextAuthenticator("cassandra", SECRET))]
+    for p in providers:
+        cluster = Cluster([HOST], port=AUTH_PORT, auth_provider=p, connect_timeout=10)
+        texts.append(repr(cluster))
+        with pytest.raises(NoHostAvailable) as info:
+            cluster.connect()
+        texts += [str(info.value), repr(info.value)] + [repr(e) for e in info.value.errors.values()]
+        texts += [str(e) for e in info.value.errors.values()]
+    texts += [r.getMessage() for r in caplog.records]
+    assert all(SECRET not in t for t in texts), [t for t in texts if SECRET in t]
+    assert any("cassandra" in t for t in texts)

@@ -1,0 +1,37 @@
+"""What a :class:`~turbocql.cluster.Cluster` hands the engine's ``connect``: the
+credentials or the authentication provider, the TLS context, and the client's identity
+(``application_name``, ``application_version``, ``client_id``, sent in STARTUP).
+"""
+
+from turbocql import _engine
+from turbocql.auth import PlainTextAuthProvider
+
+
+def _auth_arguments(auth_provider):
+    if auth_provider is None:
+        return {}
+    # A plain PlainTextAuthProvider: the engine's own PasswordAuthenticator exchange.
+    if type(auth_provider).new_authenticator is PlainTextAuthProvider.new_authenticator:
+        return {"username": auth_provider.username, "password": auth_provider.password}
+    return {"auth_provider": auth_provider}
+
+
+def engine_connect(cluster, keyspace=None, on_host_event=None):
+    """An engine session of ``cluster`` (raises the classic connect errors)."""
+    tls = cluster._tls
+    return _engine.connect(
+        [str(cp) for cp in cluster.contact_points],
+        cluster.port,
+        keyspace=keyspace,
+        compression=cluster.compression,
+        connect_timeout=float(cluster.connect_timeout),
+        tcp_nodelay=True,
+        reconnection=cluster.reconnection_policy._engine_policy(),
+        on_host_event=on_host_event,
+        ssl_context=tls.context if tls else None,
+        server_hostname=tls.server_hostname if tls else None,
+        application_name=cluster.application_name or None,
+        application_version=cluster.application_version or None,
+        client_id=str(cluster.client_id) if cluster.client_id is not None else None,
+        **_auth_arguments(cluster.auth_provider),
+    )

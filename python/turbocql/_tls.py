@@ -1,0 +1,68 @@
+"""TLS settings: the classic driver's ``ssl_context`` and ``ssl_options`` as the
+``ssl.SSLContext`` (and ``server_hostname``) the engine reads at connect.
+
+The engine reads everything the context holds (src/api/tls.rs). ``ssl_options`` alone
+builds a context as the classic driver does (``ca_certs``, ``certfile``/``keyfile``,
+``cert_reqs``, ``check_hostname``, ``ssl_version``, ``ciphers``), with one difference:
+``cert_reqs`` is honoured as the verification mode (the classic driver 3.30 stores it in
+``SSLContext.options`` instead, so it has no effect there).
+"""
+
+import ssl
+from typing import NamedTuple
+
+# Keys that build a context (used only when no ssl_context is given).
+_CONTEXT_KEYS = frozenset({"ssl_version", "cert_reqs", "check_hostname", "keyfile", "certfile", "ca_certs", "ciphers"})
+# Keys the classic driver passes to SSLContext.wrap_socket.
+_WRAP_KEYS = frozenset({"server_side", "do_handshake_on_connect", "suppress_ragged_eofs", "server_hostname"})
+
+
+class TlsSettings(NamedTuple):
+    context: ssl.SSLContext
+    server_hostname: str | None
+
+
+def tls_settings(ssl_context, ssl_options):
+    """The settings for the engine, or None for clear text; raises ``TypeError`` /
+    ``ValueError`` for what cannot be honoured."""
+    if ssl_context is None and not ssl_options:
+        return None
+    if ssl_options is not None and not isinstance(ssl_options, dict):
+        raise TypeError("ssl_options must be a dict, not %s" % type(ssl_options).__name__)
+    opts = dict(ssl_options or {})
+    unknown = set(opts) - _CONTEXT_KEYS - _WRAP_KEYS
+    if unknown:
+        raise ValueError(
+            "unknown ssl_options %s (known: %s)"
+            % (", ".join(sorted(unknown)), ", ".join(sorted(_CONTEXT_KEYS | _WRAP_KEYS)))
+        )
+    if opts.get("server_side"):
+        raise ValueError("ssl_options server_side=True: a driver connection is a TLS client")
+    server_hostname = opts.get("server_hostname")
+    if server_hostname is not None and not isinstance(server_hostname, str):
+        raise TypeError("ssl_options['server_hostname'] must be a string")
+    if ssl_context is not None:
+        if not isinstance(ssl_context, ssl.SSLContext):
+            raise TypeError("ssl_context must be an ssl.SSLContext, not %s" % type(ssl_context).__name__)
+        ignored = sorted(set(opts) & _CONTEXT_KEYS)
+        if ignored:
+            raise ValueError(
+                "ssl_options %s configure a context, but ssl_context is given: set them on the SSLContext "
+                "(the classic driver ignores them in this case)" % ", ".join(ignored)
+            )
+        return TlsSettings(ssl_context, server_hostname)
+    return TlsSettings(_context_from_options(opts), server_hostname)
+
+
+def _context_from_options(opts):
+    context = ssl.SSLContext(int(opts.get("ssl_version") or ssl.PROTOCOL_TLS_CLIENT))
+    context.check_hostname = bool(opts.get("check_hostname", False))
+    if opts.get("cert_reqs") is not None:
+        context.verify_mode = ssl.VerifyMode(int(opts["cert_reqs"]))
+    if opts.get("certfile"):
+        context.load_cert_chain(opts["certfile"], opts.get("keyfile"))
+    if opts.get("ca_certs"):
+        context.load_verify_locations(opts["ca_certs"])
+    if opts.get("ciphers"):
+        context.set_ciphers(opts["ciphers"])
+    return context
