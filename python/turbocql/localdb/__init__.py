@@ -13,6 +13,14 @@ Python API, one node::
 
     node = localdb.start(dir=None, port=9042, heap="2G", auth=False, timeout=180)
     node.pid, node.port, node.address, node.log_path, node.dir
+    node = localdb.start(port=9046, tls=True, require_client_auth=False)  # TLS on the CQL port
+    files = node.tls_files()   # localdb.TLSFiles (None without TLS), all in <node dir>/tls/:
+    files.ca                   #   ca.pem: the CA certificate, the truststore of clients
+    files.client_cert          #   client.pem: CN turbocql-client, signed by the CA (+ the CA)
+    files.client_key           #   client-key.pem: its key (PKCS#8)
+    files.node_keystore        #   node.pem: the node's PKCS#8 key + certificate + CA
+    files.ca_key               #   ca-key.pem
+    files.ssl_context()        # an ssl.SSLContext trusting ca (+ the client certificate)
     localdb.is_running(dir=None, port=9042)        # -> bool
     localdb.stop(dir=None, port=9042, timeout=30)  # -> bool (True if it stopped one)
     localdb.wait_for_cql(host, port, timeout)       # -> bool
@@ -30,6 +38,7 @@ A cluster of several nodes on consecutive loopback addresses::
     cluster.wait_for_state(2, "UP", timeout=60)
     cluster.stop()                 # every node at once; -> names of the nodes that ran
     cluster.started                # the nodes this start_cluster call started ([] if all ran)
+    cluster.tls_files()            # start_cluster(..., tls=True): one CA, one cert per node
     localdb.find_cluster(dir=None, first_address="127.0.0.11")   # -> LocalCluster | None
     localdb.cluster_status(dir=None, first_address=None)         # -> [NodeStatus]
     localdb.stop_cluster(dir=None, first_address=None)           # -> [names]
@@ -45,8 +54,22 @@ Failures raise ``localdb.LocalDBError`` whose ``exit_code`` is what the CLI
 exits with (2: a missing tool, a taken port or a bad option; 1: the daemon
 died or did not answer in time; 3: nothing runs / no cluster there).
 
+TLS (``start --tls [--require-client-auth]``; ``tls=True`` / ``require_client_auth=True``,
+which implies TLS): ``client_encryption_options`` with ``enabled: true``, ``optional: false``
+(no clear text on the native port), ``PEMBasedSslContextFactory`` with ``keystore: tls/node.pem``
+and ``truststore: tls/ca.pem`` (no passwords: the key is unencrypted PKCS#8) and
+``require_client_auth``; internode encryption stays off. The certificates (EC P-256, 10
+years; see ``localdb.tls``) are made with the ``cryptography`` package the first time and
+kept; the node certificate names the node's IP address and DNS ``localhost`` (so hostname
+checks pass). A cluster's nodes share the CA of ``<base>/tls/``. Left at None, ``tls`` and
+``require_client_auth`` are as the directory's ``node.json``/``cluster.json`` has them (off
+for a new node; ``--no-tls`` turns TLS off). The readiness probe then speaks TLS with the
+client certificate. Measured here: a 768 MB TLS node answered in 12-13 s from an empty
+directory, as fast as a clear-text one.
+
 Command line: ``turbocql localdb start [--nodes N] [--dcs D] [--racks R]
-[--first-address 127.0.0.X] [--heap 768M] [--commitlog batch] [--dir BASE]``;
+[--first-address 127.0.0.X] [--heap 768M] [--commitlog batch] [--tls]
+[--require-client-auth] [--dir BASE]``;
 ``status [--dir BASE | --first-address A]`` (a cluster: one line per node, exit 0 if all
 are UP, 1 if some are not, 3 if none runs); ``stop [--node K]``; ``start --node K`` (node
 K alone, with its saved settings: it rejoins the ring); ``kill --node K`` (SIGKILL).
@@ -59,8 +82,8 @@ Layout: a node lives in one directory (``--dir``; by default
 native port other than 9042).  It holds ``conf/`` (the generated
 ``cassandra.yaml`` and ``logback.xml``), ``data/``, ``commitlog/`` ...,
 ``logs/system.log`` (Cassandra's log), ``logs/output.log`` (the JVM's
-stdout/stderr), ``cassandra.pid`` and ``node.json`` (the settings it was
-started with).  The classpath is cached per Cassandra version in
+stdout/stderr), ``cassandra.pid``, ``node.json`` (the settings it was
+started with) and, with TLS, ``tls/``.  The classpath is cached per Cassandra version in
 ``$XDG_CACHE_HOME/turbocql/localdb/classpath-<version>.txt``.
 
 A cluster lives in a base directory (``--dir``; by default
@@ -84,7 +107,8 @@ Modules: ``node`` (settings, defaults, directory layout, file helpers), ``config
 (cassandra.yaml, logback.xml, cassandra-rackdc.properties, the java command line),
 ``classpath`` (java and the Maven classpath), ``probe`` (the CQL probe, port checks),
 ``process`` (start, stop, status of one node), ``cluster`` (several nodes) and ``cli``
-(``turbocql localdb``). Everything is re-exported here: use ``localdb.X``.
+(``turbocql localdb``), ``tls`` (the CA and certificates of ``--tls``; needs ``cryptography``).
+Everything is re-exported here: use ``localdb.X``.
 """
 
 from __future__ import annotations
@@ -143,6 +167,7 @@ from .node import (
     STOP_TIMEOUT,
     LocalDBError,
     Node,
+    TLSFiles,
     cache_base,
     default_dir,
     derive_storage_port,
@@ -156,6 +181,7 @@ from .probe import (
     wait_for_cql,
 )
 from .process import is_running, running_pid, start, status, stop
+from .tls import ensure_tls_files
 
 # Every public name of the sub-package, whichever module holds it, is ``localdb.X``.
 __all__ = [
@@ -185,6 +211,7 @@ __all__ = [
     "NodeStatus",
     "STOPPED",
     "STOP_TIMEOUT",
+    "TLSFiles",
     "UP",
     "add_parser",
     "cache_base",
@@ -196,6 +223,7 @@ __all__ = [
     "cql_login_ok",
     "default_dir",
     "derive_storage_port",
+    "ensure_tls_files",
     "find_cluster",
     "find_java",
     "find_mvn",

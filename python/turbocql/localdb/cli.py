@@ -9,6 +9,7 @@ by default; a cluster (cluster.py) with ``--nodes N`` (N > 1), ``--dcs``, ``--ra
 from __future__ import annotations
 
 import argparse
+import ssl
 import sys
 from pathlib import Path
 
@@ -36,6 +37,8 @@ from .node import (
     EXIT_USAGE,
     STOP_TIMEOUT,
     LocalDBError,
+    Node,
+    TLSFiles,
     _load_node,
 )
 from .probe import cql_answers
@@ -117,6 +120,22 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--auth",
         action="store_true",
         help="PasswordAuthenticator + CassandraAuthorizer (superuser cassandra/cassandra)",
+    )
+    p_start.add_argument(
+        "--tls",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="TLS only on the native port: a private CA and certificates are made in the node's "
+        "tls/ (ca.pem, ca-key.pem, node.pem, client.pem, client-key.pem; kept across restarts, one CA "
+        "per cluster); connect with an SSLContext trusting tls/ca.pem. Default: as the node was "
+        "last started (off for a new node); --no-tls turns it off",
+    )
+    p_start.add_argument(
+        "--require-client-auth",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="with TLS (implies --tls): clients must present a certificate signed by the CA, e.g. "
+        "tls/client.pem with tls/client-key.pem. Default: as the node was last started",
     )
     p_start.add_argument(
         "--timeout",
@@ -225,6 +244,8 @@ def _cmd_start(args: argparse.Namespace) -> int:
             storage_port=args.storage_port,
             version=args.version,
             commitlog=args.commitlog or "periodic",
+            tls=args.tls,
+            require_client_auth=args.require_client_auth,
             out=_say,
         )
     except LocalDBError as e:
@@ -242,7 +263,19 @@ def _cmd_start(args: argparse.Namespace) -> int:
     print(f"  output: {node.output_path}")
     if node.auth:
         print("  auth:   on (superuser cassandra/cassandra)")
+    _print_tls(node.tls_files(), node.require_client_auth, "  ")
     return 0
+
+
+def _print_tls(files: TLSFiles | None, require_client_auth: bool, indent: str) -> None:
+    """The ``tls:`` lines of start and status: on/off and the files a client needs."""
+    if files is None:
+        return
+    print(f"{indent}tls:    on{' (client auth required)' if require_client_auth else ''}")
+    print(f"{indent}  ca:          {files.ca}")
+    print(f"{indent}  client cert: {files.client_cert}")
+    print(f"{indent}  client key:  {files.client_key}")
+    print(f"{indent}  keystore:    {files.node_keystore}")
 
 
 def _start_cluster(args: argparse.Namespace) -> int:
@@ -252,9 +285,11 @@ def _start_cluster(args: argparse.Namespace) -> int:
             EXIT_USAGE,
         )
     if args.node is not None:
-        if args.nodes is not None or args.dcs is not None or args.racks is not None:
+        if (args.nodes, args.dcs, args.racks, args.tls, args.require_client_auth) != (None,) * 5:
             raise LocalDBError(
-                "--node K starts one node of an existing cluster: drop --nodes/--dcs/--racks", EXIT_USAGE
+                "--node K starts one node of an existing cluster with its saved settings: "
+                "drop --nodes/--dcs/--racks/--tls/--require-client-auth",
+                EXIT_USAGE,
             )
         cluster = _load_cluster(args)
         cluster.start_node(args.node, args.timeout, out=_say)
@@ -271,6 +306,8 @@ def _start_cluster(args: argparse.Namespace) -> int:
         port=args.port,
         storage_port=args.storage_port,
         auth=True if args.auth else None,
+        tls=args.tls,
+        require_client_auth=args.require_client_auth,
         version=args.version,
         commitlog=args.commitlog,
         out=_say,
@@ -288,6 +325,7 @@ def _start_cluster(args: argparse.Namespace) -> int:
     print(f"  logs: {cluster.dir}/nodeK/logs/system.log")
     if cluster.auth:
         print("  auth: on (superuser cassandra/cassandra)")
+    _print_tls(cluster.tls_files(), cluster.require_client_auth, "  ")
     return 0
 
 
@@ -365,6 +403,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
                 f"Cassandra {cluster.version}, CQL port {cluster.port}"
             )
             states = _print_table(cluster, args.node)
+            _print_tls(cluster.tls_files(), cluster.require_client_auth, "  ")
         except LocalDBError as e:
             if e.exit_code == EXIT_NOT_RUNNING:
                 print(f"not running ({e})")
@@ -378,8 +417,18 @@ def _cmd_status(args: argparse.Namespace) -> int:
     if node.pid is None:
         print(f"not running (dir {node.dir})")
         return EXIT_NOT_RUNNING
-    cql = "CQL answers" if cql_answers(node.address, node.port) else "CQL does not answer (yet)"
+    answers = cql_answers(node.address, node.port, ssl_context=_probe_context(node))
+    cql = "CQL answers" if answers else "CQL does not answer (yet)"
     print(f"running: pid {node.pid}, {node.address}:{node.port}, {cql}")
-    print(f"  dir: {node.dir}")
-    print(f"  log: {node.log_path}")
+    print(f"  dir:    {node.dir}")
+    print(f"  log:    {node.log_path}")
+    _print_tls(node.tls_files(), node.require_client_auth, "  ")
     return 0
+
+
+def _probe_context(node: Node) -> ssl.SSLContext | None:
+    """The node's probe context; None (a clear-text probe, which fails) if its files are unreadable."""
+    try:
+        return node.ssl_context()
+    except (OSError, ValueError):
+        return None

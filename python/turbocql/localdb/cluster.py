@@ -42,7 +42,9 @@ from .node import (
     STOP_TIMEOUT,
     LocalDBError,
     Node,
+    TLSFiles,
     _locked,
+    _resolve_tls,
     _write_atomic,
     cache_base,
     make_node,
@@ -164,6 +166,8 @@ class LocalCluster:
     auth: bool = False
     version: str = DEFAULT_VERSION
     commitlog: str = "periodic"
+    tls: bool = False
+    require_client_auth: bool = False
     started: list[str] = dataclasses.field(default_factory=list)
     start_seconds: float | None = None
 
@@ -192,6 +196,8 @@ class LocalCluster:
             "auth": self.auth,
             "version": self.version,
             "commitlog": self.commitlog,
+            "tls": self.tls,
+            "require_client_auth": self.require_client_auth,
             # For people reading the file; loading recomputes them from the settings above.
             "members": [
                 {
@@ -204,6 +210,12 @@ class LocalCluster:
                 for n in self.nodes
             ],
         }
+
+    def tls_files(self) -> TLSFiles | None:
+        """The TLS files (None without TLS): every node has its own ``node_keystore`` but they
+        share one CA and one client certificate; this is node1's set (``ca``, ``client_cert``,
+        ``client_key`` serve for any node)."""
+        return self.nodes[0].tls_files()
 
     def node(self, k: int | str) -> Node:
         """Node ``k``: its number (1 = node1) or its name."""
@@ -229,7 +241,11 @@ class LocalCluster:
         n.pid = running_pid(n) if n.dir.exists() else None
         if n.pid is None:
             return STOPPED
-        return UP if cql_answers(n.address, n.port) else DOWN
+        try:
+            ctx = n.ssl_context()
+        except (OSError, ValueError):  # its TLS files are not there (yet)
+            return DOWN
+        return UP if cql_answers(n.address, n.port, ssl_context=ctx) else DOWN
 
     def status(self) -> list[NodeStatus]:
         """Every node's name, address, datacenter, rack, pid and state."""
@@ -308,7 +324,8 @@ class LocalCluster:
             if pid is not None:
                 n.pid = pid
                 n.already_running = True
-                if not wait_for_cql(n.address, n.port, timeout, alive=lambda: _is_our_daemon(pid, n)):
+                alive = lambda: _is_our_daemon(pid, n)  # noqa: E731
+                if not wait_for_cql(n.address, n.port, timeout, alive=alive, ssl_context=n.ssl_context()):
                     raise LocalDBError(
                         f"{n.name} (pid {pid}) runs but CQL does not answer on {n.address}:{n.port}; see {n.log_path}",
                         EXIT_FAILED,
@@ -398,8 +415,13 @@ def make_cluster(
     auth: bool = False,
     version: str = DEFAULT_VERSION,
     commitlog: str = "periodic",
+    tls: bool = False,
+    require_client_auth: bool = False,
 ) -> LocalCluster:
-    """Validate a cluster's options and lay out its nodes (nothing is started)."""
+    """Validate a cluster's options and lay out its nodes (nothing is started).
+
+    ``tls``: every node's native port speaks TLS only, with one CA for the cluster (in its
+    ``tls/``) and a certificate per node; ``require_client_auth`` implies it."""
     placement = split_datacenters(nodes, dcs, racks)
     addresses = node_addresses(first_address, nodes)
     base = Path(dir if dir is not None else cluster_dir(first_address, port)).expanduser().absolute()
@@ -414,6 +436,8 @@ def make_cluster(
             storage_port=storage_port,
             version=version,
             commitlog=commitlog,
+            tls=tls,
+            require_client_auth=require_client_auth,
         )
         n.name, n.datacenter, n.rack, n.jmx_port = f"node{k}", dc, rack, jmx_port_for(address)
         members.append(n)
@@ -432,6 +456,8 @@ def make_cluster(
         auth=bool(auth),
         version=version,
         commitlog=commitlog,
+        tls=members[0].tls,
+        require_client_auth=members[0].require_client_auth,
     )
 
 
@@ -449,7 +475,20 @@ def load_cluster(dir: str | os.PathLike) -> LocalCluster | None:
     saved = _saved_settings(base)
     if saved is None:
         return None
-    keys = ("nodes", "dcs", "racks", "first_address", "heap", "port", "storage_port", "auth", "version", "commitlog")
+    keys = (
+        "nodes",
+        "dcs",
+        "racks",
+        "first_address",
+        "heap",
+        "port",
+        "storage_port",
+        "auth",
+        "version",
+        "commitlog",
+        "tls",
+        "require_client_auth",
+    )
     try:
         cluster = make_cluster(dir=base, **{k: saved[k] for k in keys if k in saved})
     except LocalDBError as e:
@@ -516,6 +555,8 @@ def start_cluster(
     port: int | None = None,
     storage_port: int | None = None,
     auth: bool | None = None,
+    tls: bool | None = None,
+    require_client_auth: bool | None = None,
     version: str | None = None,
     commitlog: str | None = None,
     out=None,
@@ -527,7 +568,8 @@ def start_cluster(
     that holds a cluster keeps its layout: asking for other nodes/DCs/racks/addresses/ports
     there raises :class:`LocalDBError`. ``timeout`` is per node. ``out`` is a ``print``-like
     callable for progress. Returns the :class:`LocalCluster`; its ``started`` names the
-    nodes started by this call."""
+    nodes started by this call. ``tls``/``require_client_auth``: see :func:`make_cluster`
+    (``cluster.tls_files()`` has the CA and the client certificate)."""
     wanted = {
         "nodes": nodes,
         "dcs": dcs,
@@ -558,6 +600,10 @@ def start_cluster(
     def pick(value, key, default):
         return value if value is not None else saved.get(key, default)
 
+    tls_on, client_auth = _resolve_tls(
+        tls, require_client_auth, bool(saved.get("tls")), bool(saved.get("require_client_auth"))
+    )
+
     cluster = make_cluster(
         pick(nodes, "nodes", DEFAULT_CLUSTER_NODES),
         pick(dcs, "dcs", 1),
@@ -570,6 +616,8 @@ def start_cluster(
         auth=pick(auth, "auth", False),
         version=pick(version, "version", DEFAULT_VERSION),
         commitlog=pick(commitlog, "commitlog", "periodic"),
+        tls=tls_on,
+        require_client_auth=client_auth,
     )
     return cluster.start(timeout, out=out)
 

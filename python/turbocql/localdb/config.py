@@ -14,6 +14,7 @@ import os
 import re
 
 from .node import CLUSTER_NAME, DAEMON_CLASS, Node, _write_atomic
+from .tls import ensure_tls_files
 
 # The JPMS flags of Cassandra 5.0's conf/jvm17-server.options (also fine on 11).
 JPMS_FLAGS = [
@@ -152,6 +153,7 @@ def render_yaml(node: Node) -> str:
         "start_native_transport: true",
         f"native_transport_port: {node.port}",
         *auth_lines,
+        *_tls_lines(node),
         "auto_snapshot: false",
         "snapshot_before_compaction: false",
         "incremental_backups: false",
@@ -165,6 +167,25 @@ def render_yaml(node: Node) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _tls_lines(node: Node) -> list[str]:
+    """``client_encryption_options``: TLS only on the native port (``optional: false``), with
+    the PEM keystore and truststore of ``tls/`` (no passwords: the key is not encrypted).
+    Internode encryption stays off."""
+    files = node.tls_files()
+    if files is None:
+        return []
+    return [
+        "client_encryption_options:",
+        "  enabled: true",
+        "  optional: false",
+        "  ssl_context_factory:",
+        "    class_name: org.apache.cassandra.security.PEMBasedSslContextFactory",
+        f"  keystore: {_q(files.node_keystore)}",
+        f"  truststore: {_q(files.ca)}",
+        f"  require_client_auth: {'true' if node.require_client_auth else 'false'}",
+    ]
 
 
 def render_rackdc(node: Node) -> str:
@@ -259,6 +280,9 @@ def write_config(node: Node) -> None:
     """Create the node's directories and (re)write its configuration files."""
     for sub in ("conf", "data", "commitlog", "hints", "saved_caches", "cdc_raw", "logs", "triggers"):
         (node.dir / sub).mkdir(parents=True, exist_ok=True)
+    if node.tls:
+        # A cluster's nodes share the CA of the cluster's tls/ (their base directory's).
+        ensure_tls_files(node.tls_dir, node.address, node.dir.parent / "tls" if node.in_cluster else None)
     _write_atomic(node.yaml_path, render_yaml(node))
     _write_atomic(node.logback_path, render_logback(node))
     if node.in_cluster:

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import socket
+import ssl
 from pathlib import Path
 
 DEFAULT_VERSION = "5.0.6"
@@ -84,6 +85,48 @@ def derive_storage_port(port: int) -> int:
     return storage
 
 
+@dataclasses.dataclass(frozen=True)
+class TLSFiles:
+    """The TLS files of a node started with ``tls=True``, all in its ``tls/`` directory.
+
+    ``ca`` (``ca.pem``, the CA certificate: the truststore of the node and of clients),
+    ``ca_key`` (``ca-key.pem``), ``node_keystore`` (``node.pem``: the node's PKCS#8 key, its
+    certificate for its IP address and ``localhost``, and the CA), ``client_cert``
+    (``client.pem``, CN ``turbocql-client``, then the CA) and ``client_key``
+    (``client-key.pem``, PKCS#8). They are made by ``tls.ensure_tls_files``."""
+
+    dir: Path
+
+    @property
+    def ca(self) -> Path:
+        return self.dir / "ca.pem"
+
+    @property
+    def ca_key(self) -> Path:
+        return self.dir / "ca-key.pem"
+
+    @property
+    def node_keystore(self) -> Path:
+        return self.dir / "node.pem"
+
+    @property
+    def client_cert(self) -> Path:
+        return self.dir / "client.pem"
+
+    @property
+    def client_key(self) -> Path:
+        return self.dir / "client-key.pem"
+
+    def ssl_context(self, client_cert: bool = True) -> ssl.SSLContext:
+        """A client-side :class:`ssl.SSLContext` that trusts ``ca`` (hostnames checked: connect
+        by the node's IP address or ``localhost``) and, with ``client_cert``, presents the
+        client certificate (needed when the node requires client auth)."""
+        ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=str(self.ca))
+        if client_cert:
+            ctx.load_cert_chain(str(self.client_cert), str(self.client_key))
+        return ctx
+
+
 @dataclasses.dataclass
 class Node:
     """One Cassandra node: its directory, addresses and settings.
@@ -99,6 +142,9 @@ class Node:
     auth: bool = False
     version: str = DEFAULT_VERSION
     commitlog: str = "periodic"
+    # TLS on the native port (client_encryption_options; the files in tls/, see TLSFiles).
+    tls: bool = False
+    require_client_auth: bool = False
     seeds: tuple[str, ...] = ()
     pid: int | None = None
     already_running: bool = False
@@ -155,6 +201,20 @@ class Node:
         return self.conf_dir / "cassandra-rackdc.properties"
 
     @property
+    def tls_dir(self) -> Path:
+        return self.dir / "tls"
+
+    def tls_files(self) -> TLSFiles | None:
+        """The node's TLS files (:class:`TLSFiles`) if it runs with TLS, else None."""
+        return TLSFiles(self.tls_dir) if self.tls else None
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """The context the readiness probe speaks CQL with (None: clear text). It presents
+        the client certificate, so it also works when client auth is required."""
+        files = self.tls_files()
+        return files.ssl_context() if files is not None else None
+
+    @property
     def marker(self) -> str:
         return DIR_MARKER + str(self.dir)
 
@@ -172,6 +232,8 @@ class Node:
             "auth": self.auth,
             "version": self.version,
             "commitlog": self.commitlog,
+            "tls": self.tls,
+            "require_client_auth": self.require_client_auth,
         }
         if self.in_cluster:
             saved.update(
@@ -194,8 +256,12 @@ def make_node(
     storage_port: int | None = None,
     version: str = DEFAULT_VERSION,
     commitlog: str = "periodic",
+    tls: bool = False,
+    require_client_auth: bool = False,
 ) -> Node:
-    """Validate options and build a :class:`Node` (nothing is started)."""
+    """Validate options and build a :class:`Node` (nothing is started).
+
+    ``require_client_auth`` implies ``tls``."""
     if commitlog not in ("periodic", "batch"):
         raise LocalDBError(f"invalid commitlog mode {commitlog!r}; use periodic or batch", EXIT_USAGE)
     if not isinstance(port, int) or not 1 <= port <= 65535:
@@ -224,7 +290,22 @@ def make_node(
         auth=bool(auth),
         commitlog=commitlog,
         version=version,
+        tls=bool(tls or require_client_auth),
+        require_client_auth=bool(require_client_auth),
     )
+
+
+def _resolve_tls(
+    tls: bool | None, require_client_auth: bool | None, saved_tls: bool, saved_require_client_auth: bool
+) -> tuple[bool, bool]:
+    """``(tls, require_client_auth)`` where None means "as saved"; client auth implies TLS."""
+    if tls is False and require_client_auth:
+        raise LocalDBError("client auth needs TLS: drop tls=False (--no-tls)", EXIT_USAGE)
+    if require_client_auth is None:
+        require_client_auth = bool(saved_require_client_auth) if tls is not False else False
+    if tls is None:
+        tls = bool(saved_tls)
+    return bool(tls or require_client_auth), bool(require_client_auth)
 
 
 def _load_node(dir: str | os.PathLike | None, port: int | None) -> Node:
@@ -235,7 +316,7 @@ def _load_node(dir: str | os.PathLike | None, port: int | None) -> Node:
         saved = json.loads(node.settings_file.read_text())
     except (OSError, ValueError):
         saved = {}
-    keys = ("address", "port", "storage_port", "heap", "auth", "version", "commitlog")
+    keys = ("address", "port", "storage_port", "heap", "auth", "version", "commitlog", "tls", "require_client_auth")
     for key in keys + ("name", "datacenter", "rack", "jmx_port"):
         if key in saved:
             setattr(node, key, saved[key])

@@ -1,16 +1,20 @@
 """Is a CQL server there? The native protocol probe and the port checks.
 
 :func:`cql_answers` sends OPTIONS (protocol v4) and expects SUPPORTED; :func:`wait_for_cql`
-polls it; :func:`cql_login_ok` logs in with PasswordAuthenticator. :func:`port_in_use` and
+polls it; :func:`cql_login_ok` logs in with PasswordAuthenticator. Each speaks TLS when given an
+``ssl_context`` (a TLS node's: ``node.ssl_context()``). :func:`port_in_use` and
 :func:`check_ports_free` tell whether a node's ports are taken before java starts.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import socket
+import ssl
 import struct
 import time
+from collections.abc import Iterator
 
 from .node import DEFAULT_TIMEOUT, EXIT_USAGE, LocalDBError, Node
 
@@ -47,14 +51,27 @@ def _request(sock: socket.socket, opcode: int, body: bytes = b"") -> tuple[int, 
     return op, _recv_exact(sock, length)
 
 
-def cql_answers(host: str, port: int, timeout: float = 2.0) -> bool:
-    """True if a CQL server at host:port answers OPTIONS (v4) with SUPPORTED."""
+@contextlib.contextmanager
+def _connect(host: str, port: int, timeout: float, ssl_context: ssl.SSLContext | None) -> Iterator[socket.socket]:
+    """A connection to host:port, over TLS (server name ``host``) when ``ssl_context`` is given."""
+    with socket.create_connection((host, port), timeout=timeout) as raw:
+        raw.settimeout(timeout)
+        if ssl_context is None:
+            yield raw
+            return
+        with ssl_context.wrap_socket(raw, server_hostname=host) as tls:
+            yield tls
+
+
+def cql_answers(host: str, port: int, timeout: float = 2.0, *, ssl_context: ssl.SSLContext | None = None) -> bool:
+    """True if a CQL server at host:port answers OPTIONS (v4) with SUPPORTED.
+
+    ``ssl_context``: speak TLS (a node started with ``tls=True``: ``node.ssl_context()``)."""
     try:
-        with socket.create_connection((host, port), timeout=timeout) as sock:
-            sock.settimeout(timeout)
+        with _connect(host, port, timeout, ssl_context) as sock:
             op, _ = _request(sock, _OPCODE_OPTIONS)
             return op == _OPCODE_SUPPORTED
-    except (OSError, ConnectionError, struct.error):
+    except (OSError, ConnectionError, struct.error):  # ssl.SSLError is an OSError
         return False
 
 
@@ -64,12 +81,17 @@ def _string(s: str) -> bytes:
 
 
 def cql_login_ok(
-    host: str, port: int, user: str = "cassandra", password: str = "cassandra", timeout: float = 5.0
+    host: str,
+    port: int,
+    user: str = "cassandra",
+    password: str = "cassandra",
+    timeout: float = 5.0,
+    *,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> bool:
     """True if STARTUP + PasswordAuthenticator login with user/password succeeds."""
     try:
-        with socket.create_connection((host, port), timeout=timeout) as sock:
-            sock.settimeout(timeout)
+        with _connect(host, port, timeout, ssl_context) as sock:
             startup = struct.pack(">H", 1) + _string("CQL_VERSION") + _string("3.0.0")
             op, _ = _request(sock, _OPCODE_STARTUP, startup)
             if op == _OPCODE_READY:
@@ -83,15 +105,23 @@ def cql_login_ok(
         return False
 
 
-def wait_for_cql(host: str, port: int, timeout: float = DEFAULT_TIMEOUT, *, alive=None) -> bool:
+def wait_for_cql(
+    host: str,
+    port: int,
+    timeout: float = DEFAULT_TIMEOUT,
+    *,
+    alive=None,
+    ssl_context: ssl.SSLContext | None = None,
+) -> bool:
     """Poll until CQL answers at host:port (True); False after ``timeout`` seconds.
 
     ``alive``, if given, is a callable polled meanwhile: once it returns False
-    (e.g. the server process died) the wait ends with False.
+    (e.g. the server process died) the wait ends with False. ``ssl_context``: over TLS.
     """
     deadline = time.monotonic() + timeout
     while True:
-        if cql_answers(host, port, timeout=min(2.0, max(0.1, deadline - time.monotonic()))):
+        probe_timeout = min(2.0, max(0.1, deadline - time.monotonic()))
+        if cql_answers(host, port, timeout=probe_timeout, ssl_context=ssl_context):
             return True
         if alive is not None and not alive():
             return False

@@ -31,6 +31,7 @@ from .node import (
     Node,
     _load_node,
     _locked,
+    _resolve_tls,
     _tail,
     _write_atomic,
     make_node,
@@ -188,6 +189,8 @@ def start(
     storage_port: int | None = None,
     version: str = DEFAULT_VERSION,
     commitlog: str = "periodic",
+    tls: bool | None = None,
+    require_client_auth: bool | None = None,
     out=None,
 ) -> Node:
     """Start a node (or find it already running) and wait until CQL answers.
@@ -195,10 +198,25 @@ def start(
     Returns the :class:`Node` with ``pid`` set (``already_running`` tells
     whether it was started by this call).  Raises :class:`LocalDBError`.
     ``out`` is a ``print``-like callable for progress messages (default: none).
+
+    ``tls=True``: the native port speaks TLS only, with certificates made in the node's
+    ``tls/`` (kept across restarts; ``node.tls_files()``); ``require_client_auth=True`` (implies
+    TLS): clients must present a certificate signed by its CA (``tls_files().client_cert``).
+    None (the default) for either: as the directory's ``node.json`` has it (off for a new node).
     """
     say = out or (lambda *a, **k: None)
+    tls, require_client_auth = _tls_choice(dir, port, tls, require_client_auth)
     node = make_node(
-        dir, port, heap, auth, address=address, storage_port=storage_port, version=version, commitlog=commitlog
+        dir,
+        port,
+        heap,
+        auth,
+        address=address,
+        storage_port=storage_port,
+        version=version,
+        commitlog=commitlog,
+        tls=tls,
+        require_client_auth=require_client_auth,
     )
     node.dir.mkdir(parents=True, exist_ok=True)
     if (node.dir / CLUSTER_FILE).exists():
@@ -214,6 +232,16 @@ def start(
         java = find_java()
         classpath = resolve_classpath(node.version, out=say)
         return _launch(node, java, classpath, timeout, say)
+
+
+def _tls_choice(
+    dir: str | os.PathLike | None, port: int, tls: bool | None, require_client_auth: bool | None
+) -> tuple[bool, bool]:
+    """``tls`` and ``require_client_auth`` with None replaced by the directory's saved settings."""
+    if tls is not None and require_client_auth is not None:
+        return _resolve_tls(tls, require_client_auth, False, False)
+    saved = _load_node(dir, port)
+    return _resolve_tls(tls, require_client_auth, saved.tls, saved.require_client_auth)
 
 
 def _launch(node: Node, java: str, classpath: str, timeout: float, say) -> Node:
@@ -237,7 +265,9 @@ def _launch(node: Node, java: str, classpath: str, timeout: float, say) -> Node:
         f"started Cassandra {node.version} {where}(pid {pid}), waiting for CQL on "
         f"{node.address}:{node.port} (up to {timeout:.0f} s)..."
     )
-    up = wait_for_cql(node.address, node.port, timeout, alive=lambda: _is_our_daemon(pid, node))
+    up = wait_for_cql(
+        node.address, node.port, timeout, alive=lambda: _is_our_daemon(pid, node), ssl_context=node.ssl_context()
+    )
     if not up:
         if not _is_our_daemon(pid, node):
             with contextlib.suppress(OSError):
@@ -269,11 +299,19 @@ def _attach(node: Node, pid: int, timeout: float, say) -> Node:
             f"(pid {pid}), not {node.address}:{node.port}; stop it first or use another --dir",
             EXIT_USAGE,
         )
+    if (saved.tls, saved.require_client_auth) != (node.tls, node.require_client_auth):
+        raise LocalDBError(
+            f"the localdb node in {node.dir} already runs (pid {pid}) with {_tls_words(saved)}, "
+            f"not {_tls_words(node)}; stop it first or use another --dir",
+            EXIT_USAGE,
+        )
     saved.pid = pid
     saved.already_running = True
-    if not cql_answers(saved.address, saved.port):
+    ctx = saved.ssl_context()
+    if not cql_answers(saved.address, saved.port, ssl_context=ctx):
         say(f"Cassandra (pid {pid}) is already starting; waiting for CQL...")
-        if not wait_for_cql(saved.address, saved.port, timeout, alive=lambda: _is_our_daemon(pid, saved)):
+        alive = lambda: _is_our_daemon(pid, saved)  # noqa: E731
+        if not wait_for_cql(saved.address, saved.port, timeout, alive=alive, ssl_context=ctx):
             raise LocalDBError(
                 f"Cassandra (pid {pid}) runs but CQL does not answer on "
                 f"{saved.address}:{saved.port}; see {saved.log_path}",
@@ -282,11 +320,18 @@ def _attach(node: Node, pid: int, timeout: float, say) -> Node:
     return saved
 
 
+def _tls_words(node: Node) -> str:
+    if not node.tls:
+        return "TLS off"
+    return "TLS on (client auth required)" if node.require_client_auth else "TLS on"
+
+
 def _wait_for_superuser(node: Node, timeout: float) -> None:
     """With auth on, wait until the default superuser cassandra/cassandra can log in."""
     deadline = time.monotonic() + timeout
+    ctx = node.ssl_context()
     while time.monotonic() < deadline:
-        if cql_login_ok(node.address, node.port):
+        if cql_login_ok(node.address, node.port, ssl_context=ctx):
             return
         time.sleep(0.5)
     # The password may have been changed on purpose: not an error.

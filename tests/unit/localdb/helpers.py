@@ -79,7 +79,7 @@ FAKE_JAVA = r'''#!{python}
 FAKE_JAVA_DIE_ADDRESS: the node listening on that address dies at startup (a cluster's).
 FAKE_JAVA_NO_SEED=ADDRESS:N:FILE: that node dies N times as Cassandra does when it cannot reach
 its seed (FILE counts the deaths), then serves."""
-import os, socket, struct, sys, time
+import json, os, socket, ssl, struct, sys, time
 
 mode = os.environ.get("FAKE_JAVA_MODE", "serve")
 if mode == "die":
@@ -90,10 +90,21 @@ if mode == "hang":
         time.sleep(1)
 config = next(a for a in sys.argv if a.startswith("-Dcassandra.config=file://"))
 conf = {{}}
+tls = {{}}  # client_encryption_options: TLS as Cassandra would speak it with these PEM files
 for line in open(config[len("-Dcassandra.config=file://"):]):
     if ":" in line and not line.startswith((" ", "#")):
         k, v = line.split(":", 1)
         conf[k.strip()] = v.strip()
+    elif line.startswith("  ") and not line.startswith("   ") and list(conf)[-1] == "client_encryption_options":
+        k, v = line.split(":", 1)
+        tls[k.strip()] = v.strip()
+server_ctx = None
+if tls.get("enabled") == "true":
+    server_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_ctx.load_cert_chain(json.loads(tls["keystore"]))
+    if tls.get("require_client_auth") == "true":
+        server_ctx.verify_mode = ssl.CERT_REQUIRED
+        server_ctx.load_verify_locations(json.loads(tls["truststore"]))
 no_seed = os.environ.get("FAKE_JAVA_NO_SEED")
 if no_seed and no_seed.split(":")[0] == conf["rpc_address"]:
     _addr, times, counter = no_seed.split(":", 2)
@@ -114,6 +125,9 @@ while True:
     conn, _ = srv.accept()
     with conn:
         try:
+            if server_ctx is not None:
+                conn.settimeout(5)
+                conn = server_ctx.wrap_socket(conn, server_side=True)
             while True:
                 head = b""
                 while len(head) < 9:
