@@ -267,7 +267,7 @@ def _cmd_start(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_tls(files: TLSFiles | None, require_client_auth: bool, indent: str) -> None:
+def _print_tls(files: TLSFiles | None, require_client_auth: bool, indent: str, cluster: bool = False) -> None:
     """The ``tls:`` lines of start and status: on/off and the files a client needs."""
     if files is None:
         return
@@ -275,7 +275,11 @@ def _print_tls(files: TLSFiles | None, require_client_auth: bool, indent: str) -
     print(f"{indent}  ca:          {files.ca}")
     print(f"{indent}  client cert: {files.client_cert}")
     print(f"{indent}  client key:  {files.client_key}")
-    print(f"{indent}  keystore:    {files.node_keystore}")
+    if cluster:  # one CA and one client certificate for all; a keystore per node
+        keystore = files.dir.parent.parent / "nodeK" / files.dir.name / files.node_keystore.name
+        print(f"{indent}  keystores:   {keystore} (one per node)")
+    else:
+        print(f"{indent}  keystore:    {files.node_keystore}")
 
 
 def _start_cluster(args: argparse.Namespace) -> int:
@@ -321,11 +325,11 @@ def _start_cluster(args: argparse.Namespace) -> int:
             f"(started {', '.join(cluster.started)} in {cluster.start_seconds:.1f} s)"
         )
     _print_table(cluster)
-    print(f"  dir:  {cluster.dir}")
-    print(f"  logs: {cluster.dir}/nodeK/logs/system.log")
+    print(f"  dir:    {cluster.dir}")
+    print(f"  logs:   {cluster.dir}/nodeK/logs/system.log")
     if cluster.auth:
-        print("  auth: on (superuser cassandra/cassandra)")
-    _print_tls(cluster.tls_files(), cluster.require_client_auth, "  ")
+        print("  auth:   on (superuser cassandra/cassandra)")
+    _print_tls(cluster.tls_files(), cluster.require_client_auth, "  ", cluster=True)
     return 0
 
 
@@ -403,7 +407,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
                 f"Cassandra {cluster.version}, CQL port {cluster.port}"
             )
             states = _print_table(cluster, args.node)
-            _print_tls(cluster.tls_files(), cluster.require_client_auth, "  ")
+            _print_tls(cluster.tls_files(), cluster.require_client_auth, "  ", cluster=True)
         except LocalDBError as e:
             if e.exit_code == EXIT_NOT_RUNNING:
                 print(f"not running ({e})")

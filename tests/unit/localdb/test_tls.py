@@ -324,7 +324,8 @@ def test_tls_cluster_life(fake_java, env, capsys):
             assert not localdb.cql_answers(n.address, port, timeout=1)
         assert json.loads((base / "cluster.json").read_text())["tls"] is True
         assert cli("status", "--dir", str(base)) == 0
-        assert "tls:    on" in capsys.readouterr().out
+        out = capsys.readouterr().out
+        assert "tls:    on" in out and f"keystores:   {base}/nodeK/tls/node.pem (one per node)" in out
         # node 2 alone, with its saved settings
         assert cluster.stop_node(2)
         assert cli("start", "--dir", str(base), "--node", "2") == 0
