@@ -6,6 +6,7 @@ and the exception classes. Sessions live in :mod:`turbocql.cluster`, statements 
 :mod:`turbocql.query`.
 """
 
+import logging
 from typing import ClassVar
 
 __version_info__ = (0, 1, 0)
@@ -288,3 +289,55 @@ class DependencyException(Exception):
         if excs:
             complete_msg += "\nThe following exceptions were observed: \n - " + "\n - ".join(str(e) for e in excs)
         Exception.__init__(self, complete_msg)
+
+
+class NullHandler(logging.Handler):
+    """A logging handler that drops records (the classic driver's)."""
+
+    def emit(self, record):
+        pass
+
+
+class SchemaChangeType:
+    """The kinds of schema change of a SCHEMA_CHANGE event."""
+
+    DROPPED = "DROPPED"
+    CREATED = "CREATED"
+    UPDATED = "UPDATED"
+
+
+class SchemaTargetType:
+    """The kinds of schema element a schema change is about."""
+
+    KEYSPACE = "KEYSPACE"
+    TABLE = "TABLE"
+    TYPE = "TYPE"
+    FUNCTION = "FUNCTION"
+    AGGREGATE = "AGGREGATE"
+
+
+class SignatureDescriptor:
+    """A function's name and argument types; ``signature`` spells them ``name(t1,t2)``."""
+
+    def __init__(self, name, argument_types):
+        self.name = name
+        self.argument_types = argument_types
+
+    @property
+    def signature(self):
+        return self.format_signature(self.name, self.argument_types)
+
+    @staticmethod
+    def format_signature(name, argument_types):
+        return "%s(%s)" % (name, ",".join(t for t in argument_types))
+
+    def __repr__(self):
+        return "%s(%s, %s)" % (self.__class__.__name__, self.name, self.argument_types)
+
+
+class UserFunctionDescriptor(SignatureDescriptor):
+    """Describes a user-defined function by name and argument types."""
+
+
+class UserAggregateDescriptor(SignatureDescriptor):
+    """Describes a user-defined aggregate by name and argument types."""

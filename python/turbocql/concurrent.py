@@ -7,6 +7,8 @@ results back in input order. Inputs are read lazily, so generators of millions o
 run in bounded memory; with ``results_generator=True`` results are streamed too.
 """
 
+import concurrent.futures
+import threading
 from collections import namedtuple
 from itertools import repeat  # noqa: F401 - kept for callers that import it from here
 
@@ -233,3 +235,35 @@ class ReadPipeline(_Pipeline):
 
 
 __all__ = ["ExecutionResult", "execute_concurrent", "execute_concurrent_with_args", "WritePipeline", "ReadPipeline"]
+
+
+def execute_concurrent_async(
+    session,
+    statements_and_parameters,
+    concurrency=100,
+    raise_on_first_error=False,
+    execution_profile=EXEC_PROFILE_DEFAULT,
+):
+    """:func:`execute_concurrent` without waiting: returns a
+    :class:`concurrent.futures.Future` of its list of :class:`ExecutionResult` (the
+    requests run in the engine; one helper thread waits for them)."""
+    future: concurrent.futures.Future = concurrent.futures.Future()
+
+    def run():
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            results = execute_concurrent(
+                session,
+                statements_and_parameters,
+                concurrency=concurrency,
+                raise_on_first_error=raise_on_first_error,
+                execution_profile=execution_profile,
+            )
+        except BaseException as exc:  # handed to the future's waiter
+            future.set_exception(exc)
+        else:
+            future.set_result(results)
+
+    threading.Thread(target=run, name="turbocql-execute-concurrent-async", daemon=True).start()
+    return future

@@ -13,10 +13,19 @@ the rows are read and turned into these objects by :mod:`turbocql._schema_read`,
 the first read.
 """
 
+import hashlib
 import logging
+import re
 import threading
 import time
 
+from turbocql import (  # noqa: F401 - classic names of cassandra.metadata
+    ConsistencyLevel,
+    InvalidRequest,
+    SignatureDescriptor,
+    Unauthorized,
+    _engine,
+)
 from turbocql._replication import (  # noqa: F401 - classic names of cassandra.metadata
     REPLICATION_STRATEGY_CLASS_PREFIX,
     EverywhereStrategy,
@@ -66,6 +75,13 @@ from turbocql._schema_model import (  # noqa: F401 - classic names of cassandra.
     _signature,
 )
 from turbocql._topology import Murmur3Token, Token, TokenMap  # noqa: F401 - classic names of cassandra.metadata
+from turbocql.connection import EndPoint  # noqa: F401 - a classic name of cassandra.metadata
+from turbocql.cqltypes import trim_if_startswith  # noqa: F401 - a classic name of cassandra.metadata
+from turbocql.encoder import Encoder  # noqa: F401 - a classic name of cassandra.metadata
+from turbocql.marshal import varint_unpack  # noqa: F401 - a classic name of cassandra.metadata
+from turbocql.policies import HostDistance  # noqa: F401 - a classic name of cassandra.metadata
+from turbocql.query import bind_params, dict_factory  # noqa: F401 - classic names of cassandra.metadata
+from turbocql.util import Version  # noqa: F401 - a classic name of cassandra.metadata
 
 log = logging.getLogger(__name__)
 
@@ -318,3 +334,44 @@ class Metadata:
     def get_replicas(self, keyspace, key):
         """The hosts that replicate the partition key ``key`` (serialized) of ``keyspace``."""
         return [] if self._topology is None else self._topology.get_replicas(keyspace, key)
+
+
+MIN_LONG = -(2**63)
+MAX_LONG = 2**63 - 1
+
+NO_VALID_REPLICA = object()
+"""Marks a key with no live replica (classic ``group_keys_by_replica``)."""
+
+valid_cql3_word_re = re.compile(r"^[a-z][0-9a-z_]*$")
+"""A CQL name that needs no quotes (lower case, starting with a letter)."""
+
+
+def murmur3(data):
+    """The Murmur3Partitioner token of a partition key's bytes (computed in the engine)."""
+    return _engine.murmur3(bytes(data))
+
+
+class HashToken(Token):
+    """A token of a hashing partitioner (an int)."""
+
+    @classmethod
+    def from_string(cls, token_string):
+        return cls(int(token_string))
+
+
+class MD5Token(HashToken):
+    """A RandomPartitioner token: the MD5 of the key as a non-negative int."""
+
+    @classmethod
+    def hash_fn(cls, key):
+        if isinstance(key, str):
+            key = key.encode("utf-8")
+        return abs(int.from_bytes(hashlib.md5(key).digest(), "big", signed=True))
+
+
+class BytesToken(Token):
+    """A ByteOrderedPartitioner token: the key's bytes."""
+
+    @classmethod
+    def from_string(cls, token_string):
+        return cls(bytes.fromhex(token_string))

@@ -21,7 +21,13 @@ import random
 import socket
 from itertools import cycle, islice
 
-from turbocql import ConsistencyLevel, UnsupportedOperation, WriteType, _engine
+from turbocql import (
+    ConsistencyLevel,
+    OperationTimedOut,  # noqa: F401 - a classic name of cassandra.policies
+    UnsupportedOperation,
+    WriteType,
+    _engine,
+)
 
 log = logging.getLogger(__name__)
 
@@ -679,6 +685,21 @@ class AddressTranslator:
 
 class IdentityTranslator(AddressTranslator):
     def translate(self, addr):
+        return addr
+
+
+class EC2MultiRegionTranslator(AddressTranslator):
+    """Translates a node's public address to its private one by a reverse then a forward
+    DNS lookup (for clients inside the same EC2 region)."""
+
+    def translate(self, addr):
+        family = socket.getaddrinfo(addr, 0, socket.AF_UNSPEC, socket.SOCK_STREAM)[0][0]
+        name = socket.getfqdn(addr)
+        for info in socket.getaddrinfo(name, 0, family, socket.SOCK_STREAM):
+            try:
+                return info[4][0]
+            except Exception:  # try the next address
+                continue
         return addr
 
 

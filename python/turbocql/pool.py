@@ -10,7 +10,13 @@ Connection pools themselves live in the engine (the scylla crate).
 import threading
 import uuid
 
-from turbocql.connection import DefaultEndPoint, EndPoint
+from turbocql import AuthenticationFailed  # noqa: F401 - a classic name of cassandra.pool
+from turbocql.connection import (
+    ConnectionException,  # noqa: F401 - a classic name of cassandra.pool
+    DefaultEndPoint,
+    EndPoint,
+)
+from turbocql.policies import HostDistance  # noqa: F401 - a classic name of cassandra.pool
 
 
 class NoConnectionsAvailable(Exception):

@@ -6,7 +6,69 @@ So do the names of its result decoders, :class:`ProtocolHandler` and
 :class:`NumpyProtocolHandler`, for ``session.client_protocol_handler``.
 """
 
-from turbocql import ConfigurationException, DriverException, RequestExecutionException, RequestValidationException
+from turbocql import (  # noqa: F401 - classic names of cassandra.protocol
+    AlreadyExists,
+    ConfigurationException,
+    DriverException,
+    FunctionFailure,
+    InvalidRequest,
+    ProtocolVersion,
+    ReadFailure,
+    ReadTimeout,
+    RequestExecutionException,
+    RequestValidationException,
+    SchemaTargetType,
+    Unauthorized,
+    Unavailable,
+    UnsupportedOperation,
+    UserAggregateDescriptor,
+    UserFunctionDescriptor,
+    WriteFailure,
+    WriteTimeout,
+    WriteType,
+)
+from turbocql.cqltypes import (  # noqa: F401 - classic names of cassandra.protocol
+    AsciiType,
+    BooleanType,
+    BytesType,
+    ByteType,
+    CounterColumnType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    DurationType,
+    FloatType,
+    InetAddressType,
+    Int32Type,
+    IntegerType,
+    ListType,
+    LongType,
+    MapType,
+    SetType,
+    ShortType,
+    SimpleDateType,
+    TimeType,
+    TimeUUIDType,
+    TupleType,
+    UserType,
+    UTF8Type,
+    UUIDType,
+    VarcharType,
+    lookup_casstype,
+)
+from turbocql.marshal import (  # noqa: F401 - classic names of cassandra.protocol
+    int8_unpack,
+    int32_pack,
+    int32_unpack,
+    uint8_pack,
+    uint16_pack,
+    uint16_unpack,
+    uint32_le_pack,
+    uint32_le_unpack,
+    uint32_pack,
+    uint64_pack,
+)
+from turbocql.query import ColumnMetadata  # noqa: F401 - a classic name of cassandra.protocol
 
 
 class ErrorMessage(DriverException):
@@ -88,3 +150,60 @@ class NumpyProtocolHandler(ProtocolHandler):
     """``session.client_protocol_handler = NumpyProtocolHandler``: each page is decoded in
     the engine into one dict of column name -> numpy array, whatever the row factory (the
     same as ``session.row_factory = turbocql.query.numpy_factory``)."""
+
+
+# The other error messages of the protocol, for classic code that names them. The engine
+# raises the matching exceptions of the turbocql package (Unavailable, ReadTimeout, ...).
+
+
+class UnavailableErrorMessage(ErrorMessage, RequestExecutionException):
+    summary = "Unavailable exception"
+    error_code = 0x1000
+
+
+class WriteTimeoutErrorMessage(ErrorMessage, RequestExecutionException):
+    summary = "Coordinator node timed out waiting for replica nodes' responses"
+    error_code = 0x1100
+
+
+class ReadTimeoutErrorMessage(ErrorMessage, RequestExecutionException):
+    summary = "Coordinator node timed out waiting for replica nodes' responses"
+    error_code = 0x1200
+
+
+class ReadFailureMessage(ErrorMessage, RequestExecutionException):
+    summary = "Replica(s) failed to execute read"
+    error_code = 0x1300
+
+
+class FunctionFailureMessage(ErrorMessage, RequestExecutionException):
+    summary = "User Defined Function failure"
+    error_code = 0x1400
+
+
+class WriteFailureMessage(ErrorMessage, RequestExecutionException):
+    summary = "Replica(s) failed to execute write"
+    error_code = 0x1500
+
+
+class CDCWriteException(ErrorMessage, RequestExecutionException):
+    summary = "Failed to execute write due to CDC space exhaustion."
+    error_code = 0x1600
+
+
+class AlreadyExistsException(ErrorMessage, ConfigurationException):
+    summary = "Item already exists"
+    error_code = 0x2400
+
+
+class ClientWriteError(ErrorMessage, RequestExecutionException):
+    summary = "Client write failure."
+    error_code = 0x8000
+
+
+class InternalError(Exception):
+    """An internal error of the protocol layer."""
+
+
+class NotSupportedError(Exception):
+    """A protocol feature the connection does not support."""

@@ -17,8 +17,10 @@ import time
 from collections import OrderedDict, namedtuple
 from typing import ClassVar
 
+from turbocql import ConsistencyLevel, OperationTimedOut  # noqa: F401 - classic names of cassandra.query
 from turbocql._engine import named_rows as _named_rows
 from turbocql.encoder import Encoder, ValueSequence, bind_params  # noqa: F401 - classic re-exports
+from turbocql.util import unix_time_from_uuid1
 
 __all__ = [
     "UNSET_VALUE",
@@ -493,3 +495,30 @@ class QueryTrace:
 
 class TraceUnavailable(Exception):
     """Trace data was not (yet) available."""
+
+
+START_BADCHAR_REGEX = re.compile("^[^a-zA-Z0-9]*")
+END_BADCHAR_REGEX = re.compile("[^a-zA-Z0-9_]*$")
+NON_ALPHA_REGEX = re.compile("[^a-zA-Z0-9]")
+
+
+class TraceEvent:
+    """One event of a query trace (a row of ``system_traces.events``)."""
+
+    description = None
+    datetime = None
+    source = None
+    source_elapsed = None
+    thread_name = None
+
+    def __init__(self, description, timeuuid, source, source_elapsed, thread_name):
+        self.description = description
+        self.datetime = datetime.datetime.fromtimestamp(unix_time_from_uuid1(timeuuid), datetime.UTC).replace(
+            tzinfo=None
+        )
+        self.source = source
+        self.source_elapsed = datetime.timedelta(microseconds=source_elapsed) if source_elapsed is not None else None
+        self.thread_name = thread_name
+
+    def __str__(self):
+        return "%s on %s[%s] at %s" % (self.description, self.source, self.thread_name, self.datetime)

@@ -302,9 +302,10 @@ def max_uuid_from_time(timestamp):
 
 
 def list_contents_to_tuple(to_convert):
-    """A list as a tuple, its nested lists too (other values as they are)."""
+    """A list as a tuple, the lists directly in it too (one level, as the classic
+    function); any other value as it is."""
     if isinstance(to_convert, list):
-        return tuple(list_contents_to_tuple(item) for item in to_convert)
+        return tuple(tuple(item) if isinstance(item, list) else item for item in to_convert)
     return to_convert
 
 
