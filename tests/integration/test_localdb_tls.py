@@ -85,7 +85,11 @@ def test_a_client_without_its_certificate_is_refused(tls_node):
 
     cluster = _classic(_context(tls_node.tls_files(), client_cert=False), connect_timeout=5)
     try:
-        with pytest.raises(NoHostAvailable, match="(?i)certificate"):
+        with pytest.raises(NoHostAvailable) as info:
             cluster.connect()
+        # TLS 1.3 reports the missing certificate after the handshake: an alert
+        # ("certificate required") or, depending on timing, just the connection's end.
+        errors = list(info.value.errors.values())
+        assert errors and all(isinstance(e, (ssl.SSLError, ConnectionError)) for e in errors), errors
     finally:
         cluster.shutdown()
