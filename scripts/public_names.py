@@ -66,13 +66,6 @@ KEPT_IMPORTS = {
     "cassandra.util": {"OrderedDict"},
 }
 
-# Until another change makes turbocql.cluster / turbocql.connection import them, the names
-# those modules are to have live in these modules (each lists them in ``__all__``); a name
-# found there counts as present. Once the imports land this fallback finds nothing new.
-PENDING_HOMES = {
-    "turbocql.cluster": "turbocql._cluster_names",
-    "turbocql.connection": "turbocql._connection_names",
-}
 
 _PROTOCOL_MESSAGE = "a protocol message class: the engine writes and reads the native protocol itself"
 _PROTOCOL_CODEC = "a frame codec helper of the classic protocol layer: the engine encodes and decodes frames"
@@ -448,15 +441,9 @@ def check_module(classic: str) -> ModuleReport:
     except ImportError as exc:
         target = None
         report.turbocql_error = "%s: %s" % (type(exc).__name__, exc)
-    pending: set[str] = set()
-    if report.turbocql in PENDING_HOMES:
-        try:
-            pending = set(importlib.import_module(PENDING_HOMES[report.turbocql]).__all__)
-        except ImportError:
-            pass
     for name in report.names:
         reason = _reason(classic, name)
-        if (target is not None and hasattr(target, name)) or name in pending:
+        if target is not None and hasattr(target, name):
             report.present.append(name)
             if reason is not None:
                 report.stale.append(name)
@@ -500,9 +487,6 @@ def render(report: Report) -> str:
         "A module marked not importable needs an optional package missing here (gevent, eventlet, "
         "twisted); its names are read from its source. turbocql's module of the same name imports "
         "without it: its connection class only names the choice, the engine does all I/O.",
-        "",
-        "Names of `turbocql.cluster` / `turbocql.connection` found in `turbocql._cluster_names` / "
-        "`turbocql._connection_names` (pending the import in those modules) count as present.",
     ]
     for m in report.modules:
         lines += ["", "## `%s` → `%s`" % (m.classic, m.turbocql), ""]

@@ -184,12 +184,21 @@ pub fn use_keyspace_error(py: Python<'_>, err: &UseKeyspaceError, host: &str) ->
 /// A failed `Cluster.connect()`: a bad keyspace is `InvalidRequest`, bad credentials are
 /// `AuthenticationFailed` inside `NoHostAvailable` (as in the classic driver), the rest is
 /// `NoHostAvailable` naming the cause.
-pub fn new_session_error(py: Python<'_>, err: &NewSessionError, hosts: &str) -> PyErr {
+///
+/// A failed TLS handshake is `NoHostAvailable` holding `ssl.SSLCertVerificationError`
+/// (the certificate was rejected: `rejected` says why) or `ssl.SSLError`, as the classic
+/// driver's errors hold what Python's ssl module raised.
+pub fn new_session_error(py: Python<'_>, err: &NewSessionError, hosts: &str, rejected: Option<&str>) -> PyErr {
     if let NewSessionError::UseKeyspaceError(e) = err {
         return use_keyspace_error(py, e, hosts);
     }
     let text = format!("{err}");
     let debug = format!("{err:?}");
+    if let Some(tls) = tls_error(py, &text, rejected) {
+        let errors = PyDict::new(py);
+        let _ = errors.set_item(hosts, tls.value(py));
+        return make(py, Exc::NoHostAvailable, (format!("Unable to connect to any servers: TLS handshake failed ({})", tls.value(py)), errors), None);
+    }
     if debug.contains("AuthenticationError") || debug.contains("Authentication") {
         let errors = PyDict::new(py);
         let auth = make(py, Exc::AuthenticationFailed, (format!("Failed to authenticate to {hosts}: {text}"),), None);
@@ -197,4 +206,18 @@ pub fn new_session_error(py: Python<'_>, err: &NewSessionError, hosts: &str) -> 
         return make(py, Exc::NoHostAvailable, (format!("Unable to connect to any servers: authentication failed ({text})"), errors), None);
     }
     no_host(py, &format!("Unable to connect to any servers ({text})"), hosts, &text)
+}
+
+/// The `ssl` exception of a failed TLS handshake, if `text` is one.
+fn tls_error(py: Python<'_>, text: &str, rejected: Option<&str>) -> Option<PyErr> {
+    let ssl = py.import("ssl").ok()?;
+    if text.contains("certificate verify failed") {
+        let reason = rejected.unwrap_or("rejected by the verification settings");
+        let msg = format!("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: {reason}");
+        let cls = ssl.getattr("SSLCertVerificationError").ok()?;
+        return cls.call1((1, msg)).ok().map(|e| PyErr::from_value(e));
+    }
+    let at = text.find("error:").filter(|_| text.contains("SSL routines"))?;
+    let cls = ssl.getattr("SSLError").ok()?;
+    cls.call1((1, format!("[SSL] {}", text[at..].trim_end_matches(')')))).ok().map(|e| PyErr::from_value(e))
 }

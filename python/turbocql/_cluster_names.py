@@ -1,23 +1,25 @@
-"""Names of the classic ``cassandra.cluster`` that ``turbocql.cluster`` is to import from
-here (kept apart while another change edits that module).
+"""The names of the classic ``cassandra.cluster`` that are not ``turbocql.cluster``'s own
+classes; ``turbocql.cluster`` imports them all from here, which keeps cluster.py about
+clusters and sessions.
 
-New here: :class:`ContinuousPagingOptions`, :class:`UserTypeDoesNotExist`, the
+Defined here: :class:`ContinuousPagingOptions`, :class:`UserTypeDoesNotExist`, the
 ``EXEC_PROFILE_GRAPH_*`` keys, the classic pool-size constants (``DEFAULT_*``) and the
-reactor names (``DefaultConnection``, ``EventletConnection``, ``TwistedConnection``).
-The rest are names ``cassandra.cluster`` re-exports from other modules, imported here from
-their turbocql homes so that one import line gives ``turbocql.cluster`` all of them::
-
-    from turbocql._cluster_names import (  # noqa: F401 - classic names of cassandra.cluster
-        ...every name of __all__...
-    )
-
-This module imports nothing that imports ``turbocql.cluster``.
+reactor names (``DefaultConnection``, ``EventletConnection``, ``TwistedConnection``). The
+rest are names ``cassandra.cluster`` re-exports from other modules, imported here from
+their turbocql homes. This module imports nothing that imports ``turbocql.cluster``.
 """
 
 from turbocql import DependencyException, SchemaTargetType, UnresolvableContactPoints
-from turbocql._connection_names import Connection, DefaultEndPointFactory, ProtocolVersionUnsupported
 from turbocql.auth import PlainTextAuthProvider
-from turbocql.connection import ConnectionBusy, ConnectionShutdown, DefaultEndPoint, EndPoint
+from turbocql.connection import (
+    Connection,
+    ConnectionBusy,
+    ConnectionShutdown,
+    DefaultEndPoint,
+    DefaultEndPointFactory,
+    EndPoint,
+    ProtocolVersionUnsupported,
+)
 from turbocql.cqltypes import UserType
 from turbocql.io.eventletreactor import EventletConnection
 from turbocql.io.twistedreactor import TwistedConnection

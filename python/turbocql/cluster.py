@@ -37,6 +37,63 @@ from turbocql import (  # noqa: F401 - classic names re-exported from turbocql.c
     protocol,
     util,
 )
+from turbocql._cluster_names import (  # noqa: F401 - classic names of cassandra.cluster
+    DEFAULT_MAX_CONNECTIONS_PER_LOCAL_HOST,
+    DEFAULT_MAX_CONNECTIONS_PER_REMOTE_HOST,
+    DEFAULT_MAX_REQUESTS,
+    DEFAULT_MIN_CONNECTIONS_PER_LOCAL_HOST,
+    DEFAULT_MIN_CONNECTIONS_PER_REMOTE_HOST,
+    DEFAULT_MIN_REQUESTS,
+    EXEC_PROFILE_GRAPH_ANALYTICS_DEFAULT,
+    EXEC_PROFILE_GRAPH_DEFAULT,
+    EXEC_PROFILE_GRAPH_SYSTEM_DEFAULT,
+    ConnectionBusy,
+    ConnectionShutdown,
+    ContinuousPagingOptions,
+    DCAwareRoundRobinPolicy,
+    DefaultConnection,
+    DefaultEndPoint,
+    DefaultEndPointFactory,
+    DefaultLoadBalancingPolicy,
+    DependencyException,
+    EndPoint,
+    ErrorMessage,
+    EventletConnection,
+    Host,
+    HostDistance,
+    IdentityTranslator,
+    IsBootstrappingErrorMessage,
+    MonotonicTimestampGenerator,
+    NeverRetryPolicy,
+    NoConnectionsAvailable,
+    NoSpeculativeExecutionPlan,
+    NoSpeculativeExecutionPolicy,
+    OverloadedErrorMessage,
+    PlainTextAuthProvider,
+    PreparedQueryNotFound,
+    ProtocolException,
+    ProtocolHandler,
+    ProtocolVersionUnsupported,
+    ReadTimeoutErrorMessage,
+    SchemaTargetType,
+    ServerError,
+    SimpleConvictionPolicy,
+    TokenAwarePolicy,
+    TraceUnavailable,
+    TruncateError,
+    TwistedConnection,
+    UnavailableErrorMessage,
+    UnresolvableContactPoints,
+    UserType,
+    UserTypeDoesNotExist,
+    Version,
+    WriteTimeoutErrorMessage,
+    bind_params,
+    default_lbp_factory,
+    int64_pack,
+    murmur3,
+    protect_name,
+)
 from turbocql._connect import engine_connect
 from turbocql._profiles import (  # noqa: F401 - classic names of turbocql.cluster
     _UNSET,
@@ -568,8 +625,6 @@ class Session:
 
     def _host_address(self, host):
         """``"address:port"`` of a ``host=`` argument (a Host or an address)."""
-        from turbocql.pool import Host
-
         if isinstance(host, Host):
             return "%s:%d" % (host.address, host.endpoint.port)
         host = str(host)
@@ -885,7 +940,6 @@ def _bootstrap_engine():
     import asyncio
 
     import turbocql
-    from turbocql.encoder import bind_params
     from turbocql.pool import _host_of
     from turbocql.query import _row_class
 

@@ -228,8 +228,11 @@ pub fn connect(
     if let Some(provider) = auth_provider {
         builder = builder.authenticator_provider(Arc::new(PyAuthProvider { provider: Arc::new(provider) }));
     }
+    let mut tls_rejected = None;
     if let Some(context) = ssl_context {
-        builder = builder.tls_context(Some(tls_context(py, &TlsRequest { context, server_hostname })?));
+        let tls = tls_context(py, &TlsRequest { context, server_hostname })?;
+        tls_rejected = Some(tls.rejected);
+        builder = builder.tls_context(Some(tls.context));
     }
     let mut identity = SelfIdentity::new().with_custom_driver_name("turbocql").with_custom_driver_version(env!("CARGO_PKG_VERSION"));
     if let Some(name) = application_name {
@@ -261,7 +264,10 @@ pub fn connect(
             &hosts,
             "connect timeout",
         )),
-        Ok(Err(e)) => Err(errors::new_session_error(py, &e, &hosts)),
+        Ok(Err(e)) => {
+            let rejected = tls_rejected.and_then(|r| r.lock().take());
+            Err(errors::new_session_error(py, &e, &hosts, rejected.as_deref()))
+        }
         Ok(Ok(s)) => Ok(Session { inner: RwLock::new(Some(Arc::new(s))), hosts: Arc::from(hosts.as_str()), seen_state: Mutex::new(None) }),
     }
 }

@@ -48,8 +48,15 @@ pub struct TlsRequest<'py> {
     pub server_hostname: Option<String>,
 }
 
+/// The engine's TLS context, and why the last certificate it rejected failed (OpenSSL's
+/// handshake error does not say; a failed connect reports it).
+pub struct EngineTls {
+    pub context: TlsContext,
+    pub rejected: Arc<Mutex<Option<String>>>,
+}
+
 /// The crate's TLS context for `request`, or a clear error naming what cannot be honoured.
-pub fn tls_context(py: Python<'_>, request: &TlsRequest<'_>) -> PyResult<TlsContext> {
+pub fn tls_context(py: Python<'_>, request: &TlsRequest<'_>) -> PyResult<EngineTls> {
     let ctx = &request.context;
     let ssl_mod = py.import("ssl")?;
     if !ctx.is_instance(&ssl_mod.getattr("SSLContext")?)? {
@@ -78,9 +85,10 @@ pub fn tls_context(py: Python<'_>, request: &TlsRequest<'_>) -> PyResult<TlsCont
     }
     let check_hostname: bool = ctx.getattr("check_hostname")?.extract()?;
     let keylog: Option<String> = ctx.getattr("keylog_filename")?.extract()?;
-    let builder = build(user, check_hostname, request.server_hostname.as_deref(), keylog)
+    let rejected = Arc::new(Mutex::new(None));
+    let builder = build(user, check_hostname, request.server_hostname.as_deref(), keylog, rejected.clone())
         .map_err(|e| PyValueError::new_err(format!("could not build the TLS context from ssl_context: {e}")))?;
-    Ok(TlsContext::from(OpenSsl010Config::from_dangerous_builder(builder)))
+    Ok(EngineTls { context: TlsContext::from(OpenSsl010Config::from_dangerous_builder(builder)), rejected })
 }
 
 /// The `SSL_CTX *` of an `ssl.SSLContext`: the first field after the object header in
@@ -134,6 +142,7 @@ fn build(
     check_hostname: bool,
     server_hostname: Option<&str>,
     keylog: Option<String>,
+    rejected: Arc<Mutex<Option<String>>>,
 ) -> Result<SslContextBuilder, openssl::error::ErrorStack> {
     let mut b = SslContextBuilder::new(SslMethod::tls_client())?;
     let src = user.as_ptr();
@@ -191,7 +200,13 @@ fn build(
     // The crate sets each node's IP as the expected identity; that check stands only when
     // the classic driver would check the node's address.
     let relax_ip = !check_hostname || server_hostname.is_some();
-    b.set_verify_callback(user.verify_mode(), move |ok, store| ok || (relax_ip && store.error().as_raw() == ffi::X509_V_ERR_IP_ADDRESS_MISMATCH));
+    b.set_verify_callback(user.verify_mode(), move |ok, store| {
+        let accepted = ok || (relax_ip && store.error().as_raw() == ffi::X509_V_ERR_IP_ADDRESS_MISMATCH);
+        if !accepted {
+            *rejected.lock() = Some(store.error().error_string().to_string());
+        }
+        accepted
+    });
     if let Some(path) = keylog {
         let file = std::fs::OpenOptions::new().create(true).append(true).open(&path);
         if let Ok(file) = file {

@@ -12,7 +12,6 @@ from turbocql import (
     ConsistencyLevel,
     OperationTimedOut,
     Unavailable,
-    UnsupportedOperation,
     WriteTimeout,
     WriteType,
 )
@@ -91,8 +90,10 @@ def test_cluster_argument_checks():
     assert Cluster(compression=True).compression == "lz4"
     with pytest.raises(ValueError):
         Cluster(compression="zstd")
-    with pytest.raises(UnsupportedOperation, match="TLS"):
+    with pytest.raises(TypeError, match="ssl_context must be an ssl.SSLContext"):
         Cluster(ssl_context=object())
+    with pytest.raises(ValueError, match="unknown ssl_options"):
+        Cluster(ssl_options={"ca_cert": "typo.pem"})
     with pytest.raises(ValueError):
         Cluster(protocol_version=99)
     assert Cluster(protocol_version=5).protocol_version == 4

@@ -5,8 +5,10 @@ connection itself (libev is neither needed nor used).
 """
 
 from turbocql import DependencyException  # noqa: F401 - a classic name of this module
-from turbocql._connection_names import Connection
-from turbocql.connection import ConnectionShutdown  # noqa: F401 - a classic name of this module
+from turbocql.connection import (
+    Connection,
+    ConnectionShutdown,  # noqa: F401 - a classic name of this module
+)
 
 __all__ = ["LibevConnection"]
 

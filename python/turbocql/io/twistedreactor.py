@@ -5,8 +5,7 @@ connection itself (Twisted's reactor is neither needed nor used).
 """
 
 from turbocql import DependencyException  # noqa: F401 - a classic name of this module
-from turbocql._connection_names import Connection
-from turbocql.connection import ConnectionException, ConnectionShutdown  # noqa: F401 - classic names here
+from turbocql.connection import Connection, ConnectionException, ConnectionShutdown  # noqa: F401 - classic names here
 
 __all__ = ["TwistedConnection"]
 
