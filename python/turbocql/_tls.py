@@ -9,6 +9,7 @@ builds a context as the classic driver does (``ca_certs``, ``certfile``/``keyfil
 """
 
 import ssl
+import warnings
 from typing import NamedTuple
 
 # Keys that build a context (used only when no ssl_context is given).
@@ -51,6 +52,12 @@ def tls_settings(ssl_context, ssl_options):
                 "(the classic driver ignores them in this case)" % ", ".join(ignored)
             )
         return TlsSettings(ssl_context, server_hostname)
+    warnings.warn(
+        "Using ssl_options without ssl_context is deprecated and will result in an error in the next major "
+        "release. Please use ssl_context to prepare for that release.",
+        DeprecationWarning,
+        stacklevel=3,
+    )
     return TlsSettings(_context_from_options(opts), server_hostname)
 
 

@@ -146,3 +146,39 @@ def multidc_cluster():
         else:
             for name in started:
                 cluster.stop_node(name)
+
+
+# --------------------------------------------------------------------------
+# TLS nodes (`localdb start --tls`): 9044 without client certificates, 9045 requiring them
+
+TLS_PORT = PORT + 2
+MTLS_PORT = PORT + 3
+
+
+def _tls_node(port, require_client_auth):
+    """A running TLS node on 127.0.0.1:``port`` in localdb's default directory for that port
+    (its certificates kept between runs), stopped at the end only if started here."""
+    node = localdb.start(
+        port=port,
+        heap=os.environ.get("TURBOCQL_TEST_TLS_HEAP", "768M"),
+        tls=True,
+        require_client_auth=require_client_auth,
+        timeout=300,
+    )
+    return node, not node.already_running
+
+
+@pytest.fixture(scope="session")
+def tls_node(cassandra):
+    node, started = _tls_node(TLS_PORT, False)
+    yield node
+    if started:
+        localdb.stop(port=TLS_PORT)
+
+
+@pytest.fixture(scope="session")
+def mtls_node(cassandra):
+    node, started = _tls_node(MTLS_PORT, True)
+    yield node
+    if started:
+        localdb.stop(port=MTLS_PORT)

@@ -8,27 +8,18 @@ import ssl
 import pytest
 
 from tests.conftest import HOST
+from tests.integration.conftest import MTLS_PORT
 from turbocql import localdb
 
 pytest.importorskip("cryptography")
 
-TLS_PORT = 9046
+# The session's TLS node that requires client certificates (tests/integration/conftest.py).
+TLS_PORT = MTLS_PORT
 
 
-@pytest.fixture(scope="module")
-def tls_node(tmp_path_factory):
-    d = tmp_path_factory.mktemp("tls-node")
-    node = localdb.start(
-        dir=str(d),
-        port=TLS_PORT,
-        heap="768M",
-        tls=True,
-        require_client_auth=True,
-        timeout=300,
-        out=lambda *a, **k: None,
-    )
-    yield node
-    localdb.stop(dir=str(d), port=TLS_PORT)
+@pytest.fixture
+def tls_node(mtls_node):
+    return mtls_node
 
 
 def _classic(ssl_context, **kwargs):
