@@ -164,7 +164,7 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
             raise
         is_package = hasattr(module, "__path__")
         return importlib.machinery.ModuleSpec(
-            fullname, _AliasLoader(module), origin=module.__file__, is_package=is_package
+            fullname, _AliasLoader(module), origin=getattr(module, "__file__", None), is_package=is_package
         )
 
     def __repr__(self) -> str:

@@ -1,0 +1,729 @@
+#!/usr/bin/env python3
+"""Run the classic driver's own integration tests on the classic driver and on turbocql.
+
+The proof of `turbocql.compat` on third-party code: the test files of the classic driver's
+source repository (datastax/python-driver), unmodified, run twice against the local
+Cassandra (127.0.0.1:9042, `turbocql localdb start`): once with the real `cassandra-driver`
+3.30.1, once with the same files run through `python -m turbocql.compat --allow-shadow -m
+pytest`, so that every `import cassandra` gets turbocql. The result is a table
+(`scripts/compat_suite.md`) and the raw data with the grouped failure reasons
+(`scripts/compat_suite.json`).
+
+Steps:
+
+1. The tests (only their `tests/` directory: their `cassandra/` source must not shadow the
+   installed driver) are put in a cache dir (default ~/.cache/turbocql/python-driver), from
+   the first source that works: that dir if it already holds them; `--source PATH`, a git
+   clone of datastax/python-driver (its tag 3.30.1/3.30.0 if it has one, else its default
+   branch); `git clone` from GitHub; the sdist of cassandra-driver 3.30.1 from PyPI (which
+   holds no tests: recorded, then the runner stops). None of their files is modified.
+2. A virtualenv (default ~/.cache/turbocql/compat-suite-venv) with cassandra-driver 3.30.1,
+   pytest, pytest-timeout and the few packages their harness imports; turbocql is put on its
+   path with a .pth file naming `--turbocql-path` (default: this checkout's python/ dir,
+   which holds the built engine).
+3. Each chosen file of `tests/integration/standard/` (the ones that need no DSE, no ccm
+   control of the node and no protocol v5 feature) runs in its own pytest process, with
+   their harness's variables for an external node: USE_CASS_EXTERNAL=1,
+   CASSANDRA_VERSION=5.0.6, PROTOCOL_VERSION=4, CLUSTER_IP=127.0.0.1. Per test timeout 30 s.
+   The turbocql run is made twice: "strict" (nothing added) and "bridged", where a small
+   pytest plugin of this runner (never their files) supplies what their harness needs before
+   any test runs: a stand-in `cassandra.io` package whose reactor modules raise
+   `DependencyException` on import, which is what the classic driver does on a system
+   without libev/asyncore, and which their harness handles (it then leaves
+   `Cluster.connection_class` unset). Without it, their `tests/__init__.py` stops at
+   `from cassandra.io.libevreactor import LibevConnection` and no file can be collected.
+4. `--app cqlsh`: cqlsh from PyPI, in its own venv, run unmodified through the shim with a
+   few commands; the outcome goes in the same report.
+
+Usage:
+
+    .venv/bin/python scripts/compat_suite.py [--source PATH] [--files a.py,b.py]
+        [--turbocql-path DIR] [--only classic|turbocql] [--no-app]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CHECKOUT = HERE.parent
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "turbocql"
+REPO_URL = "https://github.com/datastax/python-driver"
+CLASSIC_VERSION = "3.30.1"
+TAGS = ("3.30.1", "3.30.0")
+CASSANDRA_VERSION = "5.0.6"
+
+# tests/integration/standard files that need no DSE, no ccm control of the node (stop,
+# pause, reconfigure) and no protocol v5 feature. Left out: test_authentication,
+# test_authentication_misconfiguration, test_custom_cluster, test_single_interface (ccm
+# reconfigures or restarts the node), test_metrics (ccm pauses/stops the node; greplin
+# scales), test_dse (DSE).
+DEFAULT_FILES = (
+    "test_client_warnings.py",
+    "test_cluster.py",
+    "test_concurrent.py",
+    "test_connection.py",
+    "test_control_connection.py",
+    "test_custom_payload.py",
+    "test_custom_protocol_handler.py",
+    "test_cython_protocol_handlers.py",
+    "test_metadata.py",
+    "test_policies.py",
+    "test_prepared_statements.py",
+    "test_query.py",
+    "test_query_paging.py",
+    "test_routing.py",
+    "test_row_factories.py",
+    "test_types.py",
+    "test_udts.py",
+)
+
+SUITE_REQUIREMENTS = [
+    "cassandra-driver==%s" % CLASSIC_VERSION,
+    "pytest>=8",
+    "pytest-timeout>=2.3",
+    "packaging",
+    "pytz",  # test_types
+    "numpy",  # test_cython_protocol_handlers (numpy row parser)
+    "scales",  # metrics_enabled=True clusters in their harness and tests (greplin.scales)
+    "ccm",  # their harness imports ccmlib at module level, even for an external node
+]
+
+# ccm on PyPI (3.1.5) predates ccmlib.hcd_cluster, which their harness imports (inside a
+# try whose failure leaves CCMCluster undefined, a NameError a few lines on). Under
+# USE_CASS_EXTERNAL nothing of ccm runs, so the venv (ours, not their files) gets a
+# placeholder module when the installed ccm lacks it.
+HCD_PLACEHOLDER = '''"""Placeholder written by turbocql's scripts/compat_suite.py: ccm from PyPI has no HCD support."""
+from ccmlib.cluster import Cluster
+
+
+class HcdCluster(Cluster):
+    pass
+'''
+
+RUNS = ("classic", "turbocql", "turbocql-bridged")
+
+BRIDGE_PLUGIN = '''\
+"""turbocql compat suite: what the classic driver's test harness needs from cassandra.io.
+
+Loaded with -p by scripts/compat_suite.py in the "turbocql-bridged" run only. turbocql has
+no cassandra.io (no event-loop reactors: its engine does the I/O). The classic driver's
+reactor modules raise DependencyException on import where their event loop is unavailable;
+this stand-in does the same, so the harness takes its own "no libev" path.
+"""
+import importlib.abc
+import importlib.machinery
+import sys
+import types
+
+import turbocql
+
+_REACTORS = {"libevreactor", "libevwrapper", "asyncorereactor", "asyncioreactor", "geventreactor",
+             "eventletreactor", "twistedreactor"}
+
+
+class _Unavailable(importlib.abc.Loader):
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        raise turbocql.DependencyException(
+            "%s: turbocql has no event-loop reactors (compat suite bridge)" % module.__name__)
+
+
+class _ReactorFinder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname, path, target=None):
+        if fullname.startswith("turbocql.io.") and fullname.rsplit(".", 1)[1] in _REACTORS:
+            return importlib.machinery.ModuleSpec(fullname, _Unavailable())
+        return None
+
+
+if "turbocql.io" not in sys.modules and not hasattr(turbocql, "io"):
+    _io = types.ModuleType("turbocql.io", "stand-in (compat suite bridge): turbocql has no reactors")
+    _io.__path__ = []
+    sys.modules["turbocql.io"] = _io
+    turbocql.io = _io
+    sys.meta_path.insert(0, _ReactorFinder())
+'''
+
+
+def log(msg: str) -> None:
+    print("[compat_suite] %s" % msg, flush=True)
+
+
+def run(cmd, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+# -- 1. the tests ------------------------------------------------------------------------
+
+
+def _from_git_dir(git_dir: str, dest: Path) -> dict:
+    """Export tests/ of a clone (bare or not) at its 3.30.x tag, else HEAD."""
+    ref, note = "HEAD", "no 3.30.x tag in the clone: its default branch"
+    for tag in TAGS:
+        if (
+            run(["git", "--git-dir", git_dir, "rev-parse", "-q", "--verify", "refs/tags/%s^{commit}" % tag]).returncode
+            == 0
+        ):
+            ref, note = tag, "tag %s" % tag
+            break
+    commit = run(["git", "--git-dir", git_dir, "rev-parse", ref + "^{commit}"], check=True).stdout.strip()
+    date = run(["git", "--git-dir", git_dir, "show", "-s", "--format=%cI", commit], check=True).stdout.strip()
+    version = run(["git", "--git-dir", git_dir, "show", "%s:cassandra/__init__.py" % commit]).stdout
+    m = re.search(r"__version_info__ = \(([^)]*)\)", version)
+    tmp = Path(tempfile.mkdtemp(prefix="pydriver-", dir=dest.parent))
+    archive = run(["git", "--git-dir", git_dir, "archive", "--format=tar", "-o", str(tmp / "t.tar"), commit, "tests"])
+    if archive.returncode:
+        raise RuntimeError("git archive failed: %s" % archive.stderr.strip())
+    with tarfile.open(tmp / "t.tar") as tar:
+        tar.extractall(tmp / "out", filter="data")
+    if dest.exists():
+        shutil.rmtree(dest)
+    (tmp / "out").rename(dest)
+    shutil.rmtree(tmp)
+    return {
+        "ref": ref,
+        "commit": commit,
+        "commit_date": date,
+        "note": note,
+        "source_version": m.group(1).replace(", ", ".") if m else "?",
+    }
+
+
+def _git_dir_of(path: str) -> str | None:
+    p = Path(path)
+    for cand in (p / ".git", p):
+        if run(["git", "--git-dir", str(cand), "rev-parse", "--git-dir"]).returncode == 0:
+            return str(cand)
+    return None
+
+
+def obtain_tests(dest: Path, source: str | None) -> dict:
+    """Put the classic driver's tests/ in dest; return where they came from (and attempts)."""
+    attempts = []
+    marker = dest / "compat_suite_source.json"
+    if (dest / "tests" / "integration" / "standard").is_dir() and marker.is_file() and not source:
+        info = json.loads(marker.read_text())
+        info["attempts"] = ["cache: %s already holds the tests" % dest]
+        return info
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    work = dest.parent / (dest.name + ".new")
+    if work.exists():
+        shutil.rmtree(work)
+
+    def done(info: dict) -> dict:
+        info["attempts"] = attempts
+        (work / "compat_suite_source.json").write_text(json.dumps(info, indent=2) + "\n")
+        if dest.exists():
+            shutil.rmtree(dest)
+        work.rename(dest)
+        return info
+
+    if source:
+        git_dir = _git_dir_of(source)
+        if git_dir:
+            info = _from_git_dir(git_dir, work)
+            info["source"] = "local clone %s" % source
+            attempts.append("--source %s: ok (%s)" % (source, info["note"]))
+            return done(info)
+        if (Path(source) / "tests" / "integration" / "standard").is_dir():
+            shutil.copytree(Path(source) / "tests", work / "tests")
+            attempts.append("--source %s: ok (a checkout, copied)" % source)
+            return done({"source": "checkout %s" % source, "ref": "?", "commit": "?", "note": "a plain checkout"})
+        attempts.append("--source %s: not a clone or checkout of python-driver" % source)
+
+    with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
+        for tag in (*TAGS, None):
+            cmd = ["git", "clone", "-q", "--bare", "--depth", "1", REPO_URL, tmp + "/clone"]
+            if tag:
+                cmd[4:4] = ["--branch", tag]
+            proc = run(cmd, timeout=300)
+            if proc.returncode == 0:
+                info = _from_git_dir(tmp + "/clone", work)
+                info["source"] = REPO_URL
+                attempts.append("git clone %s%s: ok" % (REPO_URL, " --branch " + tag if tag else ""))
+                return done(info)
+            attempts.append("git clone %s (%s): %s" % (REPO_URL, tag or "default branch", proc.stderr.strip()[-200:]))
+            if "Could not resolve host" in proc.stderr or "unable to access" in proc.stderr:
+                break  # no network route to the host: the other refs will not do better
+            shutil.rmtree(tmp + "/clone", ignore_errors=True)
+
+        # The sdist: pip download would build its metadata (Cython, a failing license
+        # check); fetch the file pip resolves, without building, and look inside.
+        proc = run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--no-build-isolation"]
+            + ["-d", tmp, "-vv", "cassandra-driver==%s" % CLASSIC_VERSION],
+            timeout=600,
+        )
+        urls = sorted(set(re.findall(r"https://\S+?cassandra_driver-%s\.tar\.gz" % CLASSIC_VERSION, proc.stdout)))
+        sdist = next(Path(tmp).glob("cassandra_driver-*.tar.gz"), None)
+        if sdist is None and urls:
+            import urllib.request
+
+            sdist = Path(tmp) / urls[0].rsplit("/", 1)[1]
+            urllib.request.urlretrieve(urls[0], sdist)
+        if sdist is None:
+            attempts.append("pip sdist cassandra-driver==%s: not downloaded" % CLASSIC_VERSION)
+        else:
+            with tarfile.open(sdist) as tar:
+                names = [n for n in tar.getnames() if "/tests/" in n]
+            attempts.append(
+                "pip sdist %s: %s" % (sdist.name, "%d test files" % len(names) if names else "holds NO tests/")
+            )
+            if any("/tests/integration/standard/" in n for n in names):
+                with tarfile.open(sdist) as tar:
+                    tar.extractall(Path(tmp) / "x", filter="data")
+                top = next((Path(tmp) / "x").iterdir())
+                shutil.copytree(top / "tests", work / "tests")
+                return done({"source": "sdist %s" % sdist.name, "ref": CLASSIC_VERSION, "commit": "?", "note": ""})
+    raise SystemExit(
+        "compat_suite: could not obtain the classic driver's tests:\n  "
+        + "\n  ".join(attempts)
+        + "\nGive a clone of %s with --source PATH." % REPO_URL
+    )
+
+
+# -- 2. the virtualenv -------------------------------------------------------------------
+
+
+def suite_venv(venv: Path, turbocql_path: Path) -> Path:
+    python = venv / "bin" / "python"
+    stamp = venv / "compat_suite_requirements.txt"
+    want = "\n".join(SUITE_REQUIREMENTS) + "\n"
+    if not python.exists():
+        log("creating %s" % venv)
+        base = getattr(sys, "_base_executable", sys.executable)
+        subprocess.run([base, "-m", "venv", str(venv)], check=True)
+    if not stamp.exists() or stamp.read_text() != want:
+        log("installing %s" % " ".join(SUITE_REQUIREMENTS))
+        subprocess.run([str(python), "-m", "pip", "install", "-q", *SUITE_REQUIREMENTS], check=True)
+        stamp.write_text(want)
+    site = Path(
+        run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], check=True).stdout.strip()
+    )
+    (site / "turbocql_src.pth").write_text(str(turbocql_path) + "\n")
+    if (site / "ccmlib").is_dir() and not (site / "ccmlib" / "hcd_cluster.py").exists():
+        (site / "ccmlib" / "hcd_cluster.py").write_text(HCD_PLACEHOLDER)
+    probe = run([str(python), "-c", "import turbocql, cassandra; print(turbocql.__file__, cassandra.__version__)"])
+    if probe.returncode:
+        raise SystemExit("compat_suite: the suite venv cannot import turbocql and cassandra:\n" + probe.stderr)
+    log("venv: %s" % probe.stdout.strip())
+    return python
+
+
+# -- 3. the runs -------------------------------------------------------------------------
+
+
+_NOISE = re.compile(r"0x[0-9a-f]+|\b\d{4,}\b|'[0-9a-f-]{32,36}'")
+
+
+def _reason(element) -> str:
+    """One line for a failure/error: the exception type and the first line of its message."""
+    message = (element.get("message") or "").strip()
+    text = (element.text or "").strip()
+    exc_lines = [ln[2:].strip() for ln in text.splitlines() if ln.startswith("E ")]
+    if exc_lines:
+        first = next((ln for ln in exc_lines if re.match(r"[\w.]+(Error|Exception|Exit|Failure|Timeout)\b", ln)), None)
+        message = first or exc_lines[0]
+    message = message.splitlines()[0] if message else (text.splitlines()[-1] if text else "?")
+    message = _NOISE.sub("…", message)
+    return message[:200]
+
+
+def parse_junit(path: Path) -> dict:
+    out = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0, "reasons": {}, "tests": {}}
+    if not path.exists():
+        return out
+    root = ET.parse(path).getroot()
+    reasons: collections.Counter = collections.Counter()
+    for case in root.iter("testcase"):
+        name = "%s::%s" % (case.get("classname", "").rsplit(".", 1)[-1], case.get("name"))
+        failure, error, skipped = case.find("failure"), case.find("error"), case.find("skipped")
+        if failure is not None:
+            out["failed"] += 1
+            reasons[_reason(failure)] += 1
+            out["tests"][name] = "failed"
+        elif error is not None:
+            out["errors"] += 1
+            reasons[_reason(error)] += 1
+            out["tests"][name] = "error"
+        elif skipped is not None:
+            out["skipped"] += 1
+            out["tests"][name] = "skipped"
+        else:
+            out["passed"] += 1
+            out["tests"][name] = "passed"
+    out["reasons"] = dict(reasons.most_common())
+    return out
+
+
+def run_file(python: Path, tests_dir: Path, results: Path, run_name: str, test_file: str, timeout: int) -> dict:
+    out_dir = results / run_name
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stem = test_file[:-3]
+    junit = out_dir / (stem + ".xml")
+    junit.unlink(missing_ok=True)
+    pytest_args = [
+        "-m",
+        "pytest",
+        "tests/integration/standard/" + test_file,
+        "-c",
+        str(tests_dir / "compat_suite_pytest.ini"),
+        "--rootdir",
+        str(tests_dir),
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "-rN",
+        "--timeout=30",
+        "--junitxml",
+        str(junit),
+    ]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TURBOCQL_COMPAT", "PYTHON"))}
+    env.update(
+        USE_CASS_EXTERNAL="1",
+        CASSANDRA_VERSION=CASSANDRA_VERSION,
+        PROTOCOL_VERSION="4",
+        CLUSTER_IP="127.0.0.1",
+    )
+    if run_name == "classic":
+        cmd = [str(python), *pytest_args]
+    else:
+        cmd = [str(python), "-m", "turbocql.compat", "--allow-shadow", *pytest_args]
+        if run_name == "turbocql-bridged":
+            env["PYTHONPATH"] = str(results / "plugins")
+            cmd += ["-p", "compat_suite_bridge"]
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, cwd=tests_dir, env=env, capture_output=True, text=True, timeout=timeout)
+        rc, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
+    except subprocess.TimeoutExpired as exc:
+        rc = "timeout"
+        stdout = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout or ""
+        stderr = exc.stderr.decode() if isinstance(exc.stderr, bytes) else exc.stderr or ""
+    elapsed = time.monotonic() - start
+    (out_dir / (stem + ".log")).write_text(stdout + "\n---- stderr ----\n" + stderr[-200_000:])
+    counts = parse_junit(junit)
+    counts["rc"] = rc
+    counts["seconds"] = round(elapsed, 1)
+    if not junit.exists():
+        lines = [ln for ln in (stdout + stderr).splitlines() if ln.strip()]
+        e_lines = [ln[1:].strip() for ln in lines if ln.startswith("E ")]
+        counts["errors"] = max(counts["errors"], 1)
+        counts["reasons"] = {"not collected (rc=%s): %s" % (rc, (e_lines or lines or ["?"])[-1][:300]): 1}
+    return counts
+
+
+KEYSPACES = r"""
+import json, sys
+from cassandra.cluster import Cluster
+cluster = Cluster(["127.0.0.1"], port=9042)
+session = cluster.connect()
+names = {r.keyspace_name for r in session.execute("SELECT keyspace_name FROM system_schema.keyspaces")}
+keep = set(json.loads(sys.argv[1])) if len(sys.argv) > 1 else None
+dropped = []
+if keep is not None:
+    for name in sorted(names - keep):
+        session.execute('DROP KEYSPACE IF EXISTS "%s"' % name.replace('"', '""'), timeout=60)
+        dropped.append(name)
+cluster.shutdown()
+print(json.dumps({"keyspaces": sorted(names), "dropped": dropped}))
+"""
+
+
+def keyspaces(python: Path, keep: list[str] | None = None) -> dict:
+    """The node's keyspaces (with keep: after dropping every keyspace not in keep).
+
+    Their tests leave keyspaces behind when they fail (a later run then meets
+    AlreadyExists); each run is followed by dropping what it created, so every run starts
+    from the node as the suite found it. Uses the classic driver, never the shim.
+    """
+    proc = run([str(python), "-c", KEYSPACES, *([json.dumps(keep)] if keep is not None else [])], timeout=300)
+    if proc.returncode:
+        log("keyspace cleanup failed: %s" % proc.stderr.strip()[-300:])
+        return {"keyspaces": keep or [], "dropped": []}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# -- 4. an application: cqlsh ------------------------------------------------------------
+
+
+CQLSH_COMMANDS = (
+    "SELECT release_version FROM system.local;",
+    "DESCRIBE KEYSPACES;",
+    "CREATE KEYSPACE IF NOT EXISTS compat_cqlsh WITH replication = "
+    "{'class': 'SimpleStrategy', 'replication_factor': 1}; "
+    "CREATE TABLE IF NOT EXISTS compat_cqlsh.t (k int PRIMARY KEY, v text, s set<int>); "
+    "INSERT INTO compat_cqlsh.t (k, v, s) VALUES (1, 'one', {1, 2}); "
+    "SELECT * FROM compat_cqlsh.t;",
+    "DESCRIBE TABLE compat_cqlsh.t;",
+)
+
+
+def run_cqlsh(venv: Path, turbocql_path: Path, results: Path) -> dict:
+    python = venv / "bin" / "python"
+    if not python.exists():
+        base = getattr(sys, "_base_executable", sys.executable)
+        subprocess.run([base, "-m", "venv", str(venv)], check=True)
+    if run([str(python), "-c", "import cqlshlib"]).returncode:
+        log("installing cqlsh into %s" % venv)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "cqlsh"], check=True)
+    site = run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], check=True)
+    (Path(site.stdout.strip()) / "turbocql_src.pth").write_text(str(turbocql_path) + "\n")
+    versions = run(
+        [str(python), "-c", "import importlib.metadata as m; print(m.version('cqlsh'), m.version('cassandra-driver'))"]
+    ).stdout.split()
+    out: dict = {"cqlsh": versions[0] if versions else "?", "cassandra-driver": versions[1:2], "commands": []}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TURBOCQL_COMPAT", "PYTHON"))}
+    env["CQLSH_NO_BUNDLED"] = "1"
+    for command in CQLSH_COMMANDS:
+        row = {"command": command}
+        for name, prefix in (
+            ("classic", [str(python), "-m", "cqlshlib"]),
+            ("turbocql", [str(python), "-m", "turbocql.compat", "--allow-shadow", "-m", "cqlshlib"]),
+        ):
+            try:
+                proc = subprocess.run(
+                    [*prefix, "127.0.0.1", "9042", "-e", command],
+                    capture_output=True,
+                    text=True,
+                    env=env,
+                    timeout=120,
+                )
+                rc, text = proc.returncode, (proc.stdout + proc.stderr).strip()
+            except subprocess.TimeoutExpired:
+                rc, text = "timeout", ""
+            row[name] = {"rc": rc, "output": text[-3000:]}
+        out["commands"].append(row)
+    (results / "cqlsh.json").write_text(json.dumps(out, indent=2) + "\n")
+    return out
+
+
+# -- static: what the code imports from cassandra that turbocql lacks ---------------------
+
+
+PROBE = r"""
+import ast, importlib, json, sys
+out = {}
+for path in sys.argv[1:]:
+    try:
+        tree = ast.parse(open(path, encoding="utf-8").read())
+    except SyntaxError:
+        continue
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "cassandra":
+            wanted = [(node.module, a.name) for a in node.names]
+        elif isinstance(node, ast.Import):
+            wanted = [(a.name, None) for a in node.names if a.name.split(".")[0] == "cassandra"]
+        else:
+            continue
+        for mod, name in wanted:
+            target = "turbocql" + mod[len("cassandra"):]
+            try:
+                module = importlib.import_module(target)
+            except ImportError:
+                out.setdefault(mod, {}).setdefault("(module)", []).append(path)
+                continue
+            if name and name != "*" and not hasattr(module, name):
+                try:
+                    importlib.import_module(target + "." + name)
+                except ImportError:
+                    out.setdefault(mod, {}).setdefault(name, []).append(path)
+print(json.dumps(out))
+"""
+
+
+def missing_imports(python: Path, files: list[Path], root: Path) -> dict:
+    """{cassandra module: {name or "(module)": [files]}} that turbocql lacks (no shim needed)."""
+    proc = run([str(python), "-c", PROBE, *map(str, files)], check=True)
+    found = json.loads(proc.stdout)
+    return {
+        mod: {name: sorted({str(Path(p).relative_to(root)) for p in paths}) for name, paths in sorted(names.items())}
+        for mod, names in sorted(found.items())
+    }
+
+
+# -- report ------------------------------------------------------------------------------
+
+
+def _cell(counts: dict | None) -> str:
+    if not counts:
+        return "–"
+    return "%d / %d / %d / %d" % (counts["passed"], counts["failed"], counts["skipped"], counts["errors"])
+
+
+def write_report(data: dict, md_path: Path) -> None:
+    runs = [r for r in RUNS if any(r in f for f in data["files"].values())]
+    lines = [
+        "# The classic driver's integration tests on turbocql (compat suite)",
+        "",
+        "Written by `scripts/compat_suite.py` (%s). The test files of the classic driver's "
+        "repository, unmodified, run against a local Cassandra %s (single node, 127.0.0.1:9042) "
+        "with their harness's variables for an external node (%s): once with the real "
+        "`cassandra-driver` %s (**classic**), once through `python -m turbocql.compat --allow-shadow "
+        "-m pytest` (**turbocql**, nothing added), and once more through the shim with the runner's "
+        "bridge plugin (**turbocql-bridged**: a stand-in `cassandra.io` whose reactor modules raise "
+        "`DependencyException`, which the harness handles; without it no file can even be collected)."
+        % (data["finished"], CASSANDRA_VERSION, data["env"], CLASSIC_VERSION),
+        "",
+        "Tests: %s (%s, commit `%s` of %s; %s). turbocql: `%s` (%s)."
+        % (
+            data["tests_source"].get("source"),
+            data["tests_source"].get("note"),
+            data["tests_source"].get("commit", "?")[:12],
+            data["tests_source"].get("commit_date", "?"),
+            "the driver source there says version %s" % data["tests_source"].get("source_version", "?"),
+            data["turbocql"]["path"],
+            data["turbocql"]["describe"],
+        ),
+        "",
+        "Reproduce: `.venv/bin/python scripts/compat_suite.py` (with the node up: `turbocql localdb "
+        "start`); `--source PATH` takes the tests from a local clone of datastax/python-driver. Per-run "
+        "logs and JUnit files: `~/.cache/turbocql/compat-suite-results/`.",
+        "",
+        "Cells: passed / failed / skipped / errors. A single node: tests written for the three-node "
+        "cluster of their CI (replication factor 3 at QUORUM, `get_node(...)` ccm control) fail on the "
+        "classic driver too; compare the columns, not the absolute numbers.",
+        "",
+        "| file | " + " | ".join(runs) + " |",
+        "| --- | " + " | ".join("---" for _ in runs) + " |",
+    ]
+    totals = {r: collections.Counter() for r in runs}
+    for name, per_run in data["files"].items():
+        lines.append("| %s | %s |" % (name, " | ".join(_cell(per_run.get(r)) for r in runs)))
+        for r in runs:
+            if per_run.get(r):
+                for k in ("passed", "failed", "skipped", "errors"):
+                    totals[r][k] += per_run[r][k]
+    lines.append("| **total** | %s |" % " | ".join("**%s**" % _cell(dict(totals[r])) for r in runs))
+    lines += ["", "## Main failure reasons per file (top 5 per run; count)", ""]
+    for name, per_run in data["files"].items():
+        parts = []
+        for r in runs:
+            reasons = (per_run.get(r) or {}).get("reasons") or {}
+            if reasons:
+                top = list(reasons.items())[:5]
+                parts.append("  - %s: " % r + "; ".join("`%s` (%d)" % (k.replace("`", "'"), v) for k, v in top))
+        if parts:
+            lines.append("- **%s**" % name)
+            lines += parts
+    for title, key in (
+        ("What the chosen test files (and their harness) import from cassandra that turbocql lacks", "missing_tests"),
+        ("What cqlsh imports from cassandra that turbocql lacks", "missing_cqlsh"),
+    ):
+        missing = data.get(key)
+        if missing:
+            lines += ["", "## " + title, "", "Static (every `from cassandra.X import Y` / `import cassandra.X`):", ""]
+            for mod, names in missing.items():
+                shown = ", ".join(
+                    "`%s`" % n if n != "(module)" else "**the module**"
+                    for n in sorted(names, key=lambda n: (n != "(module)", n))
+                )
+                lines.append("- `%s`: %s" % (mod, shown))
+    app = data.get("app")
+    if app:
+        lines += [
+            "",
+            "## An application: cqlsh %s (PyPI), unmodified, through the shim" % app.get("cqlsh"),
+            "",
+            "`python -m cqlshlib 127.0.0.1 9042 -e ...` (classic) and "
+            "`python -m turbocql.compat --allow-shadow -m cqlshlib 127.0.0.1 9042 -e ...` (turbocql), "
+            "in a separate venv with cqlsh and its cassandra-driver %s." % ", ".join(app.get("cassandra-driver", [])),
+            "",
+            "| command | classic | turbocql |",
+            "| --- | --- | --- |",
+        ]
+        for row in app["commands"]:
+            cells = []
+            for r in ("classic", "turbocql"):
+                res = row[r]
+                last = [ln for ln in res["output"].splitlines() if ln.strip()]
+                summary = "ok" if res["rc"] == 0 else "rc=%s: %s" % (res["rc"], (last[-1] if last else "")[:160])
+                cells.append(summary.replace("|", "\\|"))
+            lines.append("| `%s` | %s |" % (row["command"][:70].replace("|", "\\|"), " | ".join(cells)))
+    md_path.write_text("\n".join(lines) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--source", help="a clone or checkout of datastax/python-driver to take the tests from")
+    parser.add_argument("--cache", type=Path, default=CACHE / "python-driver", help="where the tests are kept")
+    parser.add_argument("--venv", type=Path, default=CACHE / "compat-suite-venv")
+    parser.add_argument("--turbocql-path", type=Path, default=CHECKOUT / "python", help="dir holding turbocql/")
+    parser.add_argument("--turbocql-label", help="what --turbocql-path holds, for the report")
+    parser.add_argument("--files", help="comma-separated tests/integration/standard files (default: the chosen list)")
+    parser.add_argument("--only", choices=RUNS, action="append", help="run only these (repeatable)")
+    parser.add_argument("--file-timeout", type=int, default=1200, help="seconds per file and run")
+    parser.add_argument("--no-app", action="store_true", help="skip the cqlsh run")
+    parser.add_argument("--no-tests", action="store_true", help="keep the test results of the JSON; redo the rest")
+    parser.add_argument("--out", type=Path, default=HERE / "compat_suite", help="md/json path without suffix")
+    args = parser.parse_args(argv)
+
+    source = obtain_tests(args.cache, args.source)
+    log("tests from %s (%s)" % (source.get("source"), source.get("note")))
+    (args.cache / "compat_suite_pytest.ini").write_text("[pytest]\n")  # beside their tests/, not in it
+    turbocql_path = args.turbocql_path.resolve()
+    python = suite_venv(args.venv, turbocql_path)
+    results = args.cache.parent / "compat-suite-results"
+    (results / "plugins").mkdir(parents=True, exist_ok=True)
+    (results / "plugins" / "compat_suite_bridge.py").write_text(BRIDGE_PLUGIN)
+
+    describe = run(["git", "-C", str(turbocql_path), "describe", "--always", "--dirty"]).stdout.strip()
+    files = args.files.split(",") if args.files else list(DEFAULT_FILES)
+    runs = args.only or list(RUNS)
+    json_path = args.out.with_suffix(".json")
+    data = (
+        json.loads(json_path.read_text()) if json_path.exists() and (args.files or args.only or args.no_tests) else {}
+    )
+    data.setdefault("files", {})
+    data.update(
+        tests_source=source,
+        env="USE_CASS_EXTERNAL=1 CASSANDRA_VERSION=%s PROTOCOL_VERSION=4 CLUSTER_IP=127.0.0.1" % CASSANDRA_VERSION,
+        turbocql={"path": str(turbocql_path), "describe": args.turbocql_label or describe or "not a git checkout"},
+    )
+    initial = keyspaces(python)["keyspaces"]
+    for test_file in [] if args.no_tests else files:
+        for run_name in runs:
+            log("%s: %s ..." % (test_file, run_name))
+            counts = run_file(python, args.cache, results, run_name, test_file, args.file_timeout)
+            counts["keyspaces_dropped_after"] = keyspaces(python, initial)["dropped"]
+            data["files"].setdefault(test_file, {})[run_name] = counts
+            log("  %s (%.0f s)" % (_cell(counts), counts["seconds"]))
+    harness = [args.cache / "tests" / "__init__.py", args.cache / "tests" / "integration" / "__init__.py"]
+    chosen = [args.cache / "tests" / "integration" / "standard" / f for f in DEFAULT_FILES]
+    data["missing_tests"] = missing_imports(python, harness + chosen, args.cache)
+    if not args.no_app:
+        log("cqlsh ...")
+        data["app"] = run_cqlsh(CACHE / "cqlsh-venv", turbocql_path, results)
+        keyspaces(python, initial)
+        cqlshlib = run(
+            [
+                str(CACHE / "cqlsh-venv" / "bin" / "python"),
+                "-c",
+                "import cqlshlib, os; print(os.path.dirname(cqlshlib.__file__))",
+            ]
+        ).stdout.strip()
+        if cqlshlib:
+            data["missing_cqlsh"] = missing_imports(python, sorted(Path(cqlshlib).glob("*.py")), Path(cqlshlib).parent)
+    data["finished"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    json_path.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
+    write_report(data, args.out.with_suffix(".md"))
+    log("wrote %s and %s" % (args.out.with_suffix(".md"), json_path))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
