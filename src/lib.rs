@@ -51,6 +51,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<exec::page::Page>()?;
     m.add_class::<exec::routing::LoadBalancing>()?;
     m.add_class::<exec::retry::Retry>()?;
+    m.add_class::<exec::timestamps::ClientClock>()?;
     m.add_class::<exec::profile::EngineProfile>()?;
     m.add_function(wrap_pyfunction!(api::builder::profiles_changed, m)?)?;
     m.add_function(wrap_pyfunction!(api::builder::profiles_version, m)?)?;

@@ -40,6 +40,7 @@ __all__ = [
     "Page",
     "LoadBalancing",
     "Retry",
+    "ClientClock",
     "EngineProfile",
     "profiles_changed",
     "profiles_version",
@@ -236,6 +237,16 @@ def connect(
 
 # The Murmur3 token of a routing key (a serialized partition key).
 def murmur3(key: bytes) -> int: ...
+
+@final
+class ClientClock:
+    # `Cluster.timestamp_generator` for the engine: each request is stamped when built.
+    @staticmethod
+    def monotonic(
+        warn_on_drift: bool = True, warning_threshold: float = 1.0, warning_interval: float = 1.0
+    ) -> ClientClock: ...
+    @staticmethod
+    def python(generator: Callable[[], int]) -> ClientClock: ...
 
 @final
 class Reconnection:

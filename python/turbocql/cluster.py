@@ -309,7 +309,11 @@ class Cluster:
         self.token_metadata_enabled = token_metadata_enabled
         self.prepare_on_all_hosts = prepare_on_all_hosts
         self.reprepare_on_up = reprepare_on_up
-        self.timestamp_generator = timestamp_generator
+        # As the classic driver: client timestamps from a MonotonicTimestampGenerator unless
+        # another generator is given (Session.use_client_timestamp turns them off).
+        self._timestamp_generator = (
+            timestamp_generator if timestamp_generator is not None else MonotonicTimestampGenerator()
+        )
         self.application_name = application_name
         self.application_version = application_version
         self.client_id = client_id if client_id is not None else uuid.uuid4()
@@ -388,6 +392,37 @@ class Cluster:
                 getattr(target, method)(host)
             except Exception:
                 log.exception("%s.%s(%s) raised", type(target).__name__, method, host)
+
+    @property
+    def timestamp_generator(self):
+        """The callable giving each request's client timestamp (microseconds); the default
+        is a :class:`~turbocql.timestamps.MonotonicTimestampGenerator`."""
+        return self._timestamp_generator
+
+    @timestamp_generator.setter
+    def timestamp_generator(self, generator):
+        self._timestamp_generator = generator
+        for session in self.sessions:
+            session._build_request.settings_changed()
+
+    def _engine_clock(self):
+        """The engine clock of ``timestamp_generator``: the engine's own monotonic clock for
+        an unmodified :class:`MonotonicTimestampGenerator` (same rule, no Python call per
+        request), otherwise the generator itself, called for each request."""
+        gen = self.timestamp_generator
+        cached = self.__dict__.get("_clock_of")
+        if cached is not None and cached[0] is gen:
+            return cached[1]
+        if type(gen) is MonotonicTimestampGenerator:
+            clock = _engine.ClientClock.monotonic(
+                bool(gen.warn_on_drift), float(gen.warning_threshold), float(gen.warning_interval)
+            )
+        elif callable(gen):
+            clock = _engine.ClientClock.python(gen)
+        else:
+            raise TypeError("timestamp_generator must be callable (it returns microseconds since the epoch)")
+        self._clock_of = (gen, clock)
+        return clock
 
     def add_execution_profile(self, name, profile, pool_wait_timeout=5):
         """Adds a named :class:`ExecutionProfile` (raises if the name is taken or the
@@ -570,6 +605,14 @@ class Session:
         builder = self.__dict__.get("_build_request")
         if builder is not None:
             builder.settings_changed()
+
+    @property
+    def _client_clock(self):
+        """The engine's source of this session's client timestamps (read by the engine with
+        the other defaults; None when ``use_client_timestamp`` is off)."""
+        if not self.use_client_timestamp:
+            return None
+        return self.cluster._engine_clock()
 
     @property
     def keyspace(self):
@@ -758,9 +801,10 @@ class _ControlConnection:
 class _SystemReader(Session):
     """Reads system tables for ``cluster.metadata`` on an engine session of the cluster,
     with fixed settings: plain tuples, ``ONE``, the engine's default routing and retries,
-    10 s; the user's profiles and session attributes do not apply."""
+    10 s, no client timestamps; the user's profiles and session attributes do not apply."""
 
     _profile = None
+    use_client_timestamp = False
 
     def _engine_profile_for(self, ep):
         if self._profile is None:

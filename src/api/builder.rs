@@ -33,6 +33,7 @@ use crate::exec::options::{duration, Defaults, RowShape, Timeout};
 use crate::exec::profile::EngineProfile;
 use crate::exec::request;
 use crate::exec::statement::classify;
+use crate::exec::timestamps::ClientClock;
 use crate::pyrefs::{self, Exc};
 
 /// An argument as given, `None` included (`Given(None)`: left out).
@@ -113,7 +114,7 @@ pub fn profiles_version() -> u64 {
 }
 
 /// A profile's defaults, with the session's page size and numpy choice.
-fn profile_defaults(profile: &EngineProfile, page_size: Option<i32>, numpy: bool) -> Defaults {
+fn profile_defaults(profile: &EngineProfile, page_size: Option<i32>, numpy: bool, clock: Option<Arc<Py<ClientClock>>>) -> Defaults {
     Defaults {
         consistency: profile.consistency,
         serial: profile.serial,
@@ -122,6 +123,7 @@ fn profile_defaults(profile: &EngineProfile, page_size: Option<i32>, numpy: bool
         shape: if numpy { RowShape::Columns } else { profile.shape },
         profile: Some(profile.handle.clone()),
         custom_plan: profile.custom_plan.clone(),
+        clock,
     }
 }
 
@@ -159,7 +161,10 @@ impl RequestBuilder {
         // None or not positive: unpaged.
         let page_size = fetch_size.filter(|n| *n > 0);
         let numpy = s.getattr(pyo3::intern!(py, "client_protocol_handler"))?.is(refs.NumpyProtocolHandler.bind(py));
-        let defaults = profile_defaults(profile, page_size, numpy);
+        // `Session._client_clock`: None when `use_client_timestamp` is off.
+        let clock = s.getattr(pyo3::intern!(py, "_client_clock"))?;
+        let clock = if clock.is_none() { None } else { Some(Arc::new(clock.cast_into::<ClientClock>()?.unbind())) };
+        let defaults = profile_defaults(profile, page_size, numpy, clock);
         let row_factory = if numpy { refs.numpy_factory.clone_ref(py) } else { profile.row_factory.clone_ref(py) };
         let encoder = s.getattr(pyo3::intern!(py, "encoder"))?.unbind();
         Ok(Snapshot { version, defaults: Arc::new(defaults), row_factory, encoder, numpy })
@@ -181,7 +186,7 @@ impl RequestBuilder {
         }
         let profile = self.session.bind(py).call_method1(pyo3::intern!(py, "_engine_profile_for"), (ep,))?;
         let profile = profile.cast::<EngineProfile>()?.get();
-        let defaults = profile_defaults(profile, snap.defaults.page_size, snap.numpy);
+        let defaults = profile_defaults(profile, snap.defaults.page_size, snap.numpy, snap.defaults.clock.clone());
         let row_factory = if snap.numpy { snap.row_factory.bind(py).clone() } else { profile.row_factory.bind(py).clone() };
         Ok(Some((defaults, row_factory)))
     }

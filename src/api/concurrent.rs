@@ -100,9 +100,9 @@ impl ConcurrentRun {
                 for row in next..end {
                     let idx = st.next_index;
                     st.next_index += 1;
-                    match cols.bind(py, specs.as_slice(), row) {
-                        Ok(bound) => {
-                            let mut req = Request::new(request::with_values(p, bound, opts), opts);
+                    match cols.bind(py, specs.as_slice(), row).and_then(|bound| request::with_values(py, p, bound, opts)) {
+                        Ok(kind) => {
+                            let mut req = Request::new(kind, opts);
                             match self.query.as_ref().map(|q| req.route(py, opts, q.bind(py))).transpose() {
                                 Ok(_) => st.ready.push_back((idx, req)),
                                 Err(e) => {

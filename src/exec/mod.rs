@@ -10,6 +10,7 @@
 //! - [`page`]: its outcome as Python sees it ([`page::Page`]);
 //! - [`routing`], [`retry`], [`profile`]: the classic load-balancing and retry policies
 //!   and execution profiles, as the scylla crate's, built once per profile;
+//! - [`timestamps`]: client-side timestamps, stamped on each request as it is built;
 //! - [`completion`]: outcomes handed back in batches to a dispatcher thread or a sink.
 //!
 //! It imports from `codec`, `errors`, `pyrefs` and `runtime` only.
@@ -24,3 +25,4 @@ pub mod retry;
 pub mod routing;
 pub mod run;
 pub mod statement;
+pub mod timestamps;

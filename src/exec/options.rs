@@ -3,6 +3,7 @@
 //! shape its rows are decoded into ([`RowShape`]). Parsed from the classic driver's
 //! numbers (`ConsistencyLevel.*`), checked here once.
 
+use super::timestamps::ClientClock;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -85,17 +86,25 @@ pub struct Options {
     pub profile: Option<ExecutionProfileHandle>,
     /// A user's load-balancing policy asked for each request's plan (`super::routing::plan_of`).
     pub custom_plan: Option<Arc<Py<PyAny>>>,
+    /// Client-side timestamps; None: the server stamps the writes.
+    pub clock: Option<Arc<Py<ClientClock>>>,
 }
 
-/// Sets a statement's (or batch's) options from an [`Options`].
+/// Sets a statement's (or batch's) options from an [`Options`], in a function that
+/// returns a `PyResult` (a user's timestamp generator may raise). Each call stamps the
+/// request with the next client timestamp.
 macro_rules! apply_options {
-    ($stmt:expr, $o:expr) => {{
+    ($py:expr, $stmt:expr, $o:expr) => {{
         if let Some(c) = $o.consistency {
             $stmt.set_consistency(c);
         }
         $stmt.set_serial_consistency($o.serial);
         $stmt.set_tracing($o.trace);
-        $stmt.set_timestamp($o.timestamp);
+        $stmt.set_timestamp(match ($o.timestamp, &$o.clock) {
+            (Some(t), _) => Some(t),
+            (None, Some(clock)) => Some(clock.get().next($py)?),
+            (None, None) => None,
+        });
         $stmt.set_is_idempotent($o.idempotent);
         if $o.profile.is_some() {
             $stmt.set_execution_profile_handle($o.profile.clone());
@@ -155,6 +164,7 @@ pub struct Defaults {
     pub shape: RowShape,
     pub profile: Option<ExecutionProfileHandle>,
     pub custom_plan: Option<Arc<Py<PyAny>>>,
+    pub clock: Option<Arc<Py<ClientClock>>>,
 }
 
 impl Defaults {
@@ -179,6 +189,7 @@ impl Defaults {
             shape: self.shape,
             profile: self.profile.clone(),
             custom_plan: self.custom_plan.clone(),
+            clock: self.clock.clone(),
         }
     }
 }

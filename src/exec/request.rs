@@ -82,7 +82,7 @@ pub fn build(py: Python<'_>, statement: &Classified, parameters: Option<&Bound<'
                 text.to_cow()?.into_owned()
             };
             let mut stmt = Statement::new(cql);
-            apply_options!(stmt, opts);
+            apply_options!(py, stmt, opts);
             if let Some(n) = opts.page_size {
                 stmt.set_page_size(n);
             }
@@ -107,17 +107,17 @@ pub fn build(py: Python<'_>, statement: &Classified, parameters: Option<&Bound<'
 /// A prepared statement's request, `values` converted now.
 pub fn prepared(py: Python<'_>, p: &Prepared, values: Option<&Bound<'_, PyAny>>, opts: &Options) -> PyResult<RequestKind> {
     let bound = bind_row(py, values, p.stmt.get_variable_col_specs().as_slice())?;
-    Ok(with_values(p, bound, opts))
+    with_values(py, p, bound, opts)
 }
 
 /// A prepared statement's request with values converted already.
-pub fn with_values(p: &Prepared, bound: BoundValues, opts: &Options) -> RequestKind {
+pub fn with_values(py: Python<'_>, p: &Prepared, bound: BoundValues, opts: &Options) -> PyResult<RequestKind> {
     let mut stmt = p.stmt.clone();
-    apply_options!(stmt, opts);
+    apply_options!(py, stmt, opts);
     if let Some(n) = opts.page_size {
         stmt.set_page_size(n);
     }
-    RequestKind::Prepared(stmt, bound)
+    Ok(RequestKind::Prepared(stmt, bound))
 }
 
 /// A `BatchStatement`'s request: its type and `(statement, values)` items, where each
@@ -149,7 +149,7 @@ fn batch(py: Python<'_>, b: &Bound<'_, PyAny>, opts: &Options) -> PyResult<Reque
             return Err(PyTypeError::new_err(format!("batch statement {i} must be a str or a prepared statement")));
         }
     }
-    apply_options!(batch, opts);
+    apply_options!(py, batch, opts);
     Ok(RequestKind::Batch(batch, all_values))
 }
 

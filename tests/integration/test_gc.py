@@ -729,3 +729,21 @@ def test_engine_profile_row_factory_cycle():
     box = _anchor(engine)
     del sentinel, factory, engine
     _check(ref, box)
+
+
+def test_client_clock_python_generator_cycle():
+    """ClientClock (a user's timestamp_generator's engine form) holds the generator."""
+
+    class Generator:
+        def __call__(self):
+            return 1
+
+    sentinel = Sentinel()
+    ref = weakref.ref(sentinel)
+    generator = Generator()
+    generator.sentinel = sentinel
+    engine = _engine.ClientClock.python(generator)
+    generator.engine = engine  # generator -> engine -> generator
+    box = _anchor(engine)
+    del sentinel, generator, engine
+    _check(ref, box)
