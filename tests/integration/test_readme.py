@@ -58,3 +58,15 @@ def test_clusters_block_runs(cassandra):
     assert lines[0].startswith("5.")
     assert lines[1] == "['aggregates', 'column_masks', 'columns']"
     assert "datacenter1" in lines[2]
+
+
+def test_tls_block_runs(mtls_node):
+    from tests.integration.conftest import MTLS_PORT
+
+    files = mtls_node.tls_files()
+    code = _blocks()[5].replace("port=9045", "port=%d" % MTLS_PORT)
+    for name, path in (("ca.pem", files.ca), ("client.pem", files.client_cert), ("client-key.pem", files.client_key)):
+        code = code.replace('"%s"' % name, repr(str(path)))
+    # The TLS node runs without authentication: the provider is offered and never asked.
+    lines = _run(code)
+    assert lines == ["Row(ssl_enabled=True, ssl_protocol='TLSv1.3')"]
