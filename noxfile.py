@@ -34,14 +34,16 @@ WHEELS = ROOT / "target" / "nox-wheels"
 # What the wheel is made of: a change to any of these rebuilds it.
 BUILD_INPUTS = ["Cargo.toml", "Cargo.lock", "pyproject.toml", "src", "python/turbocql"]
 # The packages of requirements-dev.txt that the tests need, at the versions it pins.
-TEST_REQUIREMENTS = {"maturin", "pytest", "pytest-timeout", "numpy", "cassandra-driver", "uvloop"}
+TEST_REQUIREMENTS = {"maturin", "pytest", "pytest-timeout", "numpy", "cassandra-driver", "uvloop", "cryptography"}
 # The integration smoke run: connecting, execute, prepared statements, paging, row factories,
-# the value types both ways, and asyncio (with uvloop).
+# the value types both ways, asyncio (with uvloop), and TLS (the engine reads each Python's
+# ssl.SSLContext: its layout and OpenSSL are checked per version).
 SMOKE = [
     "tests/integration/test_connect.py",
     "tests/integration/test_execute.py",
     "tests/integration/test_types.py",
     "tests/integration/test_aio.py",
+    "tests/integration/test_tls.py",
 ]
 
 nox.options.sessions = ["tests"]

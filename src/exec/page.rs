@@ -52,7 +52,16 @@ impl Page {
             None => py.None(),
         };
         let warnings: Vec<String> = out.result.warnings().map(|w| w.to_string()).collect();
-        let warnings = if warnings.is_empty() { py.None() } else { PyList::new(py, warnings)?.into_any().unbind() };
+        let warnings = if warnings.is_empty() {
+            py.None()
+        } else {
+            // Logged as the classic driver logs them (its protocol module's logger).
+            let log = py.import("logging")?.call_method1("getLogger", ("turbocql.protocol",))?;
+            for w in &warnings {
+                log.call_method1("warning", ("Server warning: %s", w))?;
+            }
+            PyList::new(py, warnings)?.into_any().unbind()
+        };
         let paging_state = match out.paging {
             Some(PagingStateResponse::HasMorePages { state }) => match state.as_bytes_slice() {
                 Some(b) => PyBytes::new(py, b).into_any().unbind(),
