@@ -11,16 +11,19 @@ Tables (every figure comes from the JSON; ratios are computed within the run):
 * document 000: sync execute with 1, 2, 4, 8, 16 threads, then the request patterns (writes);
 * document 001: sync with 1 thread, the patterns and the pipelines, writes then reads, and the
   ``pipeline_tuning`` result;
-* document 004: vector ingestion, best / average / worst rows/s.
+* document 004: vector ingestion, best / average / worst rows/s;
+* TLS: ``execute_concurrent`` and asyncio, writes and reads, each client against the plain
+  node and against the TLS node, with the TLS overhead (``run_tls.markdown_table``).
 
 turbocql and the Rust reference are rows beside the classic driver; the table functions are
 the runners' own (``run_patterns.markdown_table``, ``run_patterns.row_line``,
-``run_vectors.markdown_table``, ``run_tuning.markdown_tables``).
+``run_vectors.markdown_table``, ``run_tuning.markdown_tables``, ``run_tls.markdown_table``).
 
 Plots (matplotlib, Agg backend; skipped with a message if matplotlib is missing):
 ``-patterns-write.png`` / ``-patterns-read.png`` (ops/s and client CPU µs/op per pattern and
 client, grouped bars), ``-sync-threads.png`` (ops/s and CPU µs/op against the number of
-threads), ``-vectors.png`` and ``-tuning.png`` (ops/s over the grid).
+threads), ``-vectors.png``, ``-tuning.png`` (ops/s over the grid) and ``-tls.png`` (client CPU
+µs/op and ops/s, plain text and TLS side by side).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import run_patterns  # noqa: E402
 import run_sync  # noqa: E402
+import run_tls  # noqa: E402
 import run_tuning  # noqa: E402
 import run_vectors  # noqa: E402
 
@@ -239,6 +243,27 @@ def build_markdown(data: dict, plots: list[Path] | None = None) -> str:
             "",
             run_vectors.markdown_table(vectors),
         ]
+    tls = scen.get("tls", {})
+    tls_table = run_tls.markdown_table(tls.get("results", []))
+    if tls_table:
+        parts += [
+            "",
+            "## TLS: execute_concurrent and asyncio over TLS beside plain text",
+            "",
+            _scenario_heading(scen, ("tls",)),
+            "",
+        ]
+        node = tls_node_line(tls.get("tls_node") or {})
+        if node:
+            parts += [node, ""]
+        parts += [
+            tls_table,
+            "",
+            "Each client runs against the plain-text node and against the TLS node (a second "
+            "node, same Cassandra, 768 MB heap unless it was already running); server CPU is each "
+            "row's own node. TLS/plain: the TLS row over the same client's plain row "
+            "(client CPU µs/op, and ops/s); TLS − plain: the extra client CPU µs per request.",
+        ]
     if plots:
         parts += ["", "## Plots", ""]
         parts += [f"![{p.stem}]({p.name})" for p in plots]
@@ -253,6 +278,26 @@ def build_markdown(data: dict, plots: list[Path] | None = None) -> str:
         "",
     ]
     return "\n".join(parts)
+
+
+def tls_node_line(node: dict) -> str:
+    """The TLS node of the ``tls`` scenario in one sentence (empty if unknown)."""
+    if not node:
+        return ""
+    s = node.get("server") or {}
+    bits = [f"TLS node: {node.get('host')}:{node.get('port')}"]
+    if s.get("release_version"):
+        bits.append(f"Cassandra {s['release_version']}")
+    if s.get("pid"):
+        bits.append(f"pid {s['pid']}")
+    if s.get("heap"):
+        bits.append(f"heap {s['heap']}")
+    if s.get("commitlog_sync"):
+        bits.append(f"commitlog_sync {s['commitlog_sync']}")
+    if s.get("tls_protocol"):
+        bits.append(f"{s['tls_protocol']} with {s.get('tls_cipher')}")
+    bits.append("started for this run and stopped after it" if node.get("started") else "already running, left running")
+    return ", ".join(bits) + "."
 
 
 def _scenario_heading(scen: dict, names: tuple[str, ...]) -> str:
@@ -488,6 +533,62 @@ def plot_tuning(scen: dict, path: Path) -> bool:
     return True
 
 
+def plot_tls(scen: dict, path: Path) -> bool:
+    """Client CPU µs/op and ops/s per (client, pattern), plain text and TLS side by side
+    (TLS hatched), one row of plots per workload."""
+    results = [r for r in scen.get("tls", {}).get("results", []) if "failed" not in r]
+    workloads = [w for w in ("write", "read") if any(r["workload"] == w for r in results)]
+    if not workloads:
+        return False
+    by = {run_tls.key(r): r for r in results}
+    plt = _plt()
+    fig, axes = plt.subplots(len(workloads), 2, figsize=(13, 2.6 + 0.9 * len(results) / len(workloads)), squeeze=False)
+    groups = [("rust", run_tls.RUST_PATTERN, "Rust reference, 120 in flight")] + [
+        (c, p, f"{CLIENT_NAMES[c]}, {p}") for p in run_tls.PATTERNS for c in CLIENT_ORDER if c != "rust"
+    ]
+    from matplotlib.patches import Patch
+
+    legend = [
+        Patch(facecolor="#9e9e9e", label=run_tls.TRANSPORT_NAMES["plain"]),
+        Patch(facecolor="#9e9e9e", hatch="//", edgecolor="white", label=run_tls.TRANSPORT_NAMES["tls"]),
+    ]
+    for row, wl in enumerate(workloads):
+        # (label, client, [plain run, TLS run]) of every group with a run on this workload
+        cats = [
+            (label, c, runs)
+            for c, p, label in groups
+            if any(runs := [by.get((c, p, wl, t)) for t in run_tls.TRANSPORTS])
+        ]
+        for col, (metric, title) in enumerate((("cpu_us_per_op", "client CPU µs per request"), ("ops_per_s", "ops/s"))):
+            ax = axes[row][col]
+            for k, t in enumerate(run_tls.TRANSPORTS):
+                shown = [(i, c, runs[k]) for i, (_, c, runs) in enumerate(cats) if runs[k] is not None]
+                ys = [i + (k - 0.5) * 0.4 for i, _, _ in shown]
+                xs = [r[metric] for _, _, r in shown]
+                colors = [CLIENT_COLORS[c] for _, c, _ in shown]
+                bars = ax.barh(
+                    ys,
+                    xs,
+                    height=0.4,
+                    color=colors,
+                    hatch="//" if t == "tls" else None,
+                    edgecolor="white",
+                    label=run_tls.TRANSPORT_NAMES[t],
+                )
+                ax.bar_label(bars, labels=[f"{x:,.0f}" if x >= 100 else f"{x:,.1f}" for x in xs], padding=2, fontsize=7)
+            ax.set_yticks(range(len(cats)), [label for label, _, _ in cats], fontsize=8)
+            ax.invert_yaxis()
+            ax.set_title(f"{wl}: {title}", fontsize=10)
+            ax.grid(axis="x", alpha=0.3)
+            ax.margins(x=0.15)
+            ax.legend(handles=legend, fontsize=8)
+    fig.suptitle("Plain text and TLS (hatched), execute_concurrent and asyncio")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
 def make_plots(data: dict, out_dir: Path, name: str) -> list[Path]:
     """Write every plot the data allows; returns their paths (none without matplotlib)."""
     try:
@@ -503,6 +604,7 @@ def make_plots(data: dict, out_dir: Path, name: str) -> list[Path]:
         ("sync-threads", lambda p: plot_sync(scen, p)),
         ("tuning", lambda p: plot_tuning(scen, p)),
         ("vectors", lambda p: plot_vectors(scen, p)),
+        ("tls", lambda p: plot_tls(scen, p)),
     ):
         path = out_dir / f"{name}-{suffix}.png"
         try:

@@ -12,6 +12,8 @@
 #                          that cannot be installed is shown as not available)
 #   TURBOCQL_BENCH_OPS     requests per client run instead of --quick's 5,000
 #   TURBOCQL_BENCH_ARGS    more `turbocql bench` options, e.g. "--scenarios sync,patterns"
+#   TURBOCQL_TLS_PORT      the tls scenario's TLS node (default 9044): used if it answers,
+#                          else started by `turbocql bench` (768M heap) and stopped after it
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 start_cassandra
 trap stop_cassandra EXIT

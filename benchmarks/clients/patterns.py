@@ -41,6 +41,14 @@ WHERE thekey = ?`` of one row by key over ``row0..row<rows-1>`` (written before 
 missing). For reads every result's first row is taken (``ResultSet.one()``), as the Rust
 reference decodes it, so a driver that decodes lazily pays for decoding too.
 
+Transport: plain text by default; ``--tls-ca PATH`` connects over TLS, trusting the CA
+certificate in PATH (``ssl.create_default_context(cafile=PATH)``, hostname checked, no client
+certificate) and handing the context to ``Cluster(ssl_context=...)`` (turbocql, its asyncio
+API, the classic driver, scylla-driver), or, on acsylla, ``create_cluster(ssl_enabled=True,
+ssl_trusted_cert=<the PEM>)``. ``--protocol-version N`` pins the classic API's
+``Cluster(protocol_version=N)`` (the ``tls`` scenario runs the classic driver on v4, the
+protocol the ``scylla`` crate, hence turbocql, speaks).
+
 Client CPU is ``getrusage(RUSAGE_SELF)`` (user + system, all threads) around the timed section
 only; setup and ``--warmup`` requests (same pattern) are outside it. Latency is per request where
 the pattern shows it: futures = submit → ``.result()`` returned, callbacks = submit → callback
@@ -417,6 +425,28 @@ CONCURRENT_PATTERNS = {
 }
 
 
+def connection_options(args, aio: bool = False) -> dict:
+    """Extra ``Cluster(...)`` arguments of ``--tls-ca`` (``ssl_context``) and, on the classic
+    (thread) API, ``--protocol-version``."""
+    opts: dict = {}
+    if args.tls_ca:
+        import ssl
+
+        opts["ssl_context"] = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=args.tls_ca)
+    if args.protocol_version and not aio:
+        opts["protocol_version"] = args.protocol_version
+    return opts
+
+
+def acsylla_tls_options(args) -> dict:
+    """acsylla's TLS arguments for ``--tls-ca``: the CA as PEM text (its default verification:
+    the peer's certificate)."""
+    if not args.tls_ca:
+        return {}
+    with open(args.tls_ca) as f:
+        return {"ssl_enabled": True, "ssl_trusted_cert": f.read()}
+
+
 def params_factory(args, prefix: str):
     if args.workload == "read":
         return lambda tag, n: [(read_key(i * 7919 % args.rows),) for i in range(n)]
@@ -464,7 +494,9 @@ def run_thread_api(args, prefix: str):
         ResponseFuture = need(cluster_mod, "ResponseFuture", "callbacks")
         need(ResponseFuture, "add_callbacks", "callbacks")
 
-    cluster = cluster_mod.Cluster([args.host], port=args.port, compression=False, **cluster_options(args.driver))
+    cluster = cluster_mod.Cluster(
+        [args.host], port=args.port, compression=False, **cluster_options(args.driver), **connection_options(args)
+    )
     session = cluster.connect()
     try:
         ks = args.keyspace
@@ -542,7 +574,13 @@ def run_asyncio(args, prefix: str):
         return lat, errors[0]
 
     async def amain():
-        async with AioCluster([args.host], port=args.port, compression=False, **cluster_options("turbocql")) as cluster:
+        async with AioCluster(
+            [args.host],
+            port=args.port,
+            compression=False,
+            **cluster_options("turbocql"),
+            **connection_options(args, aio=True),
+        ) as cluster:
             try:
                 session = await cluster.connect(ks)
             except Exception:
@@ -668,7 +706,7 @@ def run_acsylla(args, prefix: str):
         return lat, errors[0]
 
     async def amain():
-        cluster = acsylla.create_cluster([args.host], port=args.port)
+        cluster = acsylla.create_cluster([args.host], port=args.port, **acsylla_tls_options(args))
         setup = await cluster.create_session()
         try:
             for cql in (
@@ -736,6 +774,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", type=int, default=10000, help="read keys row0..row<rows-1>")
     ap.add_argument("--key-prefix", default=None, help="write key prefix (default: per process)")
     ap.add_argument("--server-pid", type=int, default=None, help="measure this pid's CPU too")
+    ap.add_argument(
+        "--tls-ca", metavar="PATH", default=None, help="connect over TLS, trusting the CA certificate in PATH (PEM)"
+    )
+    ap.add_argument(
+        "--protocol-version",
+        type=int,
+        default=None,
+        help="classic API: Cluster(protocol_version=N) (default: negotiated)",
+    )
     add_client_name(ap)
     args = ap.parse_args(argv)
     if args.pattern == "write_pipeline" and args.workload != "write":
@@ -786,6 +833,7 @@ def main(argv: list[str] | None = None) -> int:
         out["concurrency"] = args.concurrency
     if args.pattern == "asyncio":
         out["loop"] = "uvloop" if args.uvloop else "asyncio"
+    out["tls"] = bool(args.tls_ca)
     out.update(
         seconds=round(seconds, 4),
         ops_per_s=round(args.ops / seconds, 1),

@@ -25,8 +25,12 @@
 //! section only; setup and warm-up are outside it. With `--server-pid`, the server's CPU
 //! (utime + stime from `/proc/PID/stat`) is measured around the same section.
 //!
-//! No dependency beyond the package's own (scylla, tokio, futures): `getrusage` is declared
-//! here by hand so that the workspace's Cargo.lock does not change.
+//! TLS: `--tls-ca PATH` connects over TLS (the `scylla` crate's `openssl-010` feature), trusting
+//! the CA in PATH (PEM) and verifying the node's certificate; no client certificate.
+//!
+//! No dependency beyond the package's own (scylla, tokio, futures, and openssl, which the
+//! engine already pulls into the workspace): `getrusage` is declared here by hand so that the
+//! workspace's Cargo.lock gains no package.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -121,6 +125,7 @@ struct Opts {
     dim: usize,
     runs: usize,
     table: Option<String>,
+    tls_ca: Option<String>,
 }
 
 const USAGE: &str = "\
@@ -128,7 +133,8 @@ usage: turbocql-rust-ref [--host H] [--port P] [--keyspace KS] [--ops N]
                          [--pattern sync|sync-threads|concurrent] [--threads N] [--concurrency K]
                          [--workload write|read|populate|reset|vector] [--tokio-workers W]
                          [--warmup N] [--rows N] [--key-prefix S] [--server-pid PID]
-                         [--dim D] [--runs R] [--table NAME]   (vector workload)";
+                         [--dim D] [--runs R] [--table NAME]   (vector workload)
+                         [--tls-ca PATH]   (TLS, trusting the CA certificate in PATH)";
 
 fn parse_args() -> Result<Opts, String> {
     let pid = std::process::id();
@@ -149,6 +155,7 @@ fn parse_args() -> Result<Opts, String> {
         dim: 768,
         runs: 3,
         table: None,
+        tls_ca: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -179,6 +186,7 @@ fn parse_args() -> Result<Opts, String> {
             "--dim" => o.dim = num(&name, val()?)?,
             "--runs" => o.runs = num(&name, val()?)?,
             "--table" => o.table = Some(val()?),
+            "--tls-ca" => o.tls_ca = Some(val()?),
             "--workload" => {
                 o.workload = match val()?.as_str() {
                     "write" => Workload::Write,
@@ -348,8 +356,19 @@ fn percentile_us(sorted_ns: &[u64], p: f64) -> f64 {
     sorted_ns[idx.min(sorted_ns.len() - 1)] as f64 / 1000.0
 }
 
+/// `--tls-ca`: an OpenSSL client context trusting that CA and verifying the node's certificate.
+fn tls_context(ca: &str) -> Result<openssl::ssl::SslContext, Box<dyn std::error::Error>> {
+    use openssl::ssl::{SslContextBuilder, SslMethod, SslVerifyMode};
+    let mut builder = SslContextBuilder::new(SslMethod::tls_client())?;
+    builder.set_ca_file(ca).map_err(|e| format!("--tls-ca {ca}: {e}"))?;
+    builder.set_verify(SslVerifyMode::PEER);
+    Ok(builder.build())
+}
+
 async fn amain(o: Opts) -> Result<(), Box<dyn std::error::Error>> {
-    let session: Session = SessionBuilder::new().known_node(format!("{}:{}", o.host, o.port)).connection_timeout(Duration::from_secs(10)).build().await?;
+    let tls = o.tls_ca.as_deref().map(tls_context).transpose()?;
+    let session: Session =
+        SessionBuilder::new().known_node(format!("{}:{}", o.host, o.port)).connection_timeout(Duration::from_secs(10)).tls_context(tls).build().await?;
     let session = Arc::new(session);
     if o.workload == Workload::Vector {
         return vector_main(&o, &session).await;

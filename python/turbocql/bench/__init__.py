@@ -9,7 +9,10 @@ measures, and why: benchmarks/README.md):
 * ``patterns`` ``run_patterns.py``: futures, callback chains, ``execute_concurrent``, the
   pipelines and the asyncio API, writes and reads;
 * ``tuning``   ``run_tuning.py``: the pipelines' ``pipeline_tuning`` grid search;
-* ``vectors``  ``run_vectors.py``: vector ingestion.
+* ``vectors``  ``run_vectors.py``: vector ingestion;
+* ``tls``      ``run_tls.py``: ``execute_concurrent`` and asyncio, writes and reads, over TLS
+  (a TLS node, ``--tls-port`` 9044, started for the scenario if none answers and then
+  stopped) beside the same runs in plain text.
 
 Every client runs in its own process (classic driver, turbocql, the Rust reference, and on
 request scylla-driver and acsylla) against one Cassandra. The Python peers run in their own
@@ -37,11 +40,13 @@ from .discover import (
     REQUIRED_FILES,
     SCENARIOS,
     SYNC_THREADS,
+    TLS_HEAP,
+    TLS_PORT,
     BenchError,
     find_benchmarks_dir,
 )
 from .run import run
-from .server import ensure_server, pinned_server
+from .server import TLSNode, ensure_server, pinned_server, tls_server
 
 __all__ = [
     "DEFAULT_CLIENTS",
@@ -49,7 +54,10 @@ __all__ = [
     "REQUIRED_FILES",
     "SCENARIOS",
     "SYNC_THREADS",
+    "TLS_HEAP",
+    "TLS_PORT",
     "BenchError",
+    "TLSNode",
     "add_parser",
     "describe_machine",
     "describe_server",
@@ -58,4 +66,5 @@ __all__ = [
     "main",
     "pinned_server",
     "run",
+    "tls_server",
 ]

@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from .discover import DEFAULT_CLIENTS, SCENARIOS, SYNC_THREADS
+from .discover import DEFAULT_CLIENTS, SCENARIOS, SYNC_THREADS, TLS_HEAP, TLS_PORT
 from .run import _cmd_bench
 
 
@@ -29,7 +29,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--ops",
         type=int,
         default=None,
-        help="timed requests per client run for sync and patterns (default 20000; --quick: 5000)",
+        help="timed requests per client run for sync, patterns and tls (default 20000; --quick: 5000)",
     )
     p.add_argument("--threads", default=SYNC_THREADS, help=f"sync thread counts (default {SYNC_THREADS})")
     p.add_argument(
@@ -83,7 +83,23 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         default=int(os.environ.get("TURBOCQL_PORT") or 9042),
         help="CQL port (default $TURBOCQL_PORT or 9042)",
     )
-    p.add_argument("--no-start", action="store_true", help="do not start the local Cassandra if nothing answers")
+    p.add_argument(
+        "--tls-port",
+        type=int,
+        default=int(os.environ.get("TURBOCQL_TLS_PORT") or TLS_PORT),
+        help=f"tls: CQL port of the TLS node (default $TURBOCQL_TLS_PORT or {TLS_PORT}); "
+        "started with turbocql localdb start --tls if nothing answers there, and then stopped after the scenario",
+    )
+    p.add_argument(
+        "--tls-ca",
+        metavar="PATH",
+        default=None,
+        help="tls: the TLS node's CA certificate (default: tls/ca.pem of turbocql localdb's node for --tls-port)",
+    )
+    p.add_argument("--tls-heap", default=TLS_HEAP, help=f"tls: heap of a TLS node the run starts (default {TLS_HEAP})")
+    p.add_argument(
+        "--no-start", action="store_true", help="do not start the local Cassandra (nor the TLS node) if nothing answers"
+    )
     p.add_argument("--wait", type=float, default=60, help="seconds to wait for the server to answer (default 60)")
     p.add_argument(
         "--server-pid", type=int, default=None, help="server pid for server CPU µs/op (default: found from the port)"

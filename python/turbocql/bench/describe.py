@@ -87,13 +87,18 @@ def describe_machine(python: str, bdir: Path) -> dict:
     return m
 
 
-def describe_server(host: str, port: int, pid: int | None) -> dict:
-    """Cassandra's version (system.local), and, for a local pid, its JVM and settings."""
+def describe_server(host: str, port: int, pid: int | None, ssl_context=None) -> dict:
+    """Cassandra's version (system.local), and, for a local pid, its JVM and settings.
+
+    With ``ssl_context`` it connects over TLS and adds the TLS version and cipher suite the
+    node reports for that connection (``system_views.clients``: ``tls_protocol``, ``tls_cipher``)."""
     s: dict = {"host": host, "port": port, "pid": pid}
     try:
         from turbocql.cluster import Cluster
 
-        cluster = Cluster([host], port=port)
+        tag = f"turbocql-bench-describe-{os.getpid()}"
+        tls = {"ssl_context": ssl_context, "application_name": tag} if ssl_context is not None else {}
+        cluster = Cluster([host], port=port, **tls)
         try:
             session = cluster.connect()
             row = session.execute(
@@ -105,6 +110,13 @@ def describe_server(host: str, port: int, pid: int | None) -> dict:
                 cql_version=row.cql_version,
                 native_protocol_version=row.native_protocol_version,
             )
+            if ssl_context is not None:
+                rows = session.execute(
+                    "SELECT ssl_enabled, ssl_protocol, ssl_cipher_suite, client_options FROM system_views.clients"
+                )
+                mine = [r for r in rows if (r.client_options or {}).get("APPLICATION_NAME") == tag and r.ssl_enabled]
+                if mine:
+                    s.update(tls_protocol=mine[0].ssl_protocol, tls_cipher=mine[0].ssl_cipher_suite)
         finally:
             cluster.shutdown()
     except Exception as e:  # the report says why, the run goes on

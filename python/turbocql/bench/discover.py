@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-SCENARIOS = ("sync", "patterns", "tuning", "vectors")
+SCENARIOS = ("sync", "patterns", "tuning", "vectors", "tls")
 SYNC_THREADS = "1,2,4,8,16"
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 REQUIRED_FILES = (
@@ -19,11 +19,16 @@ REQUIRED_FILES = (
     "run_patterns.py",
     "run_tuning.py",
     "run_vectors.py",
+    "run_tls.py",
     "report.py",
     "peers.py",
     "common.py",
 )
 DEFAULT_CLIENTS = "classic,turbocql,rust"
+# The tls scenario's node (`turbocql localdb start --tls`): its port and, when the scenario
+# starts it, its heap.
+TLS_PORT = 9044
+TLS_HEAP = "768M"
 
 
 class BenchError(Exception):
@@ -69,5 +74,5 @@ def _import_runners(bdir: Path) -> dict:
         sys.path.insert(0, str(bdir))
     return {
         name: importlib.import_module(name)
-        for name in ("run_sync", "run_patterns", "run_tuning", "run_vectors", "report", "peers", "common")
+        for name in ("run_sync", "run_patterns", "run_tuning", "run_vectors", "run_tls", "report", "peers", "common")
     }

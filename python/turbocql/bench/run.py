@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .describe import describe_machine, describe_server
 from .discover import LOCAL_HOSTS, SCENARIOS, BenchError, _import_runners, find_benchmarks_dir
-from .server import _rust_bin, ensure_server, pinned_server
+from .server import _rust_bin, ensure_server, pinned_server, tls_server
 
 
 def _scenario(main, argv: list[str]) -> dict:
@@ -32,6 +32,25 @@ def _scenario(main, argv: list[str]) -> dict:
             return {"failed": f"runner exited with status {rc}"}
         data = json.loads(out.read_text())
     return {"meta": data["meta"], "heading": data["meta"].get("heading"), "results": data["results"]}
+
+
+def _tls_scenario(args: argparse.Namespace, argv: list[str], main, shared) -> dict:
+    """The ``tls`` scenario: its TLS node (found, or started and then stopped), described and
+    pinned like the main one, then ``run_tls.py``; the node's description and whether this run
+    started it are kept in the scenario's ``tls_node``."""
+    try:
+        with tls_server(args.host, args.tls_port, not args.no_start, args.wait, args.tls_ca, args.tls_heap) as node:
+            pid = shared.find_server_pid(args.tls_port) if args.host in LOCAL_HOSTS else None
+            info = {**node.to_json(), "server": describe_server(args.host, args.tls_port, pid, node.ssl_context())}
+            argv = [*argv, "--tls-port", str(args.tls_port), "--tls-ca", str(node.ca)]
+            if pid:
+                argv += ["--tls-server-pid", str(pid)]
+            with pinned_server(pid, args.pin_server):
+                result = _scenario(main, argv)
+    except BenchError as e:
+        return {"failed": str(e)}
+    result["tls_node"] = info
+    return result
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
@@ -102,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
             "vector_rows": vector_rows,
             "tuning_grid": "fine" if args.fine else "quick" if q else "coarse",
             "tuning_ops": args.tuning_ops,
+            "tls_port": args.tls_port if "tls" in scenarios else None,
         },
     }
     print(
@@ -187,6 +207,28 @@ def run(args: argparse.Namespace) -> int:
                 if args.buffer_grid:
                     argv += ["--buffer-grid", args.buffer_grid]
                 results[s] = _scenario(mods["run_tuning"].main, argv)
+            elif s == "tls":
+                argv = [
+                    *common,
+                    *py_args,
+                    "--ops",
+                    str(ops),
+                    "--warmup",
+                    str(warmup),
+                    "--server-warmup-ops",
+                    "0",
+                    "--tls-server-warmup-ops",
+                    str(server_warmup),
+                    "--no-report",
+                    "--clients",
+                    client_list,
+                    *repeat,
+                ]
+                if q:
+                    argv.append("--quick")
+                if rust_bin is not None:
+                    argv += ["--rust-bin", str(rust_bin)]
+                results[s] = _tls_scenario(args, argv, mods["run_tls"].main, shared)
             elif s == "vectors":
                 argv = [*common, *py_args, "--rows", str(vector_rows), "--clients", client_list]
                 if rust_bin is not None:
