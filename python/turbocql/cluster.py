@@ -47,6 +47,11 @@ from turbocql._cluster_names import (  # noqa: F401 - classic names of cassandra
     EXEC_PROFILE_GRAPH_ANALYTICS_DEFAULT,
     EXEC_PROFILE_GRAPH_DEFAULT,
     EXEC_PROFILE_GRAPH_SYSTEM_DEFAULT,
+    RESULT_KIND_PREPARED,
+    RESULT_KIND_ROWS,
+    RESULT_KIND_SCHEMA_CHANGE,
+    RESULT_KIND_SET_KEYSPACE,
+    RESULT_KIND_VOID,
     ConnectionBusy,
     ConnectionShutdown,
     ContinuousPagingOptions,
@@ -60,6 +65,7 @@ from turbocql._cluster_names import (  # noqa: F401 - classic names of cassandra
     ErrorMessage,
     EventletConnection,
     Host,
+    HostConnectionPool,
     HostDistance,
     IdentityTranslator,
     IsBootstrappingErrorMessage,
@@ -74,7 +80,9 @@ from turbocql._cluster_names import (  # noqa: F401 - classic names of cassandra
     ProtocolException,
     ProtocolHandler,
     ProtocolVersionUnsupported,
+    QueryMessage,
     ReadTimeoutErrorMessage,
+    ResultMessage,
     SchemaTargetType,
     ServerError,
     SimpleConvictionPolicy,
@@ -500,7 +508,7 @@ class Cluster:
     def control_connection(self):
         """The classic ``cluster.control_connection``'s schema calls
         (``wait_for_schema_agreement``, ``refresh_schema``), over the engine's."""
-        return _ControlConnection(self)
+        return ControlConnection(self)
 
     def refresh_schema_metadata(self, max_schema_agreement_wait=None):
         """Reads the whole schema again (classic ``Cluster.refresh_schema_metadata``)."""
@@ -582,6 +590,8 @@ class Session:
     _legacy_profile_cache = None
 
     def __setattr__(self, name, value):
+        if name == "client_protocol_handler":
+            protocol._check_protocol_handler(value)
         if name in self._LEGACY_ATTRS:
             cluster = self.__dict__.get("cluster")
             if cluster is not None:
@@ -770,9 +780,12 @@ def _relay_host_event(cluster_ref, kind, host_id, address, port):
         cluster._host_event(kind, host_id, address, port)
 
 
-class _ControlConnection:
-    """What classic code calls on ``cluster.control_connection``; the engine keeps its own
-    control connection (the scylla crate's), so this only forwards."""
+class ControlConnection:
+    """The class of ``cluster.control_connection``: what classic code calls on it
+    (``wait_for_schema_agreement``, ``refresh_schema``). The engine keeps its own control
+    connection (the scylla crate's), so this only forwards; the classic class's
+    connection-level internals (``_refresh_schema``, ``_connection``, event handlers) are
+    not here."""
 
     def __init__(self, cluster):
         self._cluster = cluster

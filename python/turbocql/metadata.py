@@ -15,6 +15,7 @@ the first read.
 
 import hashlib
 import logging
+import random
 import re
 import threading
 import time
@@ -24,6 +25,7 @@ from turbocql import (  # noqa: F401 - classic names of cassandra.metadata
     InvalidRequest,
     SignatureDescriptor,
     Unauthorized,
+    UnsupportedOperation,
     _engine,
 )
 from turbocql._replication import (  # noqa: F401 - classic names of cassandra.metadata
@@ -37,6 +39,7 @@ from turbocql._replication import (  # noqa: F401 - classic names of cassandra.m
     _UnknownStrategy,
 )
 from turbocql._schema_cql import (  # noqa: F401 - classic names of cassandra.metadata
+    _table_extensions,
     aggregate_cql,
     cql_keywords,
     cql_keywords_reserved,
@@ -80,7 +83,8 @@ from turbocql.cqltypes import trim_if_startswith  # noqa: F401 - a classic name 
 from turbocql.encoder import Encoder  # noqa: F401 - a classic name of cassandra.metadata
 from turbocql.marshal import varint_unpack  # noqa: F401 - a classic name of cassandra.metadata
 from turbocql.policies import HostDistance  # noqa: F401 - a classic name of cassandra.metadata
-from turbocql.query import bind_params, dict_factory  # noqa: F401 - classic names of cassandra.metadata
+from turbocql.protocol import QueryMessage  # noqa: F401 - a classic name of cassandra.metadata
+from turbocql.query import _pack_routing_key, bind_params, dict_factory  # noqa: F401 - classic names of cassandra.metadata
 from turbocql.util import Version  # noqa: F401 - a classic name of cassandra.metadata
 
 log = logging.getLogger(__name__)
@@ -375,3 +379,44 @@ class BytesToken(Token):
     @classmethod
     def from_string(cls, token_string):
         return cls(bytes.fromhex(token_string))
+
+
+class _RegisteredExtensionType(type):
+    """The classic metaclass of :class:`RegisteredTableExtension`; here subclasses register
+    themselves (``__init_subclass__``), and ``_extension_registry`` is the same registry:
+    extension name -> class."""
+
+    _extension_registry = _table_extensions
+
+
+def get_schema_parser(connection, server_version, dse_version, timeout, metadata_request_timeout=None):
+    """The classic driver's schema parser for a server version. turbocql reads the schema
+    itself (``turbocql._schema_read``) over the engine's connections, so there is no parser
+    to hand out: raises UnsupportedOperation. ``cluster.metadata`` and
+    ``cluster.refresh_schema_metadata()`` give the schema."""
+    raise UnsupportedOperation(
+        "get_schema_parser: turbocql reads the schema itself; use cluster.metadata "
+        "(cluster.refresh_*_metadata() to read it again)"
+    )
+
+
+def group_keys_by_replica(session, keyspace, table, keys):
+    """Groups partition keys (tuples of the partition-key values of ``keyspace.table``) by
+    a live replica of each, as the classic helper: a random local replica when there is
+    one (the default load-balancing policy's distance), else any live replica, else under
+    :data:`NO_VALID_REPLICA`. Returns ``{host: [key, ...]}``."""
+    cluster = session.cluster
+    partition_key = cluster.metadata.keyspaces[keyspace].tables[table].partition_key
+    types = [column.cql_type for column in partition_key]
+    distance = cluster.profile_manager.default.load_balancing_policy.distance
+    keys_per_host: dict = {}
+    for key in keys:
+        parts = [_engine.encode(cql_type, value) for cql_type, value in zip(types, key)]
+        routing_key = _pack_routing_key(parts)
+        replicas = cluster.metadata.get_replicas(keyspace, routing_key)
+        valid = [host for host in replicas if host.is_up and distance(host) == HostDistance.LOCAL]
+        if not valid:
+            valid = [host for host in replicas if host.is_up]
+        target = random.choice(valid) if valid else NO_VALID_REPLICA
+        keys_per_host.setdefault(target, []).append(key)
+    return keys_per_host

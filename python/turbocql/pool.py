@@ -10,7 +10,10 @@ Connection pools themselves live in the engine (the scylla crate).
 import threading
 import uuid
 
-from turbocql import AuthenticationFailed  # noqa: F401 - a classic name of cassandra.pool
+from turbocql import (
+    AuthenticationFailed,  # noqa: F401 - a classic name of cassandra.pool
+    UnsupportedOperation,
+)
 from turbocql.connection import (
     ConnectionException,  # noqa: F401 - a classic name of cassandra.pool
     DefaultEndPoint,
@@ -125,3 +128,16 @@ def _host_for_event(host_id, address, port, kind):
 
 
 __all__ = ["Host", "NoConnectionsAvailable"]
+
+
+class HostConnectionPool:
+    """The classic driver's pool of connections to one host. turbocql has no such objects:
+    the engine (the scylla crate) keeps the connections to each node, and
+    ``Session.get_pool_state()`` reports what it knows of them. The class
+    is here for imports and ``isinstance`` checks, which are always False; making one
+    raises."""
+
+    def __init__(self, *args, **kwargs):
+        raise UnsupportedOperation(
+            "HostConnectionPool: turbocql's engine keeps the connection pools; see Session.get_pool_state()"
+        )

@@ -6,6 +6,8 @@ So do the names of its result decoders, :class:`ProtocolHandler` and
 :class:`NumpyProtocolHandler`, for ``session.client_protocol_handler``.
 """
 
+import socket
+
 from turbocql import (  # noqa: F401 - classic names of cassandra.protocol
     AlreadyExists,
     ConfigurationException,
@@ -60,6 +62,7 @@ from turbocql.marshal import (  # noqa: F401 - classic names of cassandra.protoc
     int8_unpack,
     int32_pack,
     int32_unpack,
+    int64_unpack,
     uint8_pack,
     uint16_pack,
     uint16_unpack,
@@ -68,6 +71,7 @@ from turbocql.marshal import (  # noqa: F401 - classic names of cassandra.protoc
     uint32_pack,
     uint64_pack,
 )
+from turbocql.query import UNSET_VALUE as _UNSET_VALUE
 from turbocql.query import ColumnMetadata  # noqa: F401 - a classic name of cassandra.protocol
 
 
@@ -145,6 +149,8 @@ class PreparedQueryNotFound(ErrorMessage, RequestValidationException):
 class ProtocolHandler:
     """The default ``session.client_protocol_handler``: rows go through ``row_factory``."""
 
+    message_types_by_opcode: dict = {}  # set below, once the message classes exist
+
 
 class NumpyProtocolHandler(ProtocolHandler):
     """``session.client_protocol_handler = NumpyProtocolHandler``: each page is decoded in
@@ -207,3 +213,297 @@ class InternalError(Exception):
 
 class NotSupportedError(Exception):
     """A protocol feature the connection does not support."""
+
+
+# The protocol's primitive codecs ([int], [short], [string], [bytes]...), on file-like
+# objects, as in cassandra.protocol: pure functions of the bytes, for code that reads or
+# writes a protocol value itself (custom payloads, a paging state, tests).
+
+
+def read_byte(f):
+    return int8_unpack(f.read(1))
+
+
+def write_byte(f, b):
+    f.write(uint8_pack(b))
+
+
+def read_int(f):
+    return int32_unpack(f.read(4))
+
+
+def write_int(f, i):
+    f.write(int32_pack(i))
+
+
+def write_uint(f, i):
+    f.write(uint32_pack(i))
+
+
+def read_long(f):
+    return int64_unpack(f.read(8))
+
+
+def write_long(f, i):
+    f.write(uint64_pack(i))
+
+
+def read_short(f):
+    return uint16_unpack(f.read(2))
+
+
+def write_short(f, s):
+    f.write(uint16_pack(s))
+
+
+read_consistency_level = read_short
+write_consistency_level = write_short
+
+
+def read_binary_string(f):
+    return f.read(read_short(f))
+
+
+def read_string(f):
+    return read_binary_string(f).decode("utf8")
+
+
+def write_string(f, s):
+    if isinstance(s, str):
+        s = s.encode("utf8")
+    write_short(f, len(s))
+    f.write(s)
+
+
+def read_binary_longstring(f):
+    return f.read(read_int(f))
+
+
+def read_longstring(f):
+    return read_binary_longstring(f).decode("utf8")
+
+
+def write_longstring(f, s):
+    if isinstance(s, str):
+        s = s.encode("utf8")
+    write_int(f, len(s))
+    f.write(s)
+
+
+def read_stringlist(f):
+    return [read_string(f) for _ in range(read_short(f))]
+
+
+def write_stringlist(f, stringlist):
+    write_short(f, len(stringlist))
+    for s in stringlist:
+        write_string(f, s)
+
+
+def read_stringmap(f):
+    return {read_string(f): read_string(f) for _ in range(read_short(f))}
+
+
+def write_stringmap(f, strmap):
+    write_short(f, len(strmap))
+    for k, v in strmap.items():
+        write_string(f, k)
+        write_string(f, v)
+
+
+def read_value(f):
+    size = read_int(f)
+    return None if size < 0 else f.read(size)
+
+
+def write_value(f, v):
+    if v is None:
+        write_int(f, -1)
+    elif v is _UNSET_VALUE:
+        write_int(f, -2)
+    else:
+        write_int(f, len(v))
+        f.write(v)
+
+
+def read_bytesmap(f):
+    return {read_string(f): read_value(f) for _ in range(read_short(f))}
+
+
+def write_bytesmap(f, bytesmap):
+    write_short(f, len(bytesmap))
+    for k, v in bytesmap.items():
+        write_string(f, k)
+        write_value(f, v)
+
+
+def read_stringmultimap(f):
+    return {read_string(f): read_stringlist(f) for _ in range(read_short(f))}
+
+
+def write_stringmultimap(f, strmmap):
+    write_short(f, len(strmmap))
+    for k, v in strmmap.items():
+        write_string(f, k)
+        write_stringlist(f, v)
+
+
+def read_inet_addr_only(f):
+    size = read_byte(f)
+    addrbytes = f.read(size)
+    if size == 4:
+        return socket.inet_ntop(socket.AF_INET, addrbytes)
+    if size == 16:
+        return socket.inet_ntop(socket.AF_INET6, addrbytes)
+    raise InternalError("bad inet address: %r" % (addrbytes,))
+
+
+def read_inet(f):
+    addr = read_inet_addr_only(f)
+    return addr, read_int(f)
+
+
+def write_inet(f, addrtuple):
+    addr, port = addrtuple
+    addrbytes = socket.inet_pton(socket.AF_INET6 if ":" in addr else socket.AF_INET, addr)
+    write_byte(f, len(addrbytes))
+    f.write(addrbytes)
+    write_int(f, port)
+
+
+# Two message classes of the protocol, as values. The engine writes and reads every frame
+# itself: nothing in turbocql sends a QueryMessage or makes a ResultMessage (there is no
+# connection object to send one on), and a session's client_protocol_handler cannot swap
+# them (see _check_protocol_handler). They are here for code that imports them or reads
+# ResultMessage.type_codes (the protocol's type codes -> turbocql.cqltypes classes).
+
+CUSTOM_TYPE = object()
+
+RESULT_KIND_VOID = 0x0001
+RESULT_KIND_ROWS = 0x0002
+RESULT_KIND_SET_KEYSPACE = 0x0003
+RESULT_KIND_PREPARED = 0x0004
+RESULT_KIND_SCHEMA_CHANGE = 0x0005
+
+
+class _MessageType:
+    opcode: int | None = None
+    name: str | None = None
+    tracing = False
+    custom_payload = None
+    warnings = None
+
+    def update_custom_payload(self, other):
+        if other:
+            if not self.custom_payload:
+                self.custom_payload = {}
+            self.custom_payload.update(other)
+
+    def __repr__(self):
+        return "<%s(%s)>" % (self.__class__.__name__, ", ".join("%s=%r" % item for item in vars(self).items()))
+
+
+class QueryMessage(_MessageType):
+    """A QUERY request's fields (the classic class's constructor); never sent by turbocql."""
+
+    opcode = 0x07
+    name = "QUERY"
+
+    def __init__(
+        self,
+        query,
+        consistency_level,
+        serial_consistency_level=None,
+        fetch_size=None,
+        paging_state=None,
+        timestamp=None,
+        continuous_paging_options=None,
+        keyspace=None,
+    ):
+        self.query = query
+        self.query_params = None
+        self.consistency_level = consistency_level
+        self.serial_consistency_level = serial_consistency_level
+        self.fetch_size = fetch_size
+        self.paging_state = paging_state
+        self.timestamp = timestamp
+        self.skip_meta = False
+        self.continuous_paging_options = continuous_paging_options
+        self.keyspace = keyspace
+
+
+class ResultMessage(_MessageType):
+    """A RESULT response's fields; ``type_codes`` maps the protocol's type codes to the
+    :mod:`turbocql.cqltypes` classes. turbocql's results are decoded by the engine."""
+
+    opcode = 0x08
+    name = "RESULT"
+
+    kind = None
+    results = None
+    paging_state = None
+
+    type_codes = _cqltypes_by_code = {
+        0x0000: CUSTOM_TYPE,
+        0x0001: AsciiType,
+        0x0002: LongType,
+        0x0003: BytesType,
+        0x0004: BooleanType,
+        0x0005: CounterColumnType,
+        0x0006: DecimalType,
+        0x0007: DoubleType,
+        0x0008: FloatType,
+        0x0009: Int32Type,
+        0x000A: UTF8Type,
+        0x000B: DateType,
+        0x000C: UUIDType,
+        0x000D: VarcharType,
+        0x000E: IntegerType,
+        0x000F: TimeUUIDType,
+        0x0010: InetAddressType,
+        0x0011: SimpleDateType,
+        0x0012: TimeType,
+        0x0013: ShortType,
+        0x0014: ByteType,
+        0x0015: DurationType,
+        0x0020: ListType,
+        0x0021: MapType,
+        0x0022: SetType,
+        0x0030: UserType,
+        0x0031: TupleType,
+    }
+
+    def __init__(self, kind):
+        self.kind = kind
+
+
+class LazyProtocolHandler(ProtocolHandler):
+    """The classic driver's lazily decoding handler (Cython). turbocql's engine decodes each
+    page in Rust as it arrives, so this behaves as :class:`ProtocolHandler`: iterating the
+    result set gives the same rows in the same order."""
+
+
+ProtocolHandler.message_types_by_opcode = {
+    0x00: ErrorMessage,
+    QueryMessage.opcode: QueryMessage,
+    ResultMessage.opcode: ResultMessage,
+}
+_STANDARD_HANDLERS = (ProtocolHandler, NumpyProtocolHandler, LazyProtocolHandler)
+
+
+def _check_protocol_handler(handler):
+    """Raises UnsupportedOperation for a ``client_protocol_handler`` that would change how
+    frames are written or read (its own ``message_types_by_opcode``, ``encode_message`` or
+    ``decode_message``): the engine does that, and would silently ignore it."""
+    if handler in _STANDARD_HANDLERS:
+        return
+    for attr in ("message_types_by_opcode", "my_opcodes", "encode_message", "decode_message"):
+        value = getattr(handler, attr, None)
+        default = getattr(ProtocolHandler, attr, None)
+        if value is not None and value is not default and value != default:
+            raise UnsupportedOperation(
+                "client_protocol_handler %r sets %s: turbocql's engine encodes and decodes "
+                "every frame itself, so a custom protocol handler cannot apply "
+                "(ProtocolHandler, LazyProtocolHandler and NumpyProtocolHandler are supported)"
+                % (getattr(handler, "__name__", handler), attr)
+            )

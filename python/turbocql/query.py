@@ -18,6 +18,7 @@ from collections import OrderedDict, namedtuple
 from typing import ClassVar
 
 from turbocql import ConsistencyLevel, OperationTimedOut  # noqa: F401 - classic names of cassandra.query
+from turbocql._engine import encode as _engine_encode
 from turbocql._engine import named_rows as _named_rows
 from turbocql.encoder import Encoder, ValueSequence, bind_params  # noqa: F401 - classic re-exports
 from turbocql.util import unix_time_from_uuid1
@@ -144,12 +145,27 @@ def numpy_factory(colnames, rows):
 # ---------------------------------------------------------------- statements
 
 
+class _SerialConsistencyLevel:
+    """``statement.serial_consistency_level``: checked when assigned (SERIAL, LOCAL_SERIAL or
+    None, else ValueError, as in the classic driver). It has no ``__get__``, so reading it
+    (the engine does, per request) is a plain instance-dict lookup with no Python call."""
+
+    def __set__(self, obj, value):
+        if value is not None and value not in (8, 9):
+            raise ValueError(
+                "serial_consistency_level must be either ConsistencyLevel.SERIAL or ConsistencyLevel.LOCAL_SERIAL"
+            )
+        obj.__dict__["serial_consistency_level"] = value
+
+    def __delete__(self, obj):
+        obj.__dict__["serial_consistency_level"] = None
+
+
 class Statement:
     """Options shared by every kind of statement."""
 
     retry_policy = None
     consistency_level = None
-    serial_consistency_level = None
     fetch_size = FETCH_SIZE_UNSET
     keyspace = None
     table = None
@@ -169,12 +185,10 @@ class Statement:
         is_idempotent=False,
         table=None,
     ):
-        if serial_consistency_level is not None and serial_consistency_level not in (8, 9):
-            raise ValueError("serial_consistency_level must be ConsistencyLevel.SERIAL or LOCAL_SERIAL")
         self.retry_policy = retry_policy
         self.consistency_level = consistency_level
         self.serial_consistency_level = serial_consistency_level
-        self._routing_key = routing_key
+        self._routing_key = routing_key  # as given (the setter packs lists; __init__ does not)
         if fetch_size is not FETCH_SIZE_UNSET:
             self.fetch_size = fetch_size
         self.keyspace = keyspace
@@ -182,13 +196,31 @@ class Statement:
         self.custom_payload = custom_payload
         self.is_idempotent = is_idempotent
 
-    @property
-    def routing_key(self):
+    def _get_routing_key(self):
         return self._routing_key
 
-    @routing_key.setter
-    def routing_key(self, key):
+    def _set_routing_key(self, key):
+        """A serialized key, or a list/tuple of serialized components (one: itself;
+        several: packed as a composite key), as in the classic driver."""
+        if isinstance(key, (list, tuple)):
+            key = key[0] if len(key) == 1 else _pack_routing_key(key)
         self._routing_key = key
+
+    def _del_routing_key(self):
+        self._routing_key = None
+
+    routing_key = property(_get_routing_key, _set_routing_key, _del_routing_key)
+
+    serial_consistency_level = _SerialConsistencyLevel()
+
+
+def _pack_routing_key(parts):
+    """A composite partition key's routing key: each component as [short length][bytes][0]."""
+    return b"".join(len(p).to_bytes(2, "big") + p + b"\x00" for p in parts)
+
+
+def _consistency_name(level):
+    return ConsistencyLevel.value_to_name.get(level, "Not Set")
 
 
 class SimpleStatement(Statement):
@@ -224,7 +256,10 @@ class SimpleStatement(Statement):
         return self._query_string
 
     def __str__(self):
-        return "<SimpleStatement query=%r, consistency=%s>" % (self.query_string, self.consistency_level)
+        return '<SimpleStatement query="%s", consistency=%s>' % (
+            self.query_string,
+            _consistency_name(self.consistency_level),
+        )
 
     __repr__ = __str__
 
@@ -284,7 +319,10 @@ class PreparedStatement:
         return BoundStatement(self).bind(values)
 
     def __str__(self):
-        return "<PreparedStatement query=%r, consistency=%s>" % (self.query_string, self.consistency_level)
+        return '<PreparedStatement query="%s", consistency=%s>' % (
+            self.query_string,
+            _consistency_name(self.consistency_level),
+        )
 
     __repr__ = __str__
 
@@ -325,8 +363,29 @@ class BoundStatement(Statement):
         is bound as ``UNSET_VALUE``."""
         if values is None:
             values = ()
+        elif isinstance(values, str):
+            values = tuple(values)  # a str is a sequence of values, as in the classic driver
+        ps = self.prepared_statement
+        indexes = ps.routing_key_indexes
+        if isinstance(values, dict):
+            for i in indexes:
+                if values.get(ps.column_metadata[i].name, UNSET_VALUE) is UNSET_VALUE:
+                    _unset_routing_key(ps, i)
+        else:
+            n = len(ps.column_metadata)
+            if len(values) < n:
+                # Short sequences are completed with UNSET_VALUE (protocol v4), as in the
+                # classic driver; never a routing-key column.
+                for i in indexes:
+                    if i >= len(values):
+                        _unset_routing_key(ps, i)
+                values = tuple(values) + (UNSET_VALUE,) * (n - len(values))
+            for i in indexes:
+                if i < len(values) and values[i] is UNSET_VALUE:
+                    _unset_routing_key(ps, i)
         self._prepared_check(values)
         self.values = values
+        self._routing_key = None
         return self
 
     def _prepared_check(self, values):
@@ -336,20 +395,51 @@ class BoundStatement(Statement):
     def query_string(self):
         return self.prepared_statement.query_string
 
-    @property  # type: ignore[misc]  # read-only here, as in the classic driver
-    def routing_key(self):
+    def _get_routing_key(self):
+        """The partition key of the bound values, serialized (a composite key packed),
+        computed on first read as in the classic driver; None when the statement has no
+        partition-key markers."""
+        ps = self.prepared_statement
+        indexes = ps.routing_key_indexes
+        if not indexes:
+            return None
         if self._routing_key is not None:
             return self._routing_key
-        return None
+        values = self.values
+        types = ps._prepared.param_types
+        parts = []
+        for i in indexes:
+            value = values.get(ps.column_metadata[i].name) if isinstance(values, dict) else values[i]
+            if value is None or value is UNSET_VALUE:
+                return None
+            parts.append(_engine_encode(types[i], value))
+        self._routing_key = parts[0] if len(parts) == 1 else _pack_routing_key(parts)
+        return self._routing_key
+
+    routing_key = property(_get_routing_key, Statement._set_routing_key, Statement._del_routing_key)
 
     def __str__(self):
-        return "<BoundStatement query=%r, values=%r, consistency=%s>" % (
+        return '<BoundStatement query="%s", values=%s, consistency=%s>' % (
             self.query_string,
             self.values,
-            self.consistency_level,
+            _consistency_name(self.consistency_level),
         )
 
     __repr__ = __str__
+
+
+def _may_give_routing_key(statement):
+    """Whether a statement added to a batch has a keyspace and a routing key (or, prepared,
+    the partition-key markers that give one), without computing the key."""
+    if isinstance(statement, PreparedStatement):
+        return bool(statement.keyspace and statement.routing_key_indexes)
+    if isinstance(statement, BoundStatement):
+        return bool(statement.keyspace and statement.prepared_statement.routing_key_indexes)
+    return bool(getattr(statement, "keyspace", None) and getattr(statement, "_routing_key", None))
+
+
+def _unset_routing_key(ps, i):
+    raise ValueError("Cannot bind UNSET_VALUE as a part of the routing key '%s'" % ps.column_metadata[i].name)
 
 
 class BatchType:
@@ -381,6 +471,8 @@ class BatchStatement(Statement):
     Every value is converted before anything is sent: one bad value sends nothing.
     """
 
+    _rk_source = None
+
     def __init__(
         self,
         batch_type=BatchType.LOGGED,
@@ -400,14 +492,51 @@ class BatchStatement(Statement):
         self.batch_type = batch_type
         self._statements_and_parameters = []
         self._session = session
+        self._rk_source = None
 
     def clear(self):
         del self._statements_and_parameters[:]
         self.keyspace = None
         self.routing_key = None
+        self._rk_source = None
+
+    def _get_routing_key(self):
+        if self._routing_key is None and self._rk_source is not None:
+            self._inherit_routing_key()
+        return self._routing_key
+
+    def _inherit_routing_key(self):
+        """The classic batch's routing key and keyspace: those of the first statement added
+        that has both (computed here, on first read, rather than at each add)."""
+        item, parameters = self._rk_source
+        self._rk_source = None
+        if isinstance(item, PreparedStatement):
+            item = item.bind(() if parameters is None else parameters)
+        key = item.routing_key
+        if item.keyspace and key:
+            self._routing_key = key
+            self.keyspace = item.keyspace
+
+    def _get_keyspace(self):
+        if self._routing_key is None and self._rk_source is not None:
+            self._inherit_routing_key()
+        return self.__dict__.get("keyspace")
+
+    def _set_keyspace(self, keyspace):
+        self.__dict__["keyspace"] = keyspace
+
+    keyspace = property(_get_keyspace, _set_keyspace)
+    routing_key = property(_get_routing_key, Statement._set_routing_key, Statement._del_routing_key)
 
     def add(self, statement, parameters=None):
-        """Adds a query string, SimpleStatement, PreparedStatement or BoundStatement."""
+        """Adds a query string, SimpleStatement, PreparedStatement or BoundStatement.
+
+        As in the classic driver, the batch takes its ``routing_key`` and ``keyspace`` from
+        the first statement that has both (read lazily), and at most 65535 statements."""
+        if len(self._statements_and_parameters) >= 0xFFFF:
+            raise ValueError("Batch statement cannot contain more than %d statements." % 0xFFFF)
+        if self._rk_source is None and self._routing_key is None and _may_give_routing_key(statement):
+            self._rk_source = (statement, parameters)
         if isinstance(statement, str):
             if parameters:
                 statement = bind_params(statement, parameters, self._encoder())
@@ -443,7 +572,7 @@ class BatchStatement(Statement):
         return "<BatchStatement type=%s, statements=%d, consistency=%s>" % (
             self.batch_type,
             len(self),
-            self.consistency_level,
+            _consistency_name(self.consistency_level),
         )
 
     __repr__ = __str__

@@ -6,7 +6,6 @@
 :class:`DateRange` and :class:`Version`.
 """
 
-import bisect
 import calendar
 import datetime
 import math
@@ -150,7 +149,10 @@ class Duration:
 
 class SortedSet:
     """The value of a CQL ``set``: sorted, and able to hold unhashable elements (frozen
-    lists, maps). Compares equal to a ``set`` with the same elements."""
+    lists, maps). The classic driver's ``SortedSet``: a sorted list with the API of
+    ``set`` (``copy``, ``union``, ``intersection``, ``difference``, the operators and
+    their in-place forms, comparisons as subset tests); compares equal to any sized
+    container with the same elements."""
 
     __slots__ = ("_items",)
 
@@ -159,27 +161,76 @@ class SortedSet:
         for item in iterable:
             self.add(item)
 
+    def _find(self, item):
+        """The insertion point of ``item``; elements that cannot be ordered against it
+        are scanned one by one (as the classic driver does)."""
+        items = self._items
+        lo, hi = 0, len(items)
+        try:
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if items[mid] < item:
+                    lo = mid + 1
+                else:
+                    hi = mid
+        except TypeError:
+            lo = 0
+            compared_one = False
+            while lo < hi:
+                try:
+                    if items[lo] == item or items[lo] >= item:
+                        break
+                    compared_one = True
+                except TypeError:
+                    if compared_one:
+                        break
+                lo += 1
+        return lo
+
     def add(self, item):
-        i = bisect.bisect_left(self._items, item)
-        if i == len(self._items) or self._items[i] != item:
-            self._items.insert(i, item)
+        items = self._items
+        i = self._find(item)
+        if i == len(items) or items[i] != item:
+            items.insert(i, item)
+
+    def update(self, iterable):
+        for item in iterable:
+            self.add(item)
 
     def discard(self, item):
-        i = bisect.bisect_left(self._items, item)
+        i = self._find(item)
         if i < len(self._items) and self._items[i] == item:
             del self._items[i]
 
     def remove(self, item):
-        if item not in self:
-            raise KeyError(item)
-        self.discard(item)
+        i = self._find(item)
+        if i < len(self._items) and self._items[i] == item:
+            del self._items[i]
+            return
+        raise KeyError("%r" % (item,))
+
+    def pop(self):
+        if not self._items:
+            raise KeyError("pop from empty set")
+        return self._items.pop()
+
+    def clear(self):
+        del self._items[:]
+
+    def copy(self):
+        new = self.__class__()
+        new._items = list(self._items)
+        return new
 
     def __contains__(self, item):
-        i = bisect.bisect_left(self._items, item)
+        i = self._find(item)
         return i < len(self._items) and self._items[i] == item
 
     def __iter__(self):
         return iter(self._items)
+
+    def __reversed__(self):
+        return reversed(self._items)
 
     def __len__(self):
         return len(self._items)
@@ -187,17 +238,118 @@ class SortedSet:
     def __getitem__(self, i):
         return self._items[i]
 
+    def __delitem__(self, i):
+        del self._items[i]
+
+    def __reduce__(self):
+        return self.__class__, (self._items,)
+
     def __eq__(self, other):
         if isinstance(other, SortedSet):
             return self._items == other._items
-        if isinstance(other, (set, frozenset)):
-            return len(self._items) == len(other) and all(item in other for item in self._items)
-        if isinstance(other, (list, tuple)):
-            return self._items == sorted(other)
-        return NotImplemented
+        try:
+            return len(other) == len(self._items) and all(item in self for item in other)
+        except TypeError:
+            return NotImplemented
+
+    def __ne__(self, other):
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as set
+
+    def _intersect(self, other):
+        new = self.__class__()
+        new._items = [item for item in self._items if item in other]
+        return new
+
+    def _diff(self, other):
+        new = self.__class__()
+        new._items = [item for item in self._items if item not in other]
+        return new
+
+    def union(self, *others):
+        new = self.copy()
+        for other in others:
+            new.update(other)
+        return new
+
+    def intersection(self, *others):
+        new = self.copy()
+        for other in others:
+            new = new._intersect(other)
+        return new
+
+    def difference(self, *others):
+        new = self.copy()
+        for other in others:
+            new = new._diff(other)
+        return new
+
+    def symmetric_difference(self, other):
+        other = other if isinstance(other, SortedSet) else SortedSet(other)
+        return self._diff(other).union(other._diff(self))
+
+    def isdisjoint(self, other):
+        return not any(item in other for item in self._items)
+
+    def issubset(self, other):
+        return all(item in other for item in self._items)
+
+    def issuperset(self, other):
+        return all(item in self for item in other)
+
+    def __le__(self, other):
+        return self.issubset(other)
+
+    def __lt__(self, other):
+        return len(other) > len(self._items) and self.issubset(other)
+
+    def __ge__(self, other):
+        return self.issuperset(other)
+
+    def __gt__(self, other):
+        return len(self._items) > len(other) and self.issuperset(other)
+
+    def __and__(self, other):
+        return self._intersect(other)
+
+    __rand__ = __and__
+
+    def __or__(self, other):
+        return self.union(other)
+
+    __ror__ = __or__
+
+    def __sub__(self, other):
+        return self._diff(other)
+
+    def __rsub__(self, other):
+        return SortedSet(other)._diff(self)
+
+    def __xor__(self, other):
+        return self.symmetric_difference(other)
+
+    __rxor__ = __xor__
+
+    def __iand__(self, other):
+        self._items = self._intersect(other)._items
+        return self
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
+    def __isub__(self, other):
+        self._items = self._diff(other)._items
+        return self
+
+    def __ixor__(self, other):
+        self._items = self.symmetric_difference(other)._items
+        return self
 
     def __repr__(self):
-        return "SortedSet(%r)" % (self._items,)
+        return "%s(%r)" % (self.__class__.__name__, self._items)
 
 
 class OrderedMap(dict):

@@ -46,9 +46,9 @@ def test_no_public_name_missing():
 
 def test_tool_reports_a_missing_name(monkeypatch):
     tool = _tool()
-    monkeypatch.delitem(tool.ABSENT, "QueryMessage")
+    monkeypatch.delitem(tool.ABSENT, "ExecuteMessage")
     report = tool.check(("cassandra.query", "cassandra.protocol"))
-    assert "turbocql.protocol.QueryMessage" in report.missing
+    assert "turbocql.protocol.ExecuteMessage" in report.missing
 
 
 def test_reactor_classes_are_configuration_only():

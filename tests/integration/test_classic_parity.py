@@ -1,0 +1,119 @@
+"""Statement behaviour compared with the classic driver against the local node: routing
+keys of bound statements (one and several partition-key columns, tuples and dicts),
+bind() with short sequences, missing dict keys, UNSET_VALUE and str values, a batch's
+inherited routing key, and metadata.group_keys_by_replica."""
+
+import uuid
+
+import pytest
+
+from tests.conftest import HOST, PORT
+
+cassandra_cluster = pytest.importorskip("cassandra.cluster")
+import cassandra.metadata as c_metadata  # noqa: E402
+import cassandra.query as c_query  # noqa: E402
+
+import turbocql.metadata as t_metadata  # noqa: E402
+import turbocql.query as t_query  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def sessions(cluster, keyspace):
+    classic = cassandra_cluster.Cluster([HOST], port=PORT, protocol_version=4)
+    c_session = classic.connect(keyspace)
+    t_session = cluster.connect(keyspace)
+    name = "parity_" + uuid.uuid4().hex[:10]
+    t_session.execute("CREATE TABLE %s_one (k int PRIMARY KEY, v text)" % name)
+    t_session.execute("CREATE TABLE %s_two (a int, b text, c int, v int, PRIMARY KEY ((a, b), c))" % name)
+    t_session.cluster.refresh_schema_metadata()
+    classic.refresh_schema_metadata()
+    yield c_session, t_session, name
+    t_session.execute("DROP TABLE %s_one" % name)
+    t_session.execute("DROP TABLE %s_two" % name)
+    t_session.shutdown()
+    classic.shutdown()
+
+
+def _outcome(fn, *args):
+    try:
+        return ("ok", fn(*args))
+    except Exception as exc:  # noqa: BLE001 - the kind is what is compared
+        return ("raises", type(exc).__name__)
+
+
+def _both(sessions, query):
+    c_session, t_session, name = sessions
+    q = query.format(name=name)
+    return c_session.prepare(q), t_session.prepare(q)
+
+
+def test_bound_routing_key_one_column(sessions):
+    c_ps, t_ps = _both(sessions, "INSERT INTO {name}_one (k, v) VALUES (?, ?)")
+    for values in ((1, "x"), {"k": 7, "v": "y"}, [2**31 - 1, None]):
+        c_b, t_b = c_ps.bind(values), t_ps.bind(values)
+        assert t_b.routing_key == c_b.routing_key
+        assert t_b.routing_key is not None
+    assert t_ps.bind((1, "x")).routing_key == b"\x00\x00\x00\x01"
+    c_sel, t_sel = _both(sessions, "SELECT * FROM {name}_one")
+    assert t_sel.bind(()).routing_key is c_sel.bind(()).routing_key is None
+
+
+def test_bound_routing_key_composite(sessions):
+    c_ps, t_ps = _both(sessions, "INSERT INTO {name}_two (a, b, c, v) VALUES (?, ?, ?, ?)")
+    for values in ((1, "ab", 3, 4), {"a": 5, "b": "é", "c": 0, "v": 1}):
+        assert t_ps.bind(values).routing_key == c_ps.bind(values).routing_key
+    # markers out of the key's order
+    c_ps, t_ps = _both(sessions, "INSERT INTO {name}_two (v, c, b, a) VALUES (?, ?, ?, ?)")
+    assert t_ps.bind((9, 8, "zz", 7)).routing_key == c_ps.bind((9, 8, "zz", 7)).routing_key
+    # an explicit routing key is packed as in the classic driver
+    c_b, t_b = c_ps.bind((9, 8, "zz", 7)), t_ps.bind((9, 8, "zz", 7))
+    c_b._set_routing_key([b"\x01", b"\x02"])
+    t_b._set_routing_key([b"\x01", b"\x02"])
+    assert t_b.routing_key == c_b.routing_key
+
+
+def test_bind_short_and_missing_values_as_classic(sessions):
+    c_ps, t_ps = _both(sessions, "INSERT INTO {name}_one (k, v) VALUES (?, ?)")
+    for values in ((1,), (), {}, {"k": 1}, {"v": "x"}, {"k": 1, "v": "x", "extra": 3}, (c_query.UNSET_VALUE, "x")):
+        t_values = tuple(t_query.UNSET_VALUE if v is c_query.UNSET_VALUE else v for v in values)
+        t_values = values if isinstance(values, dict) else t_values
+        c, t = _outcome(c_ps.bind, values), _outcome(t_ps.bind, t_values)
+        assert c[0] == t[0], values
+        if c[0] == "raises":
+            assert c[1] == t[1] == "ValueError", values
+    # a short sequence is completed with UNSET_VALUE and runs
+    c_session, t_session, name = sessions
+    t_session.execute(t_ps.bind((42,)))
+    assert t_session.execute("SELECT v FROM %s_one WHERE k = 42" % name).one().v is None
+
+
+def test_bind_str_values_as_classic(sessions):
+    c_ps, t_ps = _both(sessions, "SELECT * FROM {name}_two WHERE a = 1 AND b = ?")
+    c_b, t_b = c_ps.bind("x"), t_ps.bind("x")
+    assert list(t_b.values) == ["x"]
+    c_session, t_session, name = sessions
+    assert list(t_session.execute(t_b)) == list(c_session.execute(c_b)) == []
+
+
+def test_batch_inherits_routing_key_of_prepared_as_classic(sessions):
+    c_ps, t_ps = _both(sessions, "INSERT INTO {name}_two (a, b, c, v) VALUES (?, ?, ?, ?)")
+    c_batch, t_batch = c_query.BatchStatement(), t_query.BatchStatement()
+    c_batch.add("INSERT INTO x (k) VALUES (1)")
+    t_batch.add("INSERT INTO x (k) VALUES (1)")
+    c_batch.add(c_ps, (1, "q", 2, 3))
+    t_batch.add(t_ps, (1, "q", 2, 3))
+    c_batch.add(c_ps.bind((2, "r", 2, 3)))
+    t_batch.add(t_ps.bind((2, "r", 2, 3)))
+    assert t_batch.routing_key == c_batch.routing_key
+    assert t_batch.keyspace == c_batch.keyspace
+    c_session, t_session, name = sessions
+    t_session.execute(t_query.BatchStatement().add(t_ps, (1, "q", 2, 3)))
+
+
+def test_group_keys_by_replica_as_classic(sessions):
+    c_session, t_session, name = sessions
+    keys = [(i, "k%d" % i) for i in range(20)]
+    c_groups = c_metadata.group_keys_by_replica(c_session, c_session.keyspace, name + "_two", keys)
+    t_groups = t_metadata.group_keys_by_replica(t_session, t_session.keyspace, name + "_two", keys)
+    assert {h.address: v for h, v in t_groups.items()} == {h.address: v for h, v in c_groups.items()}
+    assert t_metadata.NO_VALID_REPLICA not in t_groups
