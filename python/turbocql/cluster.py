@@ -37,6 +37,7 @@ from turbocql import (  # noqa: F401 - classic names re-exported from turbocql.c
     protocol,
     util,
 )
+from turbocql._cluster_args import check_cluster_arguments
 from turbocql._cluster_names import (  # noqa: F401 - classic names of cassandra.cluster
     DEFAULT_MAX_CONNECTIONS_PER_LOCAL_HOST,
     DEFAULT_MAX_CONNECTIONS_PER_REMOTE_HOST,
@@ -219,6 +220,17 @@ class Cluster:
         cloud=None,
         column_encryption_policy=None,
     ):
+        # Classic arguments the engine cannot honour raise here (see _cluster_args).
+        check_cluster_arguments(
+            address_translator,
+            conviction_policy_factory,
+            metrics_enabled,
+            endpoint_factory,
+            column_encryption_policy,
+            no_compact,
+            sockopts,
+            connection_class,
+        )
         contact_points_explicit = contact_points is not _NOT_SET
         if contact_points is _NOT_SET:
             contact_points = ["127.0.0.1"]
@@ -311,6 +323,23 @@ class Cluster:
         self._listeners = set()
         self._listeners_lock = threading.Lock()
         self.metrics_enabled = metrics_enabled
+        # Configuration only (see _cluster_args): kept as the classic attributes.
+        self.address_translator = address_translator if address_translator is not None else IdentityTranslator()
+        self.conviction_policy_factory = conviction_policy_factory or SimpleConvictionPolicy
+        self.endpoint_factory = endpoint_factory if endpoint_factory is not None else DefaultEndPointFactory()
+        self.connection_class = connection_class if connection_class is not None else DefaultConnection
+        self.sockopts = sockopts
+        self.cql_version = cql_version
+        self.idle_heartbeat_interval = idle_heartbeat_interval
+        self.idle_heartbeat_timeout = idle_heartbeat_timeout
+        self.schema_event_refresh_window = schema_event_refresh_window
+        self.topology_event_refresh_window = topology_event_refresh_window
+        self.status_event_refresh_window = status_event_refresh_window
+        self.allow_beta_protocol_version = allow_beta_protocol_version
+        self.no_compact = no_compact
+        self.column_encryption_policy = column_encryption_policy
+        self.monitor_reporting_enabled = monitor_reporting_enabled
+        self.monitor_reporting_interval = monitor_reporting_interval
         self.executor_threads = executor_threads
         self.max_schema_agreement_wait = max_schema_agreement_wait
         self.schema_metadata_enabled = schema_metadata_enabled
@@ -531,6 +560,15 @@ class Cluster:
 
     def refresh_user_aggregate_metadata(self, keyspace, aggregate, max_schema_agreement_wait=None):
         self.metadata._refresh(keyspace, "aggregate", aggregate, max_schema_agreement_wait)
+
+    def refresh_nodes(self, force_token_rebuild=False):
+        """Reads the node list and the token map again (classic ``Cluster.refresh_nodes``).
+        The engine follows topology events and refreshes its own view; this makes
+        ``cluster.metadata`` read that view afresh. Raises ``DriverException`` when no
+        session of this cluster is connected."""
+        if self.is_shutdown or self._control_engine() is None:
+            raise DriverException("Cluster.refresh_nodes: not connected")
+        self.metadata._refresh_nodes()
 
     def register_user_type(self, keyspace, user_type, klass):
         """Maps a user-defined type to ``klass``: results are built as ``klass(**fields)``
@@ -765,6 +803,20 @@ class Session:
     def shutdown(self):
         """Closes the session's connections. Later requests raise ``DriverException``."""
         self._session.shutdown()
+
+    def get_pool_state(self):
+        """Per host the engine knows, what can be told of its connections, in the classic
+        shape: ``{host: {'shutdown': ..., 'open_count': ..., 'in_flights': ...}}``. The
+        engine (the scylla crate) keeps the pools and does not expose connection counts or
+        per-connection requests in flight, so ``open_count`` and ``in_flights`` are None;
+        ``shutdown`` is the session's, and ``is_up`` whether the engine holds connections
+        to the host."""
+        shutdown = self._session.is_shutdown
+        nodes = [] if shutdown else self._session.nodes()
+        return {
+            host: {"shutdown": shutdown, "open_count": None, "in_flights": None, "is_up": bool(host.is_up)}
+            for host in nodes
+        }
 
     def __enter__(self):
         return self

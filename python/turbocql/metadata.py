@@ -335,6 +335,12 @@ class Metadata:
         """The host at an endpoint or address (and port), or None."""
         return None if self._topology is None else self._topology.get_host(endpoint_or_address, port)
 
+    def _refresh_nodes(self):
+        """Forgets the token map built from the engine's view, so the next use builds it
+        again (hosts are read from the engine at each call)."""
+        if self._topology is not None:
+            self._topology._token_map = None
+
     def get_replicas(self, keyspace, key):
         """The hosts that replicate the partition key ``key`` (serialized) of ``keyspace``."""
         return [] if self._topology is None else self._topology.get_replicas(keyspace, key)

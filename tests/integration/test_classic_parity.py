@@ -117,3 +117,22 @@ def test_group_keys_by_replica_as_classic(sessions):
     t_groups = t_metadata.group_keys_by_replica(t_session, t_session.keyspace, name + "_two", keys)
     assert {h.address: v for h, v in t_groups.items()} == {h.address: v for h, v in c_groups.items()}
     assert t_metadata.NO_VALID_REPLICA not in t_groups
+
+
+def test_get_pool_state_shape_as_classic(sessions):
+    c_session, t_session, name = sessions
+    c_state, t_state = c_session.get_pool_state(), t_session.get_pool_state()
+    assert {h.address for h in t_state} == {h.address for h in c_state}
+    for state in t_state.values():
+        assert set(state) >= {"shutdown", "open_count", "in_flights"}
+        assert state["shutdown"] is False and state["is_up"] is True
+        assert state["open_count"] is None and state["in_flights"] is None  # not known to the engine
+
+
+def test_refresh_nodes(sessions):
+    c_session, t_session, name = sessions
+    c_session.cluster.refresh_nodes()
+    t_session.cluster.refresh_nodes()
+    assert {h.address for h in t_session.cluster.metadata.all_hosts()} == {
+        h.address for h in c_session.cluster.metadata.all_hosts()
+    }

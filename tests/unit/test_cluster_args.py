@@ -1,0 +1,149 @@
+"""Cluster(...) arguments of the classic driver: honoured, configuration only, or refused
+with UnsupportedOperation naming the argument (python/turbocql/_cluster_args.py)."""
+
+import socket
+
+import pytest
+
+from turbocql import UnsupportedOperation
+from turbocql.cluster import Cluster
+from turbocql.connection import Connection, DefaultEndPointFactory
+from turbocql.io.asyncorereactor import AsyncoreConnection
+from turbocql.io.libevreactor import LibevConnection
+from turbocql.policies import AddressTranslator, ConvictionPolicy, IdentityTranslator, SimpleConvictionPolicy
+
+
+def _cluster(**kwargs):
+    return Cluster(["127.0.0.1"], **kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"prepare_on_all_hosts": False},
+        {"reprepare_on_up": False},
+        {"schema_event_refresh_window": -1},
+        {"topology_event_refresh_window": 0},
+        {"status_event_refresh_window": 5},
+        {"idle_heartbeat_interval": 0},
+        {"idle_heartbeat_timeout": 60},
+        {"cql_version": "3.4.5"},
+        {"executor_threads": 8},
+        {"monitor_reporting_enabled": False},
+        {"monitor_reporting_interval": 60},
+        {"allow_beta_protocol_version": True},
+        {"protocol_version": 5},
+        {"protocol_version": 3},
+        {"no_compact": False},
+        {"metrics_enabled": False},
+        {"address_translator": IdentityTranslator()},
+        {"conviction_policy_factory": SimpleConvictionPolicy},
+        {"endpoint_factory": DefaultEndPointFactory()},
+        {"sockopts": [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]},
+        {"connection_class": LibevConnection},
+        {"connection_class": AsyncoreConnection},
+        {"connection_class": Connection},
+    ],
+)
+def test_configuration_only_arguments_are_kept(kwargs):
+    cluster = _cluster(**kwargs)
+    for name, value in kwargs.items():
+        if name == "protocol_version":
+            assert cluster.protocol_version == 4  # the engine speaks v4 whatever was asked
+        else:
+            assert getattr(cluster, name) is value or getattr(cluster, name) == value
+
+
+def test_defaults_are_the_classic_ones():
+    import cassandra.cluster as classic
+
+    c, t = classic.Cluster(["127.0.0.1"]), _cluster()
+    for name in (
+        "prepare_on_all_hosts",
+        "reprepare_on_up",
+        "schema_event_refresh_window",
+        "topology_event_refresh_window",
+        "status_event_refresh_window",
+        "idle_heartbeat_interval",
+        "idle_heartbeat_timeout",
+        "cql_version",
+        "allow_beta_protocol_version",
+        "no_compact",
+        "metrics_enabled",
+        "sockopts",
+        "column_encryption_policy",
+    ):
+        assert getattr(t, name) == getattr(c, name), name
+    assert type(t.address_translator).__name__ == type(c.address_translator).__name__ == "IdentityTranslator"
+    assert t.conviction_policy_factory.__name__ == c.conviction_policy_factory.__name__
+    assert type(t.endpoint_factory).__name__ == type(c.endpoint_factory).__name__
+
+
+class _Translator(AddressTranslator):
+    def translate(self, addr):
+        return "10.0.0.1"
+
+
+class _Conviction(ConvictionPolicy):
+    def add_failure(self, connection_exc):
+        return True
+
+    def reset(self):
+        pass
+
+
+class _EndPoints(DefaultEndPointFactory):
+    pass
+
+
+class _MyConnection(LibevConnection):
+    def push(self, data):
+        pass
+
+
+class _NamedOnly(LibevConnection):
+    in_flight_limit = 10  # a class attribute, no I/O
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "argument"),
+    [
+        ({"address_translator": _Translator()}, "address_translator"),
+        ({"conviction_policy_factory": _Conviction}, "conviction_policy_factory"),
+        ({"metrics_enabled": True}, "metrics_enabled"),
+        ({"endpoint_factory": _EndPoints()}, "endpoint_factory"),
+        ({"column_encryption_policy": object()}, "column_encryption_policy"),
+        ({"no_compact": True}, "no_compact"),
+        ({"sockopts": [(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)]}, "sockopts"),
+        ({"sockopts": [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 0)]}, "sockopts"),
+        ({"connection_class": _MyConnection}, "connection_class"),
+        ({"connection_class": object}, "connection_class"),
+    ],
+)
+def test_behaviour_changing_values_raise(kwargs, argument):
+    with pytest.raises(UnsupportedOperation, match="Cluster\\(%s=" % argument):
+        _cluster(**kwargs)
+
+
+def test_connection_subclass_without_io_is_accepted():
+    assert _cluster(connection_class=_NamedOnly).connection_class is _NamedOnly
+
+
+def test_classic_connection_class_is_refused():
+    from cassandra.io.asyncioreactor import AsyncioConnection as ClassicAsyncio
+
+    with pytest.raises(UnsupportedOperation, match="connection_class"):
+        _cluster(connection_class=ClassicAsyncio)
+
+
+def test_refresh_methods_exist_as_in_classic():
+    import cassandra.cluster as classic
+
+    names = [n for n in dir(classic.Cluster) if n.startswith("refresh_")]
+    assert names
+    for name in names:
+        assert callable(getattr(Cluster, name, None)), name
+    assert callable(classic.Session.get_pool_state)
+    from turbocql.cluster import Session
+
+    assert callable(Session.get_pool_state)
