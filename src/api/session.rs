@@ -216,6 +216,10 @@ pub fn connect(
         .tcp_nodelay(tcp_nodelay)
         .default_execution_profile_handle(profile)
         .metadata_request_clientside_timeout(connect_timeout)
+        // Keyspaces and their replication only (routing needs no more): `cluster.metadata`
+        // reads the schema tables itself, and the crate's parse of every column type fails
+        // the whole fetch on a type it does not know (a UDT named with quotes, say).
+        .fetch_full_schema_metadata(false)
         .compression(match compression {
             None => None,
             Some("lz4") => Some(Compression::Lz4),

@@ -10,7 +10,7 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDate, PyDateAccess, PyDateTime, PyDict, PyFloat, PyList, PyMapping, PyString, PyTime, PyTimeAccess, PyTuple};
-use scylla::frame::response::result::{CollectionType, ColumnSpec, ColumnType, NativeType};
+use scylla::frame::response::result::{CollectionType, ColumnSpec, ColumnType, NativeType, PartitionKeyIndex};
 use scylla::serialize::row::{RowSerializationContext, SerializeRow};
 use scylla::serialize::writers::RowWriter;
 use scylla::serialize::SerializationError;
@@ -73,27 +73,45 @@ impl SerializeRow for BoundValues {
 
 /// Converts a row of Python values for the bind markers `specs`.
 ///
-/// `values` is a sequence (positional, exact arity) or a mapping (by marker name; a missing
-/// name is left unset, as the classic driver does with protocol v4).
+/// `values` is a sequence (positional; a short one leaves the last markers unset) or a
+/// mapping (by marker name; a missing name is left unset), as the classic driver's `bind`
+/// with protocol v4; `keys` (the statement's partition-key markers) must not be unset.
 /// `turbocql.query.UNSET_VALUE` (looked up once: it is needed for every bound row).
 pub(crate) fn unset_value(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
     Ok(pyrefs::get(py)?.UNSET_VALUE.bind(py))
 }
 
-pub fn bind_row(py: Python<'_>, values: Option<&Bound<'_, PyAny>>, specs: &[ColumnSpec<'_>]) -> PyResult<BoundValues> {
+pub fn bind_row(py: Python<'_>, values: Option<&Bound<'_, PyAny>>, specs: &[ColumnSpec<'_>], keys: &[PartitionKeyIndex]) -> PyResult<BoundValues> {
     let mut out = BoundValues { buf: Vec::with_capacity(64), count: specs.len() };
-    let Some(values) = values.filter(|v| !v.is_none()) else {
-        if specs.is_empty() {
-            return Ok(out);
-        }
-        return Err(pyo3::exceptions::PyValueError::new_err(format!("Too few arguments provided to bind() (got 0, expected {})", specs.len())));
-    };
     let unset = unset_value(py)?;
+    // As the classic driver's `bind` with protocol v4: a marker left out (a short sequence,
+    // a name missing from a mapping, no values at all) or given UNSET_VALUE is unset, but
+    // never a partition-key column.
+    let leave_unset = |buf: &mut Vec<u8>, i: usize| -> PyResult<()> {
+        if keys.iter().any(|k| k.index as usize == i) {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!("Cannot bind UNSET_VALUE as a part of the routing key '{}'", specs[i].name())));
+        }
+        buf.extend_from_slice(&UNSET.to_be_bytes());
+        Ok(())
+    };
+    let write = |buf: &mut Vec<u8>, i: usize, v: &Bound<'_, PyAny>| -> PyResult<()> {
+        if v.is(unset) {
+            leave_unset(buf, i)
+        } else {
+            write_top(buf, v, &specs[i], unset)
+        }
+    };
+    let Some(values) = values.filter(|v| !v.is_none()) else {
+        for i in 0..specs.len() {
+            leave_unset(&mut out.buf, i)?;
+        }
+        return Ok(out);
+    };
     if let Ok(d) = values.cast::<PyDict>() {
-        for spec in specs {
+        for (i, spec) in specs.iter().enumerate() {
             match d.get_item(spec.name())? {
-                Some(v) => write_top(&mut out.buf, &v, spec, unset)?,
-                None => out.buf.extend_from_slice(&UNSET.to_be_bytes()),
+                Some(v) => write(&mut out.buf, i, &v)?,
+                None => leave_unset(&mut out.buf, i)?,
             }
         }
         return Ok(out);
@@ -103,12 +121,14 @@ pub fn bind_row(py: Python<'_>, values: Option<&Bound<'_, PyAny>>, specs: &[Colu
     }
     let write_all = |items: &mut dyn ExactSizeIterator<Item = Bound<'_, PyAny>>, buf: &mut Vec<u8>| -> PyResult<()> {
         let n = items.len();
-        if n != specs.len() {
-            let which = if n > specs.len() { "Too many" } else { "Too few" };
-            return Err(pyo3::exceptions::PyValueError::new_err(format!("{which} arguments provided to bind() (got {n}, expected {})", specs.len())));
+        if n > specs.len() {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!("Too many arguments provided to bind() (got {n}, expected {})", specs.len())));
         }
-        for (v, spec) in items.zip(specs) {
-            write_top(buf, &v, spec, unset)?;
+        for (i, v) in items.enumerate() {
+            write(buf, i, &v)?;
+        }
+        for i in n..specs.len() {
+            leave_unset(buf, i)?;
         }
         Ok(())
     };
@@ -118,10 +138,10 @@ pub fn bind_row(py: Python<'_>, values: Option<&Bound<'_, PyAny>>, specs: &[Colu
         write_all(&mut l.iter(), &mut out.buf)?;
     } else if let Ok(m) = values.cast::<PyMapping>() {
         let _ = m; // a Mapping that is not a dict
-        for spec in specs {
+        for (i, spec) in specs.iter().enumerate() {
             match values.get_item(spec.name()) {
-                Ok(v) => write_top(&mut out.buf, &v, spec, unset)?,
-                Err(e) if e.is_instance_of::<pyo3::exceptions::PyKeyError>(py) => out.buf.extend_from_slice(&UNSET.to_be_bytes()),
+                Ok(v) => write(&mut out.buf, i, &v)?,
+                Err(e) if e.is_instance_of::<pyo3::exceptions::PyKeyError>(py) => leave_unset(&mut out.buf, i)?,
                 Err(e) => return Err(e),
             }
         }

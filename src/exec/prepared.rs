@@ -61,6 +61,6 @@ impl Prepared {
     /// Converts `values` as `execute` would, without sending anything (raises on bad input).
     #[pyo3(signature = (values=None))]
     fn check_values(&self, py: Python<'_>, values: Option<Bound<'_, PyAny>>) -> PyResult<()> {
-        bind_row(py, values.as_ref(), self.stmt.get_variable_col_specs().as_slice()).map(|_| ())
+        bind_row(py, values.as_ref(), self.stmt.get_variable_col_specs().as_slice(), self.stmt.get_variable_pk_indexes()).map(|_| ())
     }
 }

@@ -106,7 +106,7 @@ pub fn build(py: Python<'_>, statement: &Classified, parameters: Option<&Bound<'
 
 /// A prepared statement's request, `values` converted now.
 pub fn prepared(py: Python<'_>, p: &Prepared, values: Option<&Bound<'_, PyAny>>, opts: &Options) -> PyResult<RequestKind> {
-    let bound = bind_row(py, values, p.stmt.get_variable_col_specs().as_slice())?;
+    let bound = bind_row(py, values, p.stmt.get_variable_col_specs().as_slice(), p.stmt.get_variable_pk_indexes())?;
     with_values(py, p, bound, opts)
 }
 
@@ -139,7 +139,8 @@ fn batch(py: Python<'_>, b: &Bound<'_, PyAny>, opts: &Options) -> PyResult<Reque
         if let Ok(p) = stmt.cast::<Prepared>() {
             let p = p.get();
             let vals = Some(&vals).filter(|v| !v.is_none());
-            let bound = bind_row(py, vals, p.stmt.get_variable_col_specs().as_slice()).map_err(|e| annotate(py, e, &format!("batch statement {i}")))?;
+            let bound = bind_row(py, vals, p.stmt.get_variable_col_specs().as_slice(), p.stmt.get_variable_pk_indexes())
+                .map_err(|e| annotate(py, e, &format!("batch statement {i}")))?;
             batch.append_statement(BatchStatement::PreparedStatement(p.stmt.clone()));
             all_values.push(bound);
         } else if let Ok(q) = stmt.cast::<PyString>() {

@@ -47,7 +47,7 @@ def test_raise_on_first_error(session, table):
 
 def test_errors_as_results(session, table):
     ins = session.prepare("INSERT INTO %s (k, a) VALUES (?, ?)" % table)
-    params = [("e0", "ok"), ("e1", 5), ("e2",), ("e3", "ok")]
+    params = [("e0", "ok"), ("e1", 5), ("e2", "a", "extra"), ("e3", "ok")]
     results = execute_concurrent_with_args(session, ins, params, raise_on_first_error=False)
     assert [r.success for r in results] == [True, False, False, True]
     assert isinstance(results[1].result_or_exc, TypeError) and '"a"' in str(results[1].result_or_exc)

@@ -19,24 +19,52 @@ def _count(session, table):
     return session.execute("SELECT count(*) FROM %s" % table).one()[0]
 
 
-@pytest.mark.parametrize("values,word", [(("k",), "Too few"), (("k", "a", "b", "c"), "Too many"), ((), "Too few")])
-def test_wrong_number_of_bind_values(session, table, values, word):
+def test_too_many_bind_values(session, table):
     ins = session.prepare("INSERT INTO %s (k, a, b) VALUES (?, ?, ?)" % table)
-    with pytest.raises(
-        ValueError, match=r"%s arguments provided to bind\(\) \(got %d, expected 3\)" % (word, len(values))
-    ):
+    with pytest.raises(ValueError, match=r"Too many arguments provided to bind\(\) \(got 4, expected 3\)"):
+        session.execute(ins, ("k", "a", "b", "c"))
+    with pytest.raises(ValueError, match="Too many"):
+        ins.bind(("k", "a", "b", "c"))
+    assert _count(session, table) == 0
+    _usable(session)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [("k1",), {"k": "k1", "a": "x"}, ("k1", UNSET_VALUE, "y")],
+    ids=["short-sequence", "dict-without-a-column", "explicit-unset"],
+)
+def test_values_left_out_are_unset_as_in_the_classic_driver(session, table, keyspace, values):
+    """With protocol v4 the classic driver leaves markers without a value unset (the
+    column keeps what it had), on `execute(prepared, values)` as on `bind()`."""
+    from cassandra.cluster import Cluster as ClassicCluster
+
+    from tests.conftest import HOST, PORT
+
+    session.execute("INSERT INTO %s (k, a, b) VALUES ('k1', 'a0', 'b0')" % table)
+    session.execute("INSERT INTO %s (k, a, b) VALUES ('k2', 'a0', 'b0')" % table)
+    ins = "INSERT INTO %s (k, a, b) VALUES (?, ?, ?)" % table
+    session.execute(session.prepare(ins), values)
+    classic = ClassicCluster([HOST], port=PORT, protocol_version=4)
+    cs = classic.connect(keyspace)
+    classic_values = dict(values, k="k2") if isinstance(values, dict) else ("k2",) + tuple(values[1:])
+    if any(v is UNSET_VALUE for v in classic_values):
+        from cassandra.query import UNSET_VALUE as CLASSIC_UNSET
+
+        classic_values = tuple(CLASSIC_UNSET if v is UNSET_VALUE else v for v in classic_values)
+    cs.execute(cs.prepare(ins), classic_values)
+    classic.shutdown()
+    rows = {r.k: (r.a, r.b) for r in session.execute("SELECT k, a, b FROM %s" % table)}
+    assert rows["k1"] == rows["k2"]
+
+
+@pytest.mark.parametrize("values", [(), {"a": "x"}, (UNSET_VALUE, "a", "b")], ids=["none", "dict", "explicit"])
+def test_partition_key_left_unset_raises_as_in_the_classic_driver(session, table, values):
+    ins = session.prepare("INSERT INTO %s (k, a, b) VALUES (?, ?, ?)" % table)
+    with pytest.raises(ValueError, match="Cannot bind UNSET_VALUE as a part of the routing key 'k'"):
         session.execute(ins, values)
-    # bind() is the classic driver's (protocol v4): a short sequence is completed with
-    # UNSET_VALUE, unless that leaves a partition-key column unset (ValueError); the
-    # engine's execute(prepared, values) path above still wants every value.
-    if word == "Too many":
-        with pytest.raises(ValueError, match=word):
-            ins.bind(values)
-    elif values:
-        assert ins.bind(values).values[1:] == (UNSET_VALUE, UNSET_VALUE)
-    else:
-        with pytest.raises(ValueError, match="Cannot bind UNSET_VALUE as a part of the routing key 'k'"):
-            ins.bind(values)
+    with pytest.raises(ValueError, match="Cannot bind UNSET_VALUE as a part of the routing key 'k'"):
+        ins.bind(values)
     assert _count(session, table) == 0
     _usable(session)
 
