@@ -70,7 +70,13 @@ def trim_if_startswith(s, prefix):
 
 
 def cql_typename(casstypename):
-    """The CQL spelling of a Cassandra type string (``Int32Type`` -> ``int``)."""
+    """The CQL spelling of a Cassandra type string (``Int32Type`` -> ``int``) or type class.
+
+    turbocql's result and prepared metadata give CQL type strings (``map<int, text>``,
+    ``ks.udt``, ``vector<float, 3>``); for those it returns what the classic driver returns
+    for the type class its metadata holds (``map<int, varchar>``, ``frozen<udt>``, ...)."""
+    if isinstance(casstypename, str) and _is_cql_type_string(casstypename):
+        return _lookup_cql_type(casstypename).cql_parameterized_type()
     return lookup_casstype(casstypename).cql_parameterized_type()
 
 
@@ -290,7 +296,7 @@ def is_counter_type(t):
 # CQL type strings
 
 
-_CQL_TOKEN = re.compile(r"\s*('[^']*'|[A-Za-z0-9_.]+|[<>,])")
+_CQL_TOKEN = re.compile(r"""\s*('[^']*'|(?:[A-Za-z0-9_.]|"(?:[^"]|"")*")+|[<>,])""")
 
 
 def _cql_tokens(cql_type):
@@ -357,6 +363,103 @@ def python_to_cqltype(types):
         else:
             parts.append(str(item))
     return ", ".join(parts)
+
+
+# The type classes of CQL type strings (what turbocql's result and prepared metadata hold)
+
+# The classes the classic driver's result metadata holds for each CQL type: the protocol
+# has one "varchar" for text and varchar, and gives DateType for timestamp.
+_RESULT_CQL_NAMES = {
+    "ascii": "AsciiType",
+    "bigint": "LongType",
+    "blob": "BytesType",
+    "boolean": "BooleanType",
+    "counter": "CounterColumnType",
+    "date": "SimpleDateType",
+    "decimal": "DecimalType",
+    "double": "DoubleType",
+    "duration": "DurationType",
+    "float": "FloatType",
+    "inet": "InetAddressType",
+    "int": "Int32Type",
+    "smallint": "ShortType",
+    "text": "VarcharType",
+    "time": "TimeType",
+    "timestamp": "DateType",
+    "timeuuid": "TimeUUIDType",
+    "tinyint": "ByteType",
+    "uuid": "UUIDType",
+    "varchar": "VarcharType",
+    "varint": "IntegerType",
+}
+_RESULT_CQL_COLLECTIONS = ("list", "set", "map", "tuple", "vector", "frozen")
+_UDT_NAME = re.compile(r"""^((?:[A-Za-z0-9_]|"(?:[^"]|"")*")+)\.((?:[A-Za-z0-9_]|"(?:[^"]|"")*")+)$""")
+
+
+def _is_cql_type_string(typestring):
+    """Whether a type string is CQL (``map<int, text>``, ``int``, ``ks.udt``) rather than a
+    Cassandra marshal name (``Int32Type``, ``org.apache...MapType(...)``)."""
+    text = typestring.strip()
+    if "(" in text or text.startswith(apache_cassandra_type_prefix):
+        return False
+    if "<" in text or text in _RESULT_CQL_NAMES:
+        return True
+    return _UDT_NAME.match(text) is not None
+
+
+def _unquote(name):
+    if len(name) >= 2 and name[0] == name[-1] == '"':
+        return name[1:-1].replace('""', '"')
+    return name
+
+
+def _lookup_cql_type(cql_type, user_type=None):
+    """The type class of a CQL type string, as the classic driver's metadata holds it.
+
+    ``frozen<...>`` is dropped (result metadata does not carry it); a ``keyspace.name``
+    becomes a :class:`UserType` named ``name``, with the fields ``user_type(keyspace,
+    name)`` returns as ``(field_names, field_type_strings)`` if given (none otherwise); a
+    quoted custom type (``'org.apache...'``) is looked up as a Cassandra type string."""
+
+    def build(name, params):
+        name = name.strip()
+        if params is None:
+            if name.startswith("'") and name.endswith("'"):
+                return lookup_casstype(name[1:-1])
+            known = _RESULT_CQL_NAMES.get(name.lower())
+            if known is not None:
+                return lookup_casstype_simple(known)
+            match = _UDT_NAME.match(name)
+            if match is None:
+                return lookup_casstype(name)
+            keyspace, udt = _unquote(match.group(1)), _unquote(match.group(2))
+            fields: Any = user_type(keyspace, udt) if user_type is not None else None
+            names, types = fields if fields else ((), ())
+            return UserType.make_udt_class(keyspace, udt, list(names), [_lookup_cql_type(t, user_type) for t in types])
+        kind = name.lower()
+        if kind == "frozen":
+            return convert(params)[0]
+        if kind == "vector":
+            return VectorType.apply_parameters([convert(params[:-1])[0], int(params[-1])])
+        cls = {"list": ListType, "set": SetType, "map": MapType, "tuple": TupleType}.get(kind)
+        if cls is None:
+            raise ValueError("Don't know how to parse CQL type %r" % (cql_type,))
+        return cls.apply_parameters(convert(params))
+
+    def convert(items):
+        out = []
+        i = 0
+        while i < len(items):
+            item = items[i]
+            params = items[i + 1] if i + 1 < len(items) and isinstance(items[i + 1], list) else None
+            out.append(build(item, params))
+            i += 2 if params is not None else 1
+        return out
+
+    types = convert(cqltype_to_python(cql_type))
+    if len(types) != 1:
+        raise ValueError("Don't know how to parse CQL type %r" % (cql_type,))
+    return types[0]
 
 
 # Scalar types

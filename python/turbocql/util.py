@@ -14,6 +14,7 @@ import re
 import socket
 import uuid
 from collections import OrderedDict  # noqa: F401 - classic code imports it from here
+from collections.abc import ItemsView, KeysView, Mapping
 
 from turbocql import DriverException  # noqa: F401 - a classic name of cassandra.util
 
@@ -355,24 +356,311 @@ class SortedSet:
 class OrderedMap(dict):
     """The value of a CQL ``map``, in the order the server returns it (key order).
 
-    A plain ``dict`` for hashable keys; unhashable keys (frozen lists, sets, maps) are
-    stored as tuples / frozensets."""
+    Hashable keys (the usual case, and the one the row decoder builds per map value): a
+    plain ``dict``, at ``dict`` speed. Keys that are not hashable (a frozen map, list or
+    set, a UDT or tuple holding one, a ``bytearray``) are kept as they are, as the classic
+    driver's ``OrderedMap`` keeps them: the map then indexes each key by a hashable image
+    of it (lists and tuples as tuples, sets as frozensets, maps by their items, a
+    ``bytearray`` as ``bytes``, an object by its attributes), so a lookup by any equal key
+    finds it (``m[{1: 2}]``, ``m[[1, 2]]`` or ``m[(1, 2)]``), iteration gives the original
+    keys in insertion (server) order, and it compares equal to a mapping with the same
+    items. Such a map's ``repr`` is the classic one, ``OrderedMap([(key, value), ...])``.
+    """
 
-    def __init__(self, items=()):
+    def __init__(self, items=(), **kwargs):
+        if type(items) is list and not kwargs:  # the row decoder's call: [(key, value), ...]
+            try:
+                dict.__init__(self, items)
+                return
+            except TypeError:  # an unhashable key (or a malformed pair, which fails again below)
+                dict.clear(self)
+        else:
+            if not hasattr(items, "keys"):
+                items = list(items)  # an iterator could not be read twice
+            try:
+                dict.__init__(self, items, **kwargs)
+                return
+            except TypeError:
+                dict.clear(self)
+        _unhashable_keys(self)
+        self.update(items, **kwargs)
+
+    def __setitem__(self, key, value):
         try:
-            dict.__init__(self, items)
+            dict.__setitem__(self, key, value)
         except TypeError:
-            dict.__init__(self, ((_hashable(k), v) for k, v in items))
+            _unhashable_keys(self)
+            self[key] = value
+
+    def update(self, other=(), /, **kwargs):
+        if not hasattr(other, "keys"):
+            other = list(other)  # an iterator could not be read twice
+        try:
+            dict.update(self, other, **kwargs)
+        except TypeError:
+            _unhashable_keys(self)
+            self.update(other, **kwargs)
+
+    def setdefault(self, key, default=None):
+        try:
+            return dict.setdefault(self, key, default)
+        except TypeError:
+            _unhashable_keys(self)
+            return self.setdefault(key, default)
+
+
+class _MapImage:
+    """Tags the hashable image of a map key (a frozenset of its items' images)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<map>"
+
+
+_MAP_IMAGE = _MapImage()
+_OBJECT_IMAGE = ("<object>",)
+
+
+def _key_image(value):
+    """A hashable value that equal keys share: ``value`` itself when it is hashable."""
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        pass
+    if isinstance(value, (set, SortedSet, frozenset)):
+        return frozenset(_key_image(v) for v in value)
+    if isinstance(value, (list, tuple)):
+        return tuple(_key_image(v) for v in value)
+    if isinstance(value, (bytearray, memoryview)):
+        return bytes(value)
+    if isinstance(value, dict) or hasattr(value, "items"):
+        return (_MAP_IMAGE, frozenset((_key_image(k), _key_image(v)) for k, v in value.items()))
+    attributes = getattr(value, "__dict__", None)
+    if attributes is not None:
+        return (_OBJECT_IMAGE, type(value), frozenset((k, _key_image(v)) for k, v in attributes.items()))
+    raise TypeError("unhashable type: %r (not usable as a map key)" % type(value).__name__)
 
 
 def _hashable(value):
-    if isinstance(value, list):
-        return tuple(_hashable(v) for v in value)
-    if isinstance(value, (set, SortedSet)):
-        return frozenset(_hashable(v) for v in value)
-    if isinstance(value, dict):
-        return tuple((_hashable(k), _hashable(v)) for k, v in value.items())
-    return value
+    """The hashable image of a map key (kept for callers of the former helper)."""
+    return _key_image(value)
+
+
+class _UnhashableKeysMixin:
+    """What an :class:`OrderedMap` becomes when it gets an unhashable key.
+
+    The ``dict`` underneath maps each key's image (:func:`_key_image`) to its value, in
+    insertion order; ``_keys`` maps the image to the original key. Every ``dict`` method
+    is redone on top of that, so Python code sees the original keys (C code reading the
+    ``dict`` directly sees the images).
+    """
+
+    __slots__ = ()
+    _keys: dict
+
+    def _base(self):
+        return type(self).__mro__[2]
+
+    def __getitem__(self, key):
+        try:
+            return dict.__getitem__(self, _key_image(key))
+        except KeyError:
+            raise KeyError(key) from None
+
+    def __setitem__(self, key, value):
+        image = _key_image(key)
+        if image not in self._keys:
+            self._keys[image] = key
+        dict.__setitem__(self, image, value)
+
+    def __delitem__(self, key):
+        image = _key_image(key)
+        try:
+            dict.__delitem__(self, image)
+        except KeyError:
+            raise KeyError(key) from None
+        del self._keys[image]
+
+    def __contains__(self, key):
+        try:
+            return dict.__contains__(self, _key_image(key))
+        except TypeError:
+            return False
+
+    def get(self, key, default=None):
+        try:
+            return dict.get(self, _key_image(key), default)
+        except TypeError:
+            return default
+
+    def __iter__(self):
+        return iter(self._keys.values())
+
+    def __reversed__(self):
+        return reversed(self._keys.values())
+
+    def keys(self):
+        return _UnhashableKeysView(self)
+
+    def items(self):
+        return _UnhashableItemsView(self)
+
+    def values(self):
+        return dict.values(self)
+
+    def pop(self, key, *default):
+        image = _key_image(key)
+        if dict.__contains__(self, image):
+            del self._keys[image]
+            return dict.pop(self, image)
+        if default:
+            return default[0]
+        raise KeyError(key)
+
+    def popitem(self):
+        image, value = dict.popitem(self)
+        return self._keys.pop(image), value
+
+    def setdefault(self, key, default=None):
+        image = _key_image(key)
+        if not dict.__contains__(self, image):
+            self[key] = default
+        return dict.__getitem__(self, image)
+
+    def update(self, other=(), /, **kwargs):
+        if isinstance(other, _UnhashableKeysMixin):
+            pairs = other.items()
+        elif hasattr(other, "keys"):
+            pairs = ((k, other[k]) for k in other.keys())
+        else:
+            pairs = other
+        for key, value in pairs:
+            self[key] = value
+        for key, value in kwargs.items():
+            self[key] = value
+
+    def clear(self):
+        dict.clear(self)
+        self._keys.clear()
+
+    def copy(self):
+        return _rebuild(self._base(), list(self.items()), self._state())
+
+    def _state(self):
+        return {k: v for k, v in self.__dict__.items() if k != "_keys"}
+
+    def __reduce__(self):
+        return (_rebuild, (self._base(), list(self.items()), self._state()))
+
+    def __eq__(self, other):
+        if isinstance(other, _UnhashableKeysMixin):
+            return dict.__eq__(self, other)
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        if len(other) != len(self):
+            return False
+        for key, value in self.items():
+            try:
+                found = other[key]
+            except TypeError:
+                try:
+                    found = other[_key_image(key)]
+                except (KeyError, TypeError):
+                    return False
+            except KeyError:
+                return False
+            if not (found == value):
+                return False
+        return True
+
+    def __ne__(self, other):
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __or__(self, other):
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        merged = self.copy()
+        merged.update(other)
+        return merged
+
+    def __ror__(self, other):
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        merged = _rebuild(self._base(), list(other.items()), self._state())
+        merged.update(self)
+        return merged
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
+    def __repr__(self):
+        return "%s([%s])" % (self._base().__name__, ", ".join("(%r, %r)" % item for item in self.items()))
+
+    def __str__(self):
+        return "{%s}" % ", ".join("%r: %r" % item for item in self.items())
+
+
+class _UnhashableKeysView(KeysView):
+    def __init__(self, owner):
+        super().__init__(owner)
+
+    def __iter__(self):
+        return iter(self._mapping._keys.values())
+
+
+class _UnhashableItemsView(ItemsView):
+    def __init__(self, owner):
+        super().__init__(owner)
+
+    def __iter__(self):
+        owner = self._mapping
+        return zip(owner._keys.values(), dict.values(owner))
+
+    def __contains__(self, item):
+        key, value = item
+        try:
+            return self._mapping[key] == value
+        except (KeyError, TypeError):
+            return False
+
+
+_unhashable_classes: dict = {}
+
+
+def _unhashable_keys(m):
+    """Turns ``m`` (an :class:`OrderedMap`, or an instance of a subclass) into its
+    unhashable-keys form in place, keeping the items it holds."""
+    cls = type(m)
+    if issubclass(cls, _UnhashableKeysMixin):
+        return
+    target = _unhashable_classes.get(cls)
+    if target is None:
+        target = type(
+            cls.__name__, (_UnhashableKeysMixin, cls), {"__module__": cls.__module__, "__qualname__": cls.__qualname__}
+        )
+        _unhashable_classes[cls] = target
+    pairs = list(dict.items(m))
+    dict.clear(m)
+    m.__class__ = target
+    m._keys = {}
+    for key, value in pairs:
+        m[key] = value
+
+
+def _rebuild(cls, pairs, state):
+    """Unpickles (and copies) an :class:`OrderedMap` with unhashable keys."""
+    m = cls.__new__(cls)
+    m.__dict__.update(state)
+    _unhashable_keys(m)
+    for key, value in pairs:
+        m[key] = value
+    return m
 
 
 def datetime_from_timestamp(timestamp):
@@ -478,7 +766,7 @@ class OrderedMapSerializedKey(OrderedMap):
         self.protocol_version = protocol_version
 
     def _insert_unchecked(self, key, flat_key, value):
-        self[_hashable(key)] = value
+        self[key] = value
 
 
 # Geometric values (DSE geo types; the classic driver's classes)
