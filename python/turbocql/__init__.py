@@ -55,6 +55,45 @@ class ProtocolVersion:
     MIN_SUPPORTED = V4
     MAX_SUPPORTED = V4
 
+    # What each protocol version has (the classic class's predicates, on version numbers).
+    @classmethod
+    def get_lower_supported(cls, previous_version):
+        """The highest supported non-beta version below ``previous_version``, or 0."""
+        lower = [v for v in cls.SUPPORTED_VERSIONS if v not in cls.BETA_VERSIONS and v < previous_version]
+        return max(lower) if lower else 0
+
+    @classmethod
+    def uses_int_query_flags(cls, version):
+        return version >= cls.V5
+
+    @classmethod
+    def uses_prepare_flags(cls, version):
+        return version >= cls.V5 and version != cls.DSE_V1
+
+    @classmethod
+    def uses_prepared_metadata(cls, version):
+        return version >= cls.V5 and version != cls.DSE_V1
+
+    @classmethod
+    def uses_error_code_map(cls, version):
+        return version >= cls.V5
+
+    @classmethod
+    def uses_keyspace_flag(cls, version):
+        return version >= cls.V5 and version != cls.DSE_V1
+
+    @classmethod
+    def has_continuous_paging_support(cls, version):
+        return version >= cls.DSE_V1
+
+    @classmethod
+    def has_continuous_paging_next_pages(cls, version):
+        return version >= cls.DSE_V2
+
+    @classmethod
+    def has_checksumming_support(cls, version):
+        return cls.V5 <= version < cls.DSE_V1
+
 
 class WriteType:
     """The kind of write that timed out or failed (``WriteTimeout.write_type``)."""

@@ -124,6 +124,8 @@ def check_cluster_arguments(
             "only IdentityTranslator is supported: the engine connects to the addresses the nodes "
             "report (system.peers), untranslated",
         )
+    if conviction_policy_factory is not None and not callable(conviction_policy_factory):
+        raise ValueError("conviction_policy_factory must be callable")  # as classic, before anything
     if conviction_policy_factory not in (None, SimpleConvictionPolicy):
         _refuse(
             "conviction_policy_factory",

@@ -355,6 +355,7 @@ class Cluster:
         self.application_version = application_version
         self.client_id = client_id if client_id is not None else uuid.uuid4()
         self.sessions = []
+        self._user_types = {}
         self.is_shutdown = False
         self.metadata = Metadata()
         self._metadata_attached = False
@@ -483,6 +484,8 @@ class Cluster:
         """
         if self.is_shutdown:
             raise DriverException("Cluster is already shut down")
+        if not self.contact_points:
+            raise NoHostAvailable("Unable to connect to any servers", {})  # as classic
         engine_session = engine_connect(
             self,
             keyspace,
@@ -493,7 +496,13 @@ class Cluster:
         session = Session(self, engine_session)
         self.sessions.append(session)
         if len(self.sessions) == 1:
-            self.profile_manager.populate(self, engine_session.nodes())
+            nodes = engine_session.nodes()
+            self.profile_manager.populate(self, nodes)
+            legacy_lbp = self._load_balancing_policy
+            if legacy_lbp is not None and all(
+                legacy_lbp is not p.load_balancing_policy for p in self.profile_manager.profiles.values()
+            ):
+                legacy_lbp.populate(self, nodes)  # the legacy policy learns the hosts too, as classic
         if not self._metadata_attached:
             self._metadata_attached = True
             self.metadata._topology = Topology(self, self.metadata, self.token_metadata_enabled)
@@ -504,6 +513,14 @@ class Cluster:
                 token_enabled=self.token_metadata_enabled,
                 max_schema_agreement_wait=self.max_schema_agreement_wait,
             )
+        for udt_keyspace, type_map in self._user_types.items():
+            for udt_name, klass in type_map.items():
+                try:
+                    session.user_type_registered(udt_keyspace, udt_name, klass)
+                except UserTypeDoesNotExist as exc:
+                    # The classic driver raises here (connect fails); a type dropped since
+                    # it was registered only loses its simple-statement encoding.
+                    log.warning("register_user_type(%r, %r): %s", udt_keyspace, udt_name, exc)
         return session
 
     def _control_engine(self):
@@ -570,10 +587,29 @@ class Cluster:
             raise DriverException("Cluster.refresh_nodes: not connected")
         self.metadata._refresh_nodes()
 
+    def set_meta_refresh_enabled(self, enabled):
+        """*Deprecated* (as in the classic driver): sets ``schema_metadata_enabled`` and
+        ``token_metadata_enabled``."""
+        warnings.warn(
+            "Cluster.set_meta_refresh_enabled is deprecated and will be removed in 4.0. Set "
+            "Cluster.schema_metadata_enabled and Cluster.token_metadata_enabled instead.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        self.schema_metadata_enabled = enabled
+        self.token_metadata_enabled = enabled
+
     def register_user_type(self, keyspace, user_type, klass):
         """Maps a user-defined type to ``klass``: results are built as ``klass(**fields)``
-        and instances are accepted as values (their attributes are read by field name)."""
+        and instances are accepted as values (their attributes are read by field name):
+        bound to prepared statements by the engine, and encoded as a UDT literal
+        (``{ field : value , ... }``) in simple statements by each session's encoder, as
+        the classic driver does. With sessions open, ``UserTypeDoesNotExist`` when the
+        keyspace or the type is not in ``cluster.metadata``."""
+        self._user_types.setdefault(keyspace, {})[user_type] = klass
         _UDT_CLASSES[(keyspace, user_type)] = klass
+        for session in tuple(self.sessions):
+            session.user_type_registered(keyspace, user_type, klass)
 
     def shutdown(self):
         """Closes every session of this cluster."""
@@ -665,6 +701,11 @@ class Session:
     @property
     def keyspace(self):
         return self._session.keyspace
+
+    @property
+    def _protocol_version(self):
+        """The protocol version the session speaks (the classic attribute): the engine's, v4."""
+        return self.cluster.protocol_version
 
     def get_execution_profile(self, name):
         """The cluster's execution profile named ``name`` (ValueError if none)."""
@@ -804,6 +845,31 @@ class Session:
         """Closes the session's connections. Later requests raise ``DriverException``."""
         self._session.shutdown()
 
+    def user_type_registered(self, keyspace, user_type, klass):
+        """Called by :meth:`Cluster.register_user_type`: instances of ``klass`` in a simple
+        statement's parameters are encoded as the UDT literal ``{ field : value , ... }``
+        (the classic driver's form). ``UserTypeDoesNotExist`` when the keyspace or the
+        type is not in the cluster's metadata."""
+        try:
+            ks_meta = self.cluster.metadata.keyspaces[keyspace]
+        except KeyError:
+            raise UserTypeDoesNotExist(
+                "Keyspace %s does not exist or has not been discovered by the driver" % (keyspace,)
+            ) from None
+        try:
+            type_meta = ks_meta.user_types[user_type]
+        except KeyError:
+            raise UserTypeDoesNotExist("User type %s does not exist in keyspace %s" % (user_type, keyspace)) from None
+        field_names = type_meta.field_names
+
+        def encode(val):
+            return "{ %s }" % " , ".join(
+                "%s : %s" % (field_name, self.encoder.cql_encode_all_types(getattr(val, field_name, None)))
+                for field_name in field_names
+            )
+
+        self.encoder.mapping[klass] = encode
+
     def get_pool_state(self):
         """Per host the engine knows, what can be told of its connections, in the classic
         shape: ``{host: {'shutdown': ..., 'open_count': ..., 'in_flights': ...}}``. The
@@ -905,6 +971,9 @@ def _forget_dispatcher():
 os.register_at_fork(after_in_child=_forget_dispatcher)
 
 
+_RESULT_CORE_COLUMN_NAMES = _engine.ResultCore.column_names
+
+
 class ResultSet(_engine.ResultCore):
     """The rows of a request, a page at a time.
 
@@ -972,6 +1041,21 @@ class ResultSet(_engine.ResultCore):
         self._page = self._page.as_last()
         self._list_mode = True
 
+    @property
+    def column_names(self):
+        """The result's column names, a list as in the classic driver (None for a result
+        without rows); made on access from the engine's tuple."""
+        names = _RESULT_CORE_COLUMN_NAMES.__get__(self)
+        return None if names is None else list(names)
+
+    def __eq__(self, other):
+        """Compares all rows with ``other`` (every page is fetched first, as in the
+        classic driver, e.g. ``result == [(1, 2)]``)."""
+        self._enter_list_mode("equality operator")
+        return self._current_rows == other
+
+    __hash__ = None  # type: ignore[assignment]  # as classic: __eq__ without __hash__
+
     def __getitem__(self, i):
         """Index into all rows (every page is fetched first, as in the classic driver)."""
         self._enter_list_mode("index operator")
@@ -996,19 +1080,40 @@ class ResultSet(_engine.ResultCore):
         return row["[applied]"]
 
     def get_query_trace(self, max_wait_sec=None):
-        """The server's trace of this request (execute with ``trace=True``)."""
-        if self._trace_id is None:
-            return None
-        trace = QueryTrace(self._trace_id, self._session)
-        trace.populate(max_wait=max_wait_sec if max_wait_sec is not None else 2.0)
-        return trace
+        """The server's trace of the current page's request (execute with ``trace=True``),
+        or None; as classic, the response future's (one QueryTrace object per trace)."""
+        future = self.response_future
+        if future is not None:
+            return future.get_query_trace(max_wait_sec)
+        traces = _traces_seen(self, self._trace_id)
+        return _populated(traces[-1], max_wait_sec, ConsistencyLevel.LOCAL_ONE) if traces else None
 
     def get_all_query_traces(self, max_wait_sec_per=None):
-        trace = self.get_query_trace(max_wait_sec_per)
-        return [trace] if trace is not None else []
+        """The traces of the pages seen so far (the classic driver keeps one per page)."""
+        future = self.response_future
+        if future is not None:
+            return future.get_all_query_traces(max_wait_sec_per)
+        return [_populated(t, max_wait_sec_per, ConsistencyLevel.LOCAL_ONE) for t in _traces_seen(self, self._trace_id)]
 
     def __repr__(self):
         return "<ResultSet rows=%d, has_more_pages=%s>" % (len(self.current_rows), self.has_more_pages)
+
+
+def _traces_seen(owner, trace_id):
+    """The QueryTrace objects recorded on ``owner`` (a future or a ResultSet), with
+    ``trace_id`` (the current page's) appended when new: one object per trace, so that
+    the future's and its result sets' traces are the same objects, as in the classic driver."""
+    traces = owner.__dict__.setdefault("_traces", [])
+    if trace_id is not None and not any(t.trace_id == trace_id for t in traces):
+        session = owner.session if isinstance(owner, ResponseFuture) else owner._session
+        traces.append(QueryTrace(trace_id, session))
+    return traces
+
+
+def _populated(trace, max_wait, query_cl):
+    if not trace.events:
+        trace.populate(max_wait=max_wait if max_wait is not None else 2.0, query_cl=query_cl)
+    return trace
 
 
 log = logging.getLogger("turbocql.cluster")
@@ -1036,12 +1141,60 @@ class ResponseFuture(_engine.ResponseFutureCore):
     (``_engine.ResponseFutureCore``) settles it: the request's target is the future itself.
     """
 
-    def get_query_trace(self, max_wait=None):
-        return self.result().get_query_trace(max_wait)
+    @property
+    def warnings(self):
+        """The server's warnings for the request (a list of str, or None). As classic:
+        ``DriverException`` while the request is not done; None for a failed request."""
+        if not self.done:
+            raise DriverException("warnings cannot be retrieved before ResponseFuture is finalized")
+        try:
+            return self.result().warnings
+        except Exception:  # noqa: BLE001 - the request's error: it brought no warnings
+            return None
+
+    @property
+    def _query_traces(self):
+        """The QueryTrace of each traced page seen so far (None when there is none), as the
+        classic attribute. The engine hands the future its current page only: a page's
+        trace is recorded when this (or a trace method) is read while it is current."""
+        if not self.done:
+            return self.__dict__.get("_traces") or None
+        try:
+            trace_id = self.result()._trace_id
+        except Exception:  # noqa: BLE001 - a failed request has no trace id here
+            trace_id = None
+        return _traces_seen(self, trace_id) or None
+
+    def get_query_trace_ids(self):
+        """The trace ids of the traced pages (does not read the traces)."""
+        return [trace.trace_id for trace in self._query_traces or ()]
+
+    def get_query_trace(self, max_wait=None, query_cl=ConsistencyLevel.LOCAL_ONE):
+        """The trace of the last response, read at ``query_cl``, or None when the request
+        was not traced; ``TraceUnavailable`` when the future is not done or the trace is
+        not written within ``max_wait`` seconds (2 s if None)."""
+        if not self.done:
+            raise TraceUnavailable("Trace information was not available. The ResponseFuture is not done.")
+        traces = self._query_traces
+        if traces:
+            return _populated(traces[-1], max_wait, query_cl)
+        return None
+
+    def get_all_query_traces(self, max_wait_per=None, query_cl=ConsistencyLevel.LOCAL_ONE):
+        """The traces of every traced page seen (see ``_query_traces``)."""
+        return [_populated(t, max_wait_per, query_cl) for t in self._query_traces or ()]
 
     def __repr__(self):
-        state = "done" if self.done else "pending"
-        return "<ResponseFuture: query=%r %s>" % (self.query, state)
+        # The classic form, less what the engine does not tell (request id, coordinator).
+        result, exception = "(no result yet)", None
+        if self.done:
+            try:
+                result = self.result()
+            except Exception as exc:  # noqa: BLE001 - shown, not raised
+                result, exception = None, exc
+        return "<ResponseFuture: query='%s' result=%s exception=%s>" % (self.query, result, exception)
+
+    __str__ = __repr__
 
 
 def _bootstrap_engine():

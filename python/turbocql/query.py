@@ -12,9 +12,12 @@
 from __future__ import annotations
 
 import datetime
+import keyword
+import logging
 import re
 import time
 from collections import OrderedDict, namedtuple
+from collections.abc import Mapping
 from typing import ClassVar
 
 from turbocql import ConsistencyLevel, OperationTimedOut  # noqa: F401 - classic names of cassandra.query
@@ -22,6 +25,8 @@ from turbocql._engine import encode as _engine_encode
 from turbocql._engine import named_rows as _named_rows
 from turbocql.encoder import Encoder, ValueSequence, bind_params  # noqa: F401 - classic re-exports
 from turbocql.util import unix_time_from_uuid1
+
+log = logging.getLogger("turbocql.query")
 
 __all__ = [
     "UNSET_VALUE",
@@ -68,12 +73,11 @@ FETCH_SIZE_UNSET = object()
 
 # ---------------------------------------------------------------- row factories
 
-_NON_ALNUM = re.compile(r"[^a-zA-Z0-9_]")
-_LEADING_DIGIT = re.compile(r"^(\d)")
-
 
 def _clean_column_name(name):
-    return _LEADING_DIGIT.sub(r"f\1", _NON_ALNUM.sub("_", name).strip("_")) or "f"
+    """As the classic driver: leading non-alphanumerics and trailing non-word characters
+    dropped, other non-alphanumerics replaced by ``_``."""
+    return NON_ALPHA_REGEX.sub("_", START_BADCHAR_REGEX.sub("", END_BADCHAR_REGEX.sub("", name)))
 
 
 _ROW_CLASSES: dict[tuple[str, ...], type] = {}
@@ -86,11 +90,51 @@ def _row_class(colnames):
         try:
             cls = namedtuple("Row", colnames)
         except ValueError:
-            cls = namedtuple("Row", [_clean_column_name(c) for c in colnames], rename=True)
+            cls = _cleaned_row_class(colnames)
         if len(_ROW_CLASSES) >= 1024:
             _ROW_CLASSES.clear()
         _ROW_CLASSES[colnames] = cls
     return cls
+
+
+def _cleaned_row_class(colnames):
+    """The classic named_tuple_factory's class for names namedtuple refuses: the names
+    cleaned (``[applied]`` -> ``applied``); if still refused (duplicates, keywords),
+    invalid ones become ``field_<i>_`` and duplicates get ``_`` appended (``duplicate``,
+    ``duplicate_``, ``duplicate__``), with the classic warning."""
+    clean = [_clean_column_name(c) for c in colnames]
+    try:
+        return namedtuple("Row", clean)
+    except ValueError:
+        log.warning(
+            "Failed creating named tuple for results with column names %s (cleaned: %s) "
+            "(see Python 'namedtuple' documentation for details on name rules). "
+            "Results will be returned with positional names. "
+            'Avoid this by choosing different names, using SELECT "<col name>" AS aliases, '
+            "or specifying a different row_factory on your Session" % (list(colnames), clean)
+        )
+        return namedtuple("Row", _sanitize_identifiers(clean))
+
+
+def _sanitize_identifiers(field_names):
+    """As the classic cassandra.util._sanitize_identifiers."""
+    names_out = list(field_names)
+    for index, name in enumerate(field_names):
+        if (
+            not all(c.isalnum() or c == "_" for c in name)
+            or keyword.iskeyword(name)
+            or not name
+            or name[0].isdigit()
+            or name.startswith("_")
+        ):
+            names_out[index] = "field_%d_" % index
+    if len(names_out) != len(set(names_out)):
+        observed = set()
+        for index in range(len(names_out)):
+            while names_out[index] in observed:
+                names_out[index] = "%s_" % (names_out[index],)
+            observed.add(names_out[index])
+    return names_out
 
 
 def tuple_factory(colnames, rows):
@@ -366,7 +410,7 @@ class BoundStatement(Statement):
         elif isinstance(values, str):
             values = tuple(values)  # a str is a sequence of values, as in the classic driver
         ps = self.prepared_statement
-        indexes = ps.routing_key_indexes
+        indexes = ps.routing_key_indexes or ()  # None when set so by the user, as classic allows
         if isinstance(values, dict):
             for i in indexes:
                 if values.get(ps.column_metadata[i].name, UNSET_VALUE) is UNSET_VALUE:
@@ -583,43 +627,82 @@ _DEFAULT_ENCODER = Encoder()
 
 class QueryTrace:
     """A server-side trace of one request (``execute(..., trace=True)``), read from
-    ``system_traces`` by :meth:`populate`."""
+    ``system_traces`` by :meth:`populate`, as the classic driver does: ``events`` is a
+    tuple of :class:`TraceEvent`; the rows are read whatever the session's row factory."""
+
+    trace_id = None
+    request_type = None
+    duration = None
+    client = None
+    coordinator = None
+    parameters = None
+    started_at = None
+    events = None
+    _session = None
+
+    _SELECT_SESSIONS_FORMAT = "SELECT * FROM system_traces.sessions WHERE session_id = %s"
+    _SELECT_EVENTS_FORMAT = "SELECT * FROM system_traces.events WHERE session_id = %s"
+    _BASE_RETRY_SLEEP = 0.003
 
     def __init__(self, trace_id, session):
         self.trace_id = trace_id
         self._session = session
-        self.request_type = None
-        self.duration = None
-        self.client = None
-        self.coordinator = None
-        self.parameters = None
-        self.started_at = None
-        self.events = []
 
     def populate(self, max_wait=2.0, wait_for_complete=True, query_cl=None):
-        deadline = time.monotonic() + (max_wait if max_wait is not None else 1e9)
+        """Reads the trace (retrying until the server has written it all, up to
+        ``max_wait`` seconds, forever if None: then ``TraceUnavailable``).
+        ``wait_for_complete=False`` takes a trace whose duration is not written yet;
+        ``query_cl`` is the consistency level of the reads (None: the session's)."""
+        attempt = 0
+        start = time.time()
         while True:
-            rows = self._session.execute(
-                "SELECT request, coordinator, duration, parameters, started_at, client "
-                "FROM system_traces.sessions WHERE session_id = %s",
-                (self.trace_id,),
-            ).all()
-            if rows and (rows[0].duration is not None or not wait_for_complete):
-                break
-            if time.monotonic() > deadline:
-                raise TraceUnavailable("Trace information was not available within %s seconds" % max_wait)
-            time.sleep(0.05)
-        s = rows[0]
-        self.request_type, self.coordinator, self.parameters = s.request, s.coordinator, s.parameters
-        self.started_at, self.client = s.started_at, s.client
-        self.duration = None if s.duration is None else datetime.timedelta(microseconds=s.duration)
-        self.events = self._session.execute(
-            "SELECT event_id, activity, source, source_elapsed, thread FROM system_traces.events WHERE session_id = %s",
-            (self.trace_id,),
-        ).all()
+            time_spent = time.time() - start
+            if max_wait is not None and time_spent >= max_wait:
+                raise TraceUnavailable(
+                    "Trace information was not available within %f seconds. Consider raising "
+                    "Session.max_trace_wait." % (max_wait,)
+                )
+            rows = self._execute(self._SELECT_SESSIONS_FORMAT, query_cl, time_spent, max_wait)
+            row = rows[0] if rows else None
+            is_complete = row is not None and row.get("duration") is not None and row.get("started_at") is not None
+            if row is None or (wait_for_complete and not is_complete):
+                time.sleep(self._BASE_RETRY_SLEEP * (2**attempt))
+                attempt += 1
+                continue
+            self.request_type = row.get("request")
+            self.duration = datetime.timedelta(microseconds=row["duration"]) if is_complete else None
+            self.started_at = row.get("started_at")
+            self.coordinator = row.get("coordinator")
+            self.parameters = row.get("parameters")
+            self.client = row.get("client")
+            time_spent = time.time() - start
+            events = self._execute(self._SELECT_EVENTS_FORMAT, query_cl, time_spent, max_wait)
+            self.events = tuple(
+                TraceEvent(r.get("activity"), r["event_id"], r.get("source"), r.get("source_elapsed"), r.get("thread"))
+                for r in events
+            )
+            break
+
+    def _execute(self, query, query_cl, time_spent, max_wait):
+        """The rows of ``query`` for this trace as dicts (any row factory)."""
+        timeout = (max_wait - time_spent) if max_wait is not None else None
+        statement = SimpleStatement(query, consistency_level=query_cl)
+        try:
+            result = self._session.execute(statement, (self.trace_id,), timeout=timeout)
+        except OperationTimedOut:
+            raise TraceUnavailable("Trace information was not available within %f seconds" % (max_wait,)) from None
+        names = result.column_names
+        return [dict(r) if isinstance(r, Mapping) else dict(zip(names, r)) for r in result]
 
     def __str__(self):
-        return "<QueryTrace %s, %s, %s>" % (self.trace_id, self.request_type, self.duration)
+        return "%s [%s] coordinator: %s, started at: %s, duration: %s, parameters: %s" % (
+            self.request_type,
+            self.trace_id,
+            self.coordinator,
+            self.started_at,
+            self.duration,
+            self.parameters,
+        )
 
 
 class TraceUnavailable(Exception):

@@ -136,3 +136,152 @@ def test_refresh_nodes(sessions):
     assert {h.address for h in t_session.cluster.metadata.all_hosts()} == {
         h.address for h in c_session.cluster.metadata.all_hosts()
     }
+
+
+# -- ResponseFuture / ResultSet surface -------------------------------------------------
+
+# A logged batch over many partitions, larger than the server's 5 KiB warning threshold.
+WARN_BATCH = (
+    "BEGIN BATCH "
+    + "".join("INSERT INTO {name}_one (k, v) VALUES (%d, '%s'); " % (k, "x" * 300) for k in range(30))
+    + "APPLY BATCH"
+)
+
+
+def test_future_warnings_as_classic(sessions):
+    c_session, t_session, name = sessions
+    for s in (c_session, t_session):
+        future = s.execute_async(WARN_BATCH.format(name=name))
+        future.result()
+        assert len(future.warnings) == 1 and "Batch" in future.warnings[0]
+        quiet = s.execute_async("SELECT * FROM %s_one" % name)
+        quiet.result()
+        assert quiet.warnings is None
+    # Not done yet: DriverException in both (the turbocql future is checked at once).
+    import turbocql
+
+    pending = t_session.execute_async("SELECT * FROM system.local")
+    if not pending.done:
+        with pytest.raises(turbocql.DriverException, match="before ResponseFuture is finalized"):
+            _ = pending.warnings
+    pending.result()
+
+
+def test_query_traces_as_classic(sessions):
+    c_session, t_session, _ = sessions
+    from turbocql import ConsistencyLevel, Unavailable
+    from turbocql.query import TraceEvent, TraceUnavailable
+
+    for s in (c_session, t_session):
+        future = s.execute_async("SELECT * FROM system.local", trace=True)
+        rs = future.result()
+        trace = future.get_query_trace()
+        assert trace is rs.get_query_trace()  # one object per trace
+        assert trace.events and type(trace.events) is tuple
+        assert type(trace.events[0]).__name__ == "TraceEvent"
+        assert rs.get_all_query_traces() == [trace] == future.get_all_query_traces()
+        assert len(future._query_traces) == 1 and future.get_query_trace_ids() == [trace.trace_id]
+        assert trace.duration is not None and trace.coordinator and "coordinator:" in str(trace)
+        untraced = s.execute_async("SELECT * FROM system.local")
+        untraced.result()
+        assert untraced.get_query_trace() is None and untraced.get_all_query_traces() == []
+    assert isinstance(trace.events[0], TraceEvent)
+    # query_cl is honoured: THREE on one node is Unavailable; -1 s of waiting: TraceUnavailable.
+    future = t_session.execute_async("SELECT * FROM system.local", trace=True)
+    future.result()
+    with pytest.raises(Unavailable):
+        future.get_query_trace(query_cl=ConsistencyLevel.THREE)
+    with pytest.raises(TraceUnavailable):
+        future.get_query_trace(-1.0)
+    assert future.get_query_trace(max_wait=5.0, query_cl=ConsistencyLevel.ONE).trace_id
+
+
+def test_trace_read_with_any_row_factory(cluster):
+    from turbocql.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+    from turbocql.query import dict_factory
+
+    with Cluster(
+        [HOST], port=PORT, execution_profiles={EXEC_PROFILE_DEFAULT: ExecutionProfile(row_factory=dict_factory)}
+    ) as c:
+        rs = c.connect().execute("SELECT * FROM system.local", trace=True)
+        trace = rs.get_query_trace()
+        assert trace.events and trace.duration is not None
+        str(trace)
+
+
+def test_result_set_equality_and_column_names_as_classic(sessions):
+    c_session, t_session, name = sessions
+    t_session.execute("INSERT INTO %s_one (k, v) VALUES (5, 'five')" % name)
+    for s in (c_session, t_session):
+        rs = s.execute("SELECT k, v FROM %s_one WHERE k = 5" % name)
+        assert rs.column_names == ["k", "v"]
+        assert rs == [(5, "five")]
+        assert rs.__hash__ is None
+    c_repr = str(c_session.execute_async("SELECT k FROM %s_one WHERE k = 5" % name))
+    future = t_session.execute_async("SELECT k FROM %s_one WHERE k = 5" % name)
+    future.result()
+    assert "result" in str(future) and "result" in c_repr
+
+
+def test_register_user_type_encodes_simple_statements_as_classic(sessions):
+    from collections import namedtuple
+
+    import cassandra.cluster as c_cluster_mod
+
+    from turbocql.cluster import Cluster, UserTypeDoesNotExist
+
+    c_session, t_session, name = sessions
+    ks = t_session.keyspace
+    t_session.execute("CREATE TYPE IF NOT EXISTS %s_user (age int, name text)" % name)
+    t_session.execute("CREATE TABLE IF NOT EXISTS %s_udt (k int PRIMARY KEY, u frozen<%s_user>)" % (name, name))
+    User = namedtuple("User", ("age", "name"))
+    # Clusters of their own: a registered type is registered again on every new session of
+    # its cluster (classic too), and this one is dropped at the end.
+    clusters = (
+        (c_cluster_mod.Cluster([HOST], port=PORT, protocol_version=4), c_cluster_mod.UserTypeDoesNotExist),
+        (Cluster([HOST], port=PORT), UserTypeDoesNotExist),
+    )
+    try:
+        for cluster, exc in clusters:
+            s = cluster.connect(ks)
+            cluster.register_user_type(ks, "%s_user" % name, User)
+            s.execute("INSERT INTO %s_udt (k, u) VALUES (%%s, %%s)" % name, (1, User(42, "bob")))
+            assert s.execute("SELECT u FROM %s_udt WHERE k = 1" % name).one().u == User(42, "bob")
+            with pytest.raises(exc):
+                cluster.register_user_type("no_such_keyspace_xyz", "user", User)
+            with pytest.raises(exc):
+                cluster.register_user_type("system", "no_such_type", User)
+    finally:
+        for cluster, _ in clusters:
+            cluster.shutdown()
+        t_session.execute("DROP TABLE %s_udt" % name)
+        t_session.execute("DROP TYPE %s_user" % name)
+
+
+def test_session_protocol_version(sessions):
+    assert sessions[1]._protocol_version == sessions[1].cluster.protocol_version == 4
+
+
+def test_empty_contact_points_no_host_available_as_classic():
+    import cassandra.cluster as c_cluster_mod
+
+    from turbocql.cluster import Cluster, NoHostAvailable
+
+    with pytest.raises(c_cluster_mod.NoHostAvailable):
+        c_cluster_mod.Cluster(contact_points=[]).connect()
+    with pytest.raises(NoHostAvailable):
+        Cluster(contact_points=[]).connect()
+
+
+def test_legacy_load_balancing_policy_populated_at_connect():
+    from turbocql.cluster import Cluster
+    from turbocql.policies import RoundRobinPolicy
+
+    c = Cluster([HOST], port=PORT)
+    c.load_balancing_policy = RoundRobinPolicy()
+    assert list(c.load_balancing_policy.make_query_plan()) == []
+    try:
+        c.connect()
+        assert list(c.load_balancing_policy.make_query_plan()) != []
+    finally:
+        c.shutdown()

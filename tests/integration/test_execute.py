@@ -88,7 +88,7 @@ def test_result_set_api(session, table):
     for i in range(5):
         session.execute(ins, ("k%d" % i, str(i), None))
     rs = session.execute("SELECT k, a FROM %s" % table)
-    assert rs.column_names == ("k", "a")
+    assert rs.column_names == ["k", "a"]  # a list, as in the classic driver
     assert rs.column_types == ("text", "text")
     assert len(rs.current_rows) == 5
     assert not rs.has_more_pages

@@ -212,3 +212,82 @@ def test_cython_deps_and_pool_names():
 
     with pytest.raises(UnsupportedOperation):
         HostConnectionPool(None, None, None)
+
+
+def test_protocol_version_predicates_as_classic():
+    import cassandra
+
+    import turbocql
+
+    for name in (
+        "uses_int_query_flags",
+        "uses_prepare_flags",
+        "uses_prepared_metadata",
+        "uses_error_code_map",
+        "uses_keyspace_flag",
+        "has_continuous_paging_support",
+        "has_continuous_paging_next_pages",
+        "has_checksumming_support",
+    ):
+        for version in (1, 2, 3, 4, 5, 6, 0x41, 0x42):
+            classic = getattr(cassandra.ProtocolVersion, name)(version)
+            assert getattr(turbocql.ProtocolVersion, name)(version) == classic, (name, version)
+    # Below v4 nothing is supported by the engine (classic: its own supported list).
+    assert turbocql.ProtocolVersion.get_lower_supported(5) == 4
+    assert turbocql.ProtocolVersion.get_lower_supported(4) == 0
+
+
+def test_named_tuple_rows_with_duplicate_names_as_classic():
+    columns = ("duplicate", "duplicate", "duplicate")
+    c_row = cassandra_query.named_tuple_factory(columns, [(1, 2, 3)])[0]
+    t_cls = t_query._row_class(columns)
+    assert t_cls._fields == type(c_row)._fields == ("duplicate", "duplicate_", "duplicate__")
+    for columns in (("[applied]", "k"), ("a", "class", "1x"), ("x y", "x_y")):
+        c_row = cassandra_query.named_tuple_factory(columns, [tuple(range(len(columns)))])[0]
+        assert t_query._row_class(columns)._fields == type(c_row)._fields, columns
+
+
+def test_conviction_policy_factory_not_callable_as_classic():
+    import cassandra.cluster as c_cluster
+
+    import turbocql.cluster as t_cluster
+
+    for module in (c_cluster, t_cluster):
+        with pytest.raises(ValueError, match="conviction_policy_factory must be callable"):
+            module.Cluster(conviction_policy_factory=1)
+
+
+def test_cluster_set_meta_refresh_enabled_as_classic():
+    import warnings
+
+    import turbocql.cluster as t_cluster
+
+    c = t_cluster.Cluster()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        c.set_meta_refresh_enabled(False)
+    assert len(w) == 1 and "set_meta_refresh_enabled is deprecated" in str(w[0].message)
+    assert c.schema_metadata_enabled is False and c.token_metadata_enabled is False
+
+
+def test_prepared_routing_key_indexes_none_binds():
+    class _Prepared:
+        param_types = ()
+
+        def check_values(self, values):
+            pass
+
+    ps = t_query.PreparedStatement.__new__(t_query.PreparedStatement)
+    ps.__dict__.update(
+        routing_key_indexes=None,
+        column_metadata=[],
+        _prepared=_Prepared(),
+        consistency_level=None,
+        serial_consistency_level=None,
+        fetch_size=t_query.FETCH_SIZE_UNSET,
+        custom_payload=None,
+        keyspace=None,
+    )
+    bound = t_query.BoundStatement(ps)
+    bound.bind(())
+    assert bound.routing_key is None
