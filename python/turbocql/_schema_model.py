@@ -9,6 +9,7 @@ holds :class:`~turbocql.metadata.Metadata` and re-exports these names. Nothing h
 those two modules back.
 """
 
+from turbocql import cqltypes
 from turbocql._replication import ReplicationStrategy
 from turbocql._schema_cql import (
     _table_extensions,
@@ -110,6 +111,8 @@ class UserType:
         self.name = name
         self.field_names = list(field_names or [])
         self.field_types = list(field_types or [])
+        # cqltypes can then give a type string naming it its fields (cql_typename, ...)
+        cqltypes._user_type_fields[(keyspace, name)] = (self.field_names, self.field_types)
 
     def as_cql_query(self, formatted=False):
         return user_type_cql(self, formatted)

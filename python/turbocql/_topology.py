@@ -65,7 +65,8 @@ class TokenMap:
         self.ring = [Murmur3Token(t) for t, _ in ring]
         self.token_to_host_owner = {Murmur3Token(t): host for t, host in ring}
         self._values = [t for t, _ in ring]
-        self.tokens_to_hosts_by_ks = {}  # classic attribute, unused here
+        # keyspace -> {ring token: [replica hosts]}, filled by rebuild_keyspace (classic)
+        self.tokens_to_hosts_by_ks = {}
 
     def get_replicas(self, keyspace, token):
         if not self.ring:
@@ -76,7 +77,21 @@ class TokenMap:
         return self._topology.replicas(keyspace, owner)
 
     def rebuild_keyspace(self, keyspace, build_if_absent=False):
-        self.tokens_to_hosts_by_ks.pop(keyspace, None)
+        """Computes the keyspace's replicas of every ring token into
+        ``tokens_to_hosts_by_ks[keyspace]``, as the classic driver does: when absent with
+        ``build_if_absent``, when present without it (an unknown keyspace gets nothing)."""
+        current = self.tokens_to_hosts_by_ks.get(keyspace)
+        if (current is None) != bool(build_if_absent):
+            return
+        if keyspace not in self._topology.keyspace_names():
+            return
+        self.tokens_to_hosts_by_ks[keyspace] = self.replica_map_for_keyspace(keyspace)
+
+    def replica_map_for_keyspace(self, keyspace):
+        """``{ring token: [replica hosts]}`` for a keyspace (``keyspace`` may be its name or
+        its ``KeyspaceMetadata``), by the engine's replica computation."""
+        name = getattr(keyspace, "name", keyspace)
+        return {token: self._topology.replicas(name, token.value) for token in self.ring}
 
     def remove_keyspace(self, keyspace):
         self.tokens_to_hosts_by_ks.pop(keyspace, None)
@@ -144,6 +159,9 @@ class Topology:
             if host.address == address and (port is None or host.endpoint.port == port):
                 return host
         return None
+
+    def keyspace_names(self):
+        return set(self._metadata.keyspaces)
 
     def replicas(self, keyspace, token_value):
         engine = self._engine()

@@ -396,6 +396,15 @@ _RESULT_CQL_COLLECTIONS = ("list", "set", "map", "tuple", "vector", "frozen")
 _UDT_NAME = re.compile(r"""^((?:[A-Za-z0-9_]|"(?:[^"]|"")*")+)\.((?:[A-Za-z0-9_]|"(?:[^"]|"")*")+)$""")
 
 
+# (keyspace, type name) -> (field names, field CQL type strings) of the user types the
+# schema metadata has read (turbocql.metadata registers them), for _lookup_cql_type.
+_user_type_fields: dict[tuple[str, str], tuple[list, list]] = {}
+
+
+def _known_user_type(keyspace, name):
+    return _user_type_fields.get((keyspace, name))
+
+
 def _is_cql_type_string(typestring):
     """Whether a type string is CQL (``map<int, text>``, ``int``, ``ks.udt``) rather than a
     Cassandra marshal name (``Int32Type``, ``org.apache...MapType(...)``)."""
@@ -419,7 +428,10 @@ def _lookup_cql_type(cql_type, user_type=None):
     ``frozen<...>`` is dropped (result metadata does not carry it); a ``keyspace.name``
     becomes a :class:`UserType` named ``name``, with the fields ``user_type(keyspace,
     name)`` returns as ``(field_names, field_type_strings)`` if given (none otherwise); a
-    quoted custom type (``'org.apache...'``) is looked up as a Cassandra type string."""
+    quoted custom type (``'org.apache...'``) is looked up as a Cassandra type string.
+    Without ``user_type``, the user types the schema metadata has read are known."""
+    if user_type is None:
+        user_type = _known_user_type
 
     def build(name, params):
         name = name.strip()
