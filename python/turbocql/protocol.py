@@ -83,7 +83,18 @@ class ErrorMessage(DriverException):
 
     @property
     def summary_msg(self):
-        return str(self)
+        return str(self.args[0]) if self.args else ""
+
+    def __str__(self):
+        # As the classic driver: the summary in angle brackets.
+        return "<%s>" % self.summary_msg
+
+    @property
+    def message(self):
+        """The server's own message (without the code and summary around it)."""
+        text = self.summary_msg
+        start = text.find(' message="')
+        return text[start + len(' message="') : -1] if start >= 0 and text.endswith('"') else text
 
     def to_exception(self):
         return self

@@ -312,6 +312,17 @@ class ColumnMetadata(namedtuple("ColumnMetadata", "keyspace_name table_name name
     """A bind marker or result column: keyspace, table, name and CQL type name."""
 
 
+def _type_class(cql_type):
+    """The cqltypes class of a CQL type name (the name itself for a type cqltypes does not
+    know)."""
+    from turbocql import cqltypes
+
+    try:
+        return cqltypes._lookup_cql_type(cql_type)
+    except (ValueError, KeyError, LookupError):
+        return cql_type
+
+
 class PreparedStatement:
     """A statement prepared on the cluster (from :meth:`Session.prepare`).
 
@@ -325,6 +336,8 @@ class PreparedStatement:
     retry_policy = None
     custom_payload = None
     is_idempotent = False
+    # The protocol the engine speaks (classic code reads it to pick encodings).
+    protocol_version = 4
     # The options the engine resolved for this statement (see Session._build_request);
     # assigning any attribute drops them, so a change takes effect at the next execution.
     _engine_opts = None
@@ -345,11 +358,13 @@ class PreparedStatement:
         ks = engine_prepared.keyspace or keyspace
         table = engine_prepared.table
         self.keyspace = ks
+        # Types as the classic driver's metadata holds them: cqltypes classes.
         self.column_metadata = [
-            ColumnMetadata(ks, table, n, t) for n, t in zip(engine_prepared.param_names, engine_prepared.param_types)
+            ColumnMetadata(ks, table, n, _type_class(t))
+            for n, t in zip(engine_prepared.param_names, engine_prepared.param_types)
         ]
         self.result_metadata = [
-            ColumnMetadata(ks, table, n, t)
+            ColumnMetadata(ks, table, n, _type_class(t))
             for n, t in zip(engine_prepared.result_column_names, engine_prepared.result_column_types)
         ]
         self.routing_key_indexes = list(engine_prepared.routing_key_indexes)
@@ -725,9 +740,8 @@ class TraceEvent:
 
     def __init__(self, description, timeuuid, source, source_elapsed, thread_name):
         self.description = description
-        self.datetime = datetime.datetime.fromtimestamp(unix_time_from_uuid1(timeuuid), datetime.UTC).replace(
-            tzinfo=None
-        )
+        # Timezone-aware (UTC), as in the classic driver 3.30.
+        self.datetime = datetime.datetime.fromtimestamp(unix_time_from_uuid1(timeuuid), datetime.UTC)
         self.source = source
         self.source_elapsed = datetime.timedelta(microseconds=source_elapsed) if source_elapsed is not None else None
         self.thread_name = thread_name

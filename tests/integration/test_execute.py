@@ -31,7 +31,18 @@ def test_prepared_positional_named_and_bound(session, table):
     ins = session.prepare("INSERT INTO %s (k, a, b) VALUES (?, ?, ?)" % table)
     assert isinstance(ins, PreparedStatement)
     assert [c.name for c in ins.column_metadata] == ["k", "a", "b"]
-    assert [c.type for c in ins.column_metadata] == ["text", "text", "text"]
+    # cqltypes classes, as the classic driver's metadata holds them.
+    from cassandra.cluster import Cluster as ClassicCluster
+
+    from tests.conftest import HOST, PORT
+
+    classic = ClassicCluster([HOST], port=PORT, protocol_version=4)
+    cins = classic.connect(session.keyspace).prepare(ins.query_string)
+    classic.shutdown()
+    assert [c.type.cql_parameterized_type() for c in ins.column_metadata] == [
+        c.type.cql_parameterized_type() for c in cins.column_metadata
+    ]
+    assert [c.type.typename for c in ins.column_metadata] == ["varchar"] * 3
     assert ins.routing_key_indexes == [0]
     session.execute(ins, ("p1", "a1", "b1"))
     session.execute(ins, {"k": "p2", "a": "a2", "b": "b2"})

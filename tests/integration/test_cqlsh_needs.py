@@ -1,0 +1,55 @@
+"""What cqlsh (run through the shim) reads of the driver, compared with the classic driver:
+server error messages, the control host, schema agreement, prepared metadata types and
+trace event times."""
+
+import datetime
+
+import pytest
+
+from tests.conftest import HOST, PORT
+from turbocql.protocol import SyntaxException
+
+
+@pytest.fixture(scope="module")
+def classic_session(cassandra):
+    from cassandra.cluster import Cluster as ClassicCluster
+
+    c = ClassicCluster([HOST], port=PORT, protocol_version=4)
+    yield c.connect()
+    c.shutdown()
+
+
+def test_server_error_text_and_message_as_classic(session, classic_session):
+    from cassandra.protocol import SyntaxException as ClassicSyntaxException
+
+    with pytest.raises(SyntaxException) as ours:
+        session.execute("SELEC * FROM nope")
+    with pytest.raises(ClassicSyntaxException) as theirs:
+        classic_session.execute("SELEC * FROM nope")
+    assert ours.value.message == theirs.value.message
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_control_host_and_schema_agreement(cluster, session):
+    host = cluster.get_control_connection_host()
+    assert host is not None and host.address == HOST and host.is_up
+    assert session.execute_async("SELECT key FROM system.local").is_schema_agreed
+
+
+def test_prepared_metadata_types_and_protocol(session, classic_session, table):
+    ours = session.prepare("SELECT k, a FROM %s WHERE k = ?" % table)
+    theirs = classic_session.prepare("SELECT k, a FROM %s.%s WHERE k = ?" % (session.keyspace, table))
+    assert ours.protocol_version == theirs.protocol_version == 4
+    # (keyspace, table, name, type) rows, the type a cqltypes class.
+    assert [c[3].cql_parameterized_type() for c in ours.result_metadata] == [
+        c[3].cql_parameterized_type() for c in theirs.result_metadata
+    ]
+    assert [c.type.cql_parameterized_type() for c in ours.column_metadata] == [
+        c.type.cql_parameterized_type() for c in theirs.column_metadata
+    ]
+
+
+def test_trace_event_times_are_utc_aware(session):
+    rs = session.execute("SELECT key FROM system.local", trace=True)
+    events = rs.get_query_trace(max_wait_sec=10).events
+    assert events and all(e.datetime.tzinfo is datetime.UTC for e in events)
