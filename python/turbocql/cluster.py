@@ -578,6 +578,17 @@ class Cluster:
     def refresh_user_aggregate_metadata(self, keyspace, aggregate, max_schema_agreement_wait=None):
         self.metadata._refresh(keyspace, "aggregate", aggregate, max_schema_agreement_wait)
 
+    def get_control_connection_host(self):
+        """The :class:`~turbocql.pool.Host` this cluster reads its metadata from: the first
+        contact point that is up, else any host that is up (None when none is)."""
+        hosts = self.metadata.all_hosts()
+        up = [h for h in hosts if h.is_up]
+        for cp in self.contact_points:
+            for h in up:
+                if h.address == str(cp):
+                    return h
+        return up[0] if up else None
+
     def refresh_nodes(self, force_token_rebuild=False):
         """Reads the node list and the token map again (classic ``Cluster.refresh_nodes``).
         The engine follows topology events and refreshes its own view; this makes
@@ -1140,6 +1151,10 @@ class ResponseFuture(_engine.ResponseFutureCore):
     Built as ``ResponseFuture(session, request, query, row_factory, timeout)``; the engine
     (``_engine.ResponseFutureCore``) settles it: the request's target is the future itself.
     """
+
+    # The engine waits for schema agreement after a schema change before it settles the
+    # request (the classic attribute says whether it was reached).
+    is_schema_agreed = True
 
     @property
     def warnings(self):
