@@ -16,6 +16,7 @@ import keyword
 import logging
 import re
 import time
+import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 from typing import ClassVar
@@ -323,6 +324,24 @@ def _type_class(cql_type):
         return cql_type
 
 
+# The prepared statements made in this process, by query id (for classic batch triples).
+_PREPARED_BY_ID: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def _batch_item(item):
+    """A batch item as the engine reads it, from ours or a classic ``(is_prepared,
+    query_id_or_text, values)`` triple."""
+    if len(item) != 3:
+        return item
+    is_prepared, statement, values = item
+    if not is_prepared:
+        return (statement, values or None)
+    prepared = _PREPARED_BY_ID.get(statement)
+    if prepared is None:
+        raise ValueError("batch item: no prepared statement with query id %r in this process" % (statement,))
+    return (prepared._prepared, values if values is not None else ())
+
+
 class PreparedStatement:
     """A statement prepared on the cluster (from :meth:`Session.prepare`).
 
@@ -355,6 +374,7 @@ class PreparedStatement:
         self._prepared = engine_prepared
         self.query_string = engine_prepared.query_string
         self.query_id = engine_prepared.query_id
+        _PREPARED_BY_ID[self.query_id] = self
         ks = engine_prepared.keyspace or keyspace
         table = engine_prepared.table
         self.keyspace = ks
@@ -531,6 +551,18 @@ class BatchStatement(Statement):
     """
 
     _rk_source = None
+
+    @property
+    def _statements_and_parameters(self):
+        """The batch's ``(statement, values)`` items, a statement being CQL text or an
+        engine prepared statement (what the engine reads)."""
+        return self.__dict__["_items"]
+
+    @_statements_and_parameters.setter
+    def _statements_and_parameters(self, items):
+        # Code written for the classic driver (cqlsh's COPY FROM) fills this list itself
+        # with the classic triples (is_prepared, query_id or CQL text, values).
+        self.__dict__["_items"] = [_batch_item(item) for item in items]
 
     def __init__(
         self,

@@ -53,3 +53,21 @@ def test_trace_event_times_are_utc_aware(session):
     rs = session.execute("SELECT key FROM system.local", trace=True)
     events = rs.get_query_trace(max_wait_sec=10).events
     assert events and all(e.datetime.tzinfo is datetime.UTC for e in events)
+
+
+def test_batch_filled_with_classic_triples_as_cqlsh_copy_from_does(session, table):
+    from turbocql.query import BatchStatement, BatchType
+
+    insert = session.prepare("INSERT INTO %s (k, a) VALUES (?, ?)" % table)
+    batch = BatchStatement(batch_type=BatchType.UNLOGGED)
+    batch._statements_and_parameters = [(True, insert.query_id, insert.bind(("p%d" % i, "x")).values) for i in range(3)]
+    session.execute(batch)
+    plain = BatchStatement(batch_type=BatchType.UNLOGGED)
+    plain._statements_and_parameters = [
+        (False, "INSERT INTO %s (k, a) VALUES ('s%d', 'y')" % (table, i), ()) for i in range(2)
+    ]
+    session.execute(plain)
+    rows = {r.k: r.a for r in session.execute("SELECT k, a FROM %s" % table)}
+    assert rows == {"p0": "x", "p1": "x", "p2": "x", "s0": "y", "s1": "y"}
+    with pytest.raises(ValueError, match="no prepared statement with query id"):
+        batch._statements_and_parameters = [(True, b"nope", ())]
