@@ -291,3 +291,22 @@ def test_prepared_routing_key_indexes_none_binds():
     bound = t_query.BoundStatement(ps)
     bound.bind(())
     assert bound.routing_key is None
+
+
+def test_unregistered_udt_classes_as_classic():
+    import cassandra.cqltypes as c_cqltypes
+
+    import turbocql.cluster as t_cluster
+
+    for name, fields in (
+        ("address", ("street", "zip")),
+        ("type2", ("test.field@#$%@%#!",)),
+        ("test.field@#$%@%#!", ("test.field@#$%@%#!",)),
+        ("kw", ("class", "_x", "ok")),
+    ):
+        c_cls = c_cqltypes.UserType._make_udt_tuple_type(name, fields)
+        t_value = t_cluster._make_udt("parity_ks", name, fields, tuple(range(len(fields))))
+        if c_cls is None:
+            assert type(t_value) is tuple
+        else:
+            assert type(t_value)._fields == c_cls._fields and type(t_value).__name__ == c_cls.__name__
