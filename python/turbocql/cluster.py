@@ -1015,6 +1015,15 @@ os.register_at_fork(after_in_child=_forget_dispatcher)
 
 
 _RESULT_CORE_COLUMN_NAMES = _engine.ResultCore.column_names
+_RESULT_CORE_COLUMN_TYPES = _engine.ResultCore.column_types
+
+
+@functools.lru_cache(maxsize=256)
+def _column_type_classes(names):
+    """The cqltypes classes of a result's CQL type names (cached per column list)."""
+    from turbocql.query import _type_class
+
+    return tuple(_type_class(n) for n in names)
 
 
 class ResultSet(_engine.ResultCore):
@@ -1090,6 +1099,13 @@ class ResultSet(_engine.ResultCore):
         without rows); made on access from the engine's tuple."""
         names = _RESULT_CORE_COLUMN_NAMES.__get__(self)
         return None if names is None else list(names)
+
+    @property
+    def column_types(self):
+        """The result's column types, a list of cqltypes classes as in the classic driver
+        (None for a result without rows); made on access from the engine's type names."""
+        names = _RESULT_CORE_COLUMN_TYPES.__get__(self)
+        return None if names is None else list(_column_type_classes(tuple(names)))
 
     def __eq__(self, other):
         """Compares all rows with ``other`` (every page is fetched first, as in the

@@ -71,3 +71,11 @@ def test_batch_filled_with_classic_triples_as_cqlsh_copy_from_does(session, tabl
     assert rows == {"p0": "x", "p1": "x", "p2": "x", "s0": "y", "s1": "y"}
     with pytest.raises(ValueError, match="no prepared statement with query id"):
         batch._statements_and_parameters = [(True, b"nope", ())]
+
+
+def test_result_column_types_are_the_classic_classes(session, classic_session):
+    query = "SELECT key, tokens, release_version, host_id, rpc_port FROM system.local"
+    ours = session.execute(query).column_types
+    theirs = classic_session.execute(query).column_types
+    assert [t.cql_parameterized_type() for t in ours] == [t.cql_parameterized_type() for t in theirs]
+    assert [t.__name__ for t in ours] == [t.__name__ for t in theirs]

@@ -100,7 +100,10 @@ def test_result_set_api(session, table):
         session.execute(ins, ("k%d" % i, str(i), None))
     rs = session.execute("SELECT k, a FROM %s" % table)
     assert rs.column_names == ["k", "a"]  # a list, as in the classic driver
-    assert rs.column_types == ("text", "text")
+    # cqltypes classes, as in the classic driver.
+    from turbocql.cqltypes import VarcharType
+
+    assert rs.column_types == [VarcharType, VarcharType]
     assert len(rs.current_rows) == 5
     assert not rs.has_more_pages
     assert sorted(r.a for r in rs) == ["0", "1", "2", "3", "4"]
