@@ -656,9 +656,6 @@ KNOWN_TESTS: dict[str, str] = {
     ),
     # test_query.py
     "test_query.py::QueryTests::test_host_targeting_query": _COORDINATOR,
-    "test_query.py::QueryTests::test_query_by_id": (
-        "ResultSet.column_types are CQL type names (str, the engine's), not cqltypes classes"
-    ),
     "test_query.py::QueryTests::test_row_error_message": (
         "engine: a value the engine cannot decode (a timestamp out of datetime's range) is returned, where "
         "the classic driver raises DriverException('Failed decoding result column ...')"
