@@ -39,8 +39,10 @@ def test_bad_values_raise_synchronously(session, table):
     ins = session.prepare("INSERT INTO %s (k, a, b) VALUES (?, ?, ?)" % table)
     with pytest.raises(TypeError, match='column "a"'):
         session.execute_async(ins, ("k", 1, "b"))
-    with pytest.raises(ValueError, match="Too few"):
-        session.execute_async(ins, ("k",))
+    with pytest.raises(ValueError, match="Too many"):
+        session.execute_async(ins, ("k", "a", "b", "c"))
+    with pytest.raises(ValueError, match="routing key 'k'"):
+        session.execute_async(ins, ())
 
 
 def test_callbacks_run_on_the_dispatcher_with_args(session):
