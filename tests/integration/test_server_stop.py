@@ -10,7 +10,8 @@ from tests.conftest import HOST, PORT
 from turbocql import DriverException, OperationTimedOut, localdb
 from turbocql.cluster import Cluster, NoHostAvailable
 
-STOP_PORT = PORT + 2
+# Its own port: 9043 is the auth node, 9044 and 9045 the TLS nodes (tests/integration/conftest.py).
+STOP_PORT = PORT + 4
 
 
 @pytest.fixture(scope="module")
