@@ -107,7 +107,22 @@ def engine_wheel(session: nox.Session) -> Path:
         return kept[-1]
     for old in kept:
         old.unlink()
-    session.run("maturin", "build", "--release", "--interpreter", str(build_interpreter(session)), "--out", str(out))
+    # A plain linux wheel linking the system OpenSSL, never one with a private copy of
+    # libssl bundled (auditwheel's repair): the engine reads the application's
+    # ssl.SSLContext through the OpenSSL that Python's ssl module runs on (src/api/tls.rs).
+    session.run(
+        "maturin",
+        "build",
+        "--release",
+        "--compatibility",
+        "linux",
+        "--auditwheel",
+        "skip",
+        "--interpreter",
+        str(build_interpreter(session)),
+        "--out",
+        str(out),
+    )
     stamp.write_text(digest + "\n")
     return sorted(out.glob("turbocql-*.whl"))[-1]
 

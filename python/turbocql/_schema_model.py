@@ -124,8 +124,35 @@ class UserType:
         return "<UserType %s.%s>" % (self.keyspace, self.name)
 
 
-class Aggregate:
+class _Routine:
+    """What user-defined functions and aggregates share: their CQL, its export, and the
+    signature that keys them in their keyspace."""
+
+    _kind = ""
+
+    def _cql(self, formatted):
+        raise NotImplementedError
+
+    def as_cql_query(self, formatted=False):
+        return self._cql(formatted)
+
+    def export_as_string(self):
+        return self.as_cql_query(formatted=True) + ";"
+
+    @property
+    def signature(self):
+        """``name(type1,type2)``: the key in ``KeyspaceMetadata.functions`` /
+        ``.aggregates``."""
+        return _signature(self.name, self.argument_types)
+
+    def __repr__(self):
+        return "<%s %s.%s>" % (self._kind, self.keyspace, self.signature)
+
+
+class Aggregate(_Routine):
     """A user-defined aggregate (``CREATE AGGREGATE``)."""
+
+    _kind = "Aggregate"
 
     def __init__(
         self,
@@ -149,23 +176,14 @@ class Aggregate:
         self.return_type = return_type
         self.deterministic = deterministic
 
-    def as_cql_query(self, formatted=False):
+    def _cql(self, formatted):
         return aggregate_cql(self, formatted)
 
-    def export_as_string(self):
-        return self.as_cql_query(formatted=True) + ";"
 
-    @property
-    def signature(self):
-        """``name(type1,type2)``: the key in ``KeyspaceMetadata.aggregates``."""
-        return _signature(self.name, self.argument_types)
-
-    def __repr__(self):
-        return "<Aggregate %s.%s>" % (self.keyspace, self.signature)
-
-
-class Function:
+class Function(_Routine):
     """A user-defined function (``CREATE FUNCTION``)."""
+
+    _kind = "Function"
 
     def __init__(
         self,
@@ -193,19 +211,8 @@ class Function:
         self.monotonic = monotonic
         self.monotonic_on = monotonic_on
 
-    def as_cql_query(self, formatted=False):
+    def _cql(self, formatted):
         return function_cql(self, formatted)
-
-    def export_as_string(self):
-        return self.as_cql_query(formatted=True) + ";"
-
-    @property
-    def signature(self):
-        """``name(type1,type2)``: the key in ``KeyspaceMetadata.functions``."""
-        return _signature(self.name, self.argument_types)
-
-    def __repr__(self):
-        return "<Function %s.%s>" % (self.keyspace, self.signature)
 
 
 class TableMetadata:
