@@ -354,6 +354,10 @@ def classic_names(module_name: str) -> tuple[bool, list[str], list[str]]:
             module: types.ModuleType | None = importlib.import_module(module_name)
         except ImportError:
             module = None
+        except Exception as exc:  # the classic DependencyException (asyncore gone in 3.12)
+            if type(exc).__name__ != "DependencyException":
+                raise
+            module = None
     kept = KEPT_IMPORTS.get(module_name, set())
     defined, reexported = [], []
     for name, kind in kinds.items():

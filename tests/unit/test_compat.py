@@ -126,7 +126,13 @@ def test_the_environment_variable_allows_shadowing():
 
 def test_installs_without_override_where_no_classic_driver_exists(tmp_path):
     # -S: no site-packages, so neither the cassandra-driver distribution nor its package is
-    # on the path: nothing to shadow, install() needs no override.
+    # on the path: nothing to shadow, install() needs no override. turbocql comes from a
+    # copy of the package this interpreter imports (the source tree holds the dev venv's
+    # engine only; a nox session's is in its site-packages, beside the classic driver).
+    import shutil
+
+    lib = tmp_path / "lib"
+    shutil.copytree(Path(turbocql.__file__).parent, lib / "turbocql")
     code = textwrap.dedent(
         """
         import sys
@@ -137,7 +143,7 @@ def test_installs_without_override_where_no_classic_driver_exists(tmp_path):
         import cassandra.query
         print(cassandra.query.__name__)
         """
-        % str(PYTHON_SRC)
+        % str(lib)
     )
     proc = subprocess.run(
         [sys.executable, "-S", "-c", code], capture_output=True, text=True, env=_env(), cwd=tmp_path, timeout=60
