@@ -30,7 +30,7 @@ fn auth_error(py: Python<'_>, what: &str, err: PyErr) -> AuthError {
     format!("{what} raised {kind}: {}", err.value(py))
 }
 
-fn token(py: Python<'_>, value: Bound<'_, PyAny>, what: &str) -> Result<Option<Vec<u8>>, AuthError> {
+fn token(value: Bound<'_, PyAny>, what: &str) -> Result<Option<Vec<u8>>, AuthError> {
     if value.is_none() {
         return Ok(None);
     }
@@ -39,7 +39,6 @@ fn token(py: Python<'_>, value: Bound<'_, PyAny>, what: &str) -> Result<Option<V
     }
     value.extract::<Vec<u8>>().map(Some).map_err(|_| {
         let kind = value.get_type().name().map(|n| n.to_string()).unwrap_or_default();
-        let _ = py;
         format!("{what} must return bytes or None, not {kind}")
     })
 }
@@ -73,7 +72,7 @@ impl AuthenticatorProvider for PyAuthProvider {
                 .setattr("server_authenticator_class", authenticator_name)
                 .map_err(|e| auth_error(py, "setting Authenticator.server_authenticator_class", e))?;
             let initial = authenticator.call_method0("initial_response").map_err(|e| auth_error(py, "Authenticator.initial_response", e))?;
-            let initial = token(py, initial, "Authenticator.initial_response")?;
+            let initial = token(initial, "Authenticator.initial_response")?;
             // The protocol sends an empty response for None (as the classic driver does).
             let initial = Some(initial.unwrap_or_default());
             Ok((initial, Box::new(PyAuthSession { authenticator: authenticator.unbind() }) as Box<dyn AuthenticatorSession>))
@@ -90,7 +89,7 @@ impl AuthenticatorSession for PyAuthSession {
                 .bind(py)
                 .call_method1("evaluate_challenge", (bytes_or_none(py, challenge),))
                 .map_err(|e| auth_error(py, "Authenticator.evaluate_challenge", e))?;
-            Ok(Some(token(py, response, "Authenticator.evaluate_challenge")?.unwrap_or_default()))
+            Ok(Some(token(response, "Authenticator.evaluate_challenge")?.unwrap_or_default()))
         })
     }
 
