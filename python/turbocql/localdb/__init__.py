@@ -108,7 +108,9 @@ Modules: ``node`` (settings, defaults, directory layout, file helpers), ``config
 ``classpath`` (java and the Maven classpath), ``probe`` (the CQL probe, port checks),
 ``process`` (start, stop, status of one node), ``cluster`` (several nodes) and ``cli``
 (``turbocql localdb``), ``tls`` (the CA and certificates of ``--tls``; needs ``cryptography``).
-Everything is re-exported here: use ``localdb.X``.
+Everything is re-exported here: use ``localdb.X``. Apart: ``toxiproxy`` (a fault-injecting TCP
+proxy for the fault tests, built with Go on first use), used as its own namespace:
+``from turbocql.localdb import toxiproxy``.
 """
 
 from __future__ import annotations
