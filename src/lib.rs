@@ -31,6 +31,7 @@ fn _bootstrap(objects: &Bound<'_, PyDict>) -> PyResult<()> {
 fn _after_fork() {
     runtime::after_fork();
     exec::completion::after_fork();
+    exec::health::after_fork();
 }
 
 #[pymodule]

@@ -22,7 +22,8 @@ profiles = None
 if os.environ.get("TURBOCQL_BENCH_PROFILE") == "dc-token":
     lbp = TokenAwarePolicy(DCAwareRoundRobinPolicy("datacenter1"))
     profiles = {EXEC_PROFILE_DEFAULT: ExecutionProfile(load_balancing_policy=lbp)}
-c = Cluster(["127.0.0.1"], execution_profiles=profiles)
+extra = {"unresponsive_node_threshold": None} if os.environ.get("TURBOCQL_BENCH_UNRESPONSIVE") == "off" else {}
+c = Cluster(["127.0.0.1"], execution_profiles=profiles, **extra)
 s = c.connect()
 s.execute("CREATE KEYSPACE IF NOT EXISTS abk WITH replication = {'class':'SimpleStrategy','replication_factor':1}")
 s.execute("CREATE TABLE IF NOT EXISTS abk.t (k text PRIMARY KEY, a text, b text)")

@@ -21,12 +21,15 @@ Decisions (the README's migration table says the same):
   ``turbocql.io`` (configuration only), or a subclass that overrides none of the classic
   connection's I/O methods; a class that does (or is not a turbocql connection class)
   raises: the engine opens and runs every connection.
+* ``idle_heartbeat_interval`` / ``idle_heartbeat_timeout``: honoured by the engine's
+  keepalive (an OPTIONS every interval, 0 for none; the connection closed when one is not
+  answered within the timeout), sent on every connection where the classic driver sends
+  it only on idle ones.
 * Configuration only (kept as attributes): ``prepare_on_all_hosts`` (the engine prepares
   on every node), ``reprepare_on_up`` (the engine prepares again when a node answers
   UNPREPARED), ``schema_event_refresh_window``, ``topology_event_refresh_window``,
   ``status_event_refresh_window`` (the engine follows events itself; the schema is read
-  again lazily after a change), ``idle_heartbeat_interval``, ``idle_heartbeat_timeout``
-  (the engine's connections keep themselves alive), ``cql_version`` (the engine's STARTUP
+  again lazily after a change), ``cql_version`` (the engine's STARTUP
   names CQL 4.0.0), ``executor_threads`` (callbacks run on one dispatcher thread),
   ``monitor_reporting_enabled`` / ``monitor_reporting_interval`` (DSE Insights, which
   the classic driver only sends to DSE), ``allow_beta_protocol_version`` and

@@ -1,6 +1,7 @@
 """What a :class:`~turbocql.cluster.Cluster` hands the engine's ``connect``: the
 credentials or the authentication provider, the TLS context, and the client's identity
-(``application_name``, ``application_version``, ``client_id``, sent in STARTUP).
+(``application_name``, ``application_version``, ``client_id``, sent in STARTUP), the idle
+heartbeat, and when a node that stops answering goes last in query plans.
 """
 
 from turbocql import _engine
@@ -33,5 +34,10 @@ def engine_connect(cluster, keyspace=None, on_host_event=None):
         application_name=cluster.application_name or None,
         application_version=cluster.application_version or None,
         client_id=str(cluster.client_id) if cluster.client_id is not None else None,
+        heartbeat_interval=float(cluster.idle_heartbeat_interval or 0),
+        heartbeat_timeout=float(cluster.idle_heartbeat_timeout) if cluster.idle_heartbeat_timeout else None,
+        unresponsive_node_threshold=(
+            float(cluster.unresponsive_node_threshold) if cluster.unresponsive_node_threshold is not None else None
+        ),
         **_auth_arguments(cluster.auth_provider),
     )

@@ -233,6 +233,12 @@ def connect(
     application_name: str | None = None,
     application_version: str | None = None,
     client_id: str | None = None,
+    # The classic idle heartbeat (interval 0 or None: none; timeout None: wait forever);
+    # defaults 30 s and 30 s, and 2 s for unresponsive_node_threshold.
+    heartbeat_interval: float | None = ...,
+    heartbeat_timeout: float | None = ...,
+    # Seconds a node may leave requests unanswered before plans give it last (None: off).
+    unresponsive_node_threshold: float | None = ...,
 ) -> Session: ...
 
 # The Murmur3 token of a routing key (a serialized partition key).

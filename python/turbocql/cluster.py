@@ -251,6 +251,7 @@ class Cluster:
         client_id=None,
         cloud=None,
         column_encryption_policy=None,
+        unresponsive_node_threshold=2.0,
     ):
         # Classic arguments the engine cannot honour raise here (see _cluster_args).
         check_cluster_arguments(
@@ -362,8 +363,14 @@ class Cluster:
         self.connection_class = connection_class if connection_class is not None else DefaultConnection
         self.sockopts = sockopts
         self.cql_version = cql_version
+        # Honoured by the engine: an OPTIONS on each connection every interval (0: none),
+        # the connection closed when one is not answered within the timeout.
         self.idle_heartbeat_interval = idle_heartbeat_interval
         self.idle_heartbeat_timeout = idle_heartbeat_timeout
+        # turbocql's own (src/exec/health.rs): a node that answers nothing for this many
+        # seconds while requests wait on it goes last in query plans until it answers a
+        # probe. None: off.
+        self.unresponsive_node_threshold = unresponsive_node_threshold
         self.schema_event_refresh_window = schema_event_refresh_window
         self.topology_event_refresh_window = topology_event_refresh_window
         self.status_event_refresh_window = status_event_refresh_window
@@ -1277,7 +1284,6 @@ def _bootstrap_engine():
             "FunctionFailure",
             "AuthenticationFailed",
             "Unauthorized",
-            "ConfigurationException",
             "Unavailable",
             "ReadTimeout",
             "WriteTimeout",
@@ -1288,6 +1294,7 @@ def _bootstrap_engine():
         )
     }
     for name in (
+        "ConfigurationException",  # the classic cassandra.protocol class (an ErrorMessage)
         "SyntaxException",
         "OverloadedErrorMessage",
         "IsBootstrappingErrorMessage",

@@ -17,6 +17,7 @@ use scylla::client::session_builder::SessionBuilder;
 use scylla::client::Compression;
 use scylla::client::SelfIdentity;
 use scylla::errors::ExecutionError;
+use scylla::policies::load_balancing::DefaultPolicy;
 use scylla::statement::Consistency;
 
 use scylla::cluster::ClusterState;
@@ -26,6 +27,7 @@ use super::auth::PyAuthProvider;
 use super::hosts::{PyHostListener, Reconnection};
 use super::tls::{tls_context, TlsRequest};
 use crate::errors;
+use crate::exec::health::{self, Watched};
 use crate::exec::options::duration;
 use crate::exec::prepared::Prepared;
 use crate::exec::routing::host_object;
@@ -155,6 +157,7 @@ impl Session {
     fn shutdown(&self, py: Python<'_>) {
         let taken = self.inner.write().take();
         if let Some(s) = taken {
+            health::unregister_session(&s);
             // Dropping the session closes its connections; do it where tokio can run.
             py.detach(|| runtime::block_on(async move { drop(s) }));
         }
@@ -182,7 +185,7 @@ pub fn murmur3(key: &[u8]) -> i64 {
 /// Raises `NoHostAvailable` if no contact point answers within `connect_timeout`,
 /// `InvalidRequest` for an unknown `keyspace`.
 #[pyfunction]
-#[pyo3(signature = (contact_points, port=9042, username=None, password=None, keyspace=None, compression=None, connect_timeout=5.0, tcp_nodelay=true, reconnection=None, on_host_event=None, *, auth_provider=None, ssl_context=None, server_hostname=None, application_name=None, application_version=None, client_id=None))]
+#[pyo3(signature = (contact_points, port=9042, username=None, password=None, keyspace=None, compression=None, connect_timeout=5.0, tcp_nodelay=true, reconnection=None, on_host_event=None, *, auth_provider=None, ssl_context=None, server_hostname=None, application_name=None, application_version=None, client_id=None, heartbeat_interval=Some(30.0), heartbeat_timeout=Some(30.0), unresponsive_node_threshold=Some(2.0)))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect(
     py: Python<'_>,
@@ -202,14 +205,27 @@ pub fn connect(
     application_name: Option<String>,
     application_version: Option<String>,
     client_id: Option<String>,
+    heartbeat_interval: Option<f64>,
+    heartbeat_timeout: Option<f64>,
+    unresponsive_node_threshold: Option<f64>,
 ) -> PyResult<Session> {
     if contact_points.is_empty() {
         return Err(PyValueError::new_err("contact_points must name at least one host"));
     }
     let connect_timeout = duration(connect_timeout, "connect_timeout")?;
+    // The classic idle heartbeat: an OPTIONS on each connection every interval (0 or None:
+    // none), the connection closed when one is not answered within the timeout.
+    let heartbeat_interval = heartbeat_interval.filter(|s| *s != 0.0).map(|s| duration(s, "idle_heartbeat_interval")).transpose()?;
+    let heartbeat_timeout = heartbeat_timeout.map(|s| duration(s, "idle_heartbeat_timeout")).transpose()?;
+    let unresponsive_after = unresponsive_node_threshold.map(|s| duration(s, "unresponsive_node_threshold")).transpose()?;
     let nodes: Vec<String> = contact_points.iter().map(|h| node_addr(h, port)).collect();
     let hosts = nodes.join(", ");
-    let profile = ExecutionProfile::builder().consistency(Consistency::LocalOne).request_timeout(None).build().into_handle();
+    let profile = ExecutionProfile::builder()
+        .consistency(Consistency::LocalOne)
+        .request_timeout(None)
+        .load_balancing_policy(Watched::wrap(DefaultPolicy::builder().build()))
+        .build()
+        .into_handle();
     let mut builder = SessionBuilder::new()
         .known_nodes(&nodes)
         .connection_timeout(connect_timeout)
@@ -249,6 +265,8 @@ pub fn connect(
         identity = identity.with_client_id(id);
     }
     builder = builder.custom_identity(identity);
+    builder.config.keepalive_interval = heartbeat_interval;
+    builder.config.keepalive_timeout = heartbeat_timeout;
     if let Some(r) = reconnection {
         builder.config.reconnect_policy = r.build();
     }
@@ -272,6 +290,10 @@ pub fn connect(
             let rejected = tls_rejected.and_then(|r| r.lock().take());
             Err(errors::new_session_error(py, &e, &hosts, rejected.as_deref()))
         }
-        Ok(Ok(s)) => Ok(Session { inner: RwLock::new(Some(Arc::new(s))), hosts: Arc::from(hosts.as_str()), seen_state: Mutex::new(None) }),
+        Ok(Ok(s)) => {
+            let s = Arc::new(s);
+            health::register_session(&s, unresponsive_after);
+            Ok(Session { inner: RwLock::new(Some(s)), hosts: Arc::from(hosts.as_str()), seen_state: Mutex::new(None) })
+        }
     }
 }

@@ -10,12 +10,14 @@
 //! - [`page`]: its outcome as Python sees it ([`page::Page`]);
 //! - [`routing`], [`retry`], [`profile`]: the classic load-balancing and retry policies
 //!   and execution profiles, as the scylla crate's, built once per profile;
+//! - [`health`]: nodes that stopped answering go last in every plan until they answer;
 //! - [`timestamps`]: client-side timestamps, stamped on each request as it is built;
 //! - [`completion`]: outcomes handed back in batches to a dispatcher thread or a sink.
 //!
 //! It imports from `codec`, `errors`, `pyrefs` and `runtime` only.
 
 pub mod completion;
+pub mod health;
 pub mod options;
 pub mod page;
 pub mod prepared;

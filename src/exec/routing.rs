@@ -23,6 +23,7 @@ use scylla::policies::load_balancing::{DefaultPolicy, FallbackPlan, LoadBalancin
 use scylla::routing::Shard;
 use uuid::Uuid;
 
+use super::health::Watched;
 use crate::pyrefs;
 
 /// Which hosts a filter keeps.
@@ -189,7 +190,8 @@ impl LoadBalancing {
         }
     }
 
-    /// The crate policy that routes as this classic policy does.
+    /// The crate policy that routes as this classic policy does (with unresponsive nodes
+    /// given last: `super::health`).
     pub fn build(&self) -> Arc<dyn LoadBalancingPolicy> {
         let mut plan = Plan::default();
         plan.gather(&self.spec);
@@ -205,9 +207,9 @@ impl LoadBalancing {
         // `used_hosts_per_remote_dc` of each remote DC.
         let remote_limit = plan.local_dc.clone().filter(|_| plan.remote_hosts > 0).map(|dc| (dc, plan.remote_hosts as usize));
         if plan.filters.is_empty() && remote_limit.is_none() {
-            return inner;
+            return Watched::wrap(inner);
         }
-        Arc::new(Filtered { inner, filters: plan.filters, remote_limit, decisions: RwLock::new(Decisions::default()) })
+        Watched::wrap(Arc::new(Filtered { inner, filters: plan.filters, remote_limit, decisions: RwLock::new(Decisions::default()) }))
     }
 }
 
