@@ -161,8 +161,9 @@ class Timeout(RequestExecutionException):
         self.required_responses = required_responses
         self.received_responses = received_responses
         if "write_type" in kwargs:
+            # The message names the write type ('SIMPLE', ...), as the classic driver's does.
             wt = kwargs["write_type"]
-            kwargs["write_type"] = WriteType.name_to_value.get(wt, wt) if isinstance(wt, str) else wt
+            kwargs["write_type"] = WriteType.value_to_name.get(wt, wt) if isinstance(wt, int) else wt
         info = {
             "consistency": consistency_value_to_name(consistency),
             "required_responses": required_responses,

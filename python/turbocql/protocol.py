@@ -10,7 +10,6 @@ import socket
 
 from turbocql import (  # noqa: F401 - classic names of cassandra.protocol
     AlreadyExists,
-    ConfigurationException,
     DriverException,
     FunctionFailure,
     InvalidRequest,
@@ -29,6 +28,7 @@ from turbocql import (  # noqa: F401 - classic names of cassandra.protocol
     WriteTimeout,
     WriteType,
 )
+from turbocql import ConfigurationException as _ConfigurationException
 from turbocql.cqltypes import (  # noqa: F401 - classic names of cassandra.protocol
     AsciiType,
     BooleanType,
@@ -80,6 +80,13 @@ class ErrorMessage(DriverException):
 
     error_code: int | None = None
     summary = "Unknown"
+    # The classic ErrorMessage's extra information (None for the errors that carry none).
+    info = None
+
+    @property
+    def code(self):
+        """The server's error code, as the classic ``ErrorMessage.code``."""
+        return self.error_code
 
     @property
     def summary_msg(self):
@@ -147,9 +154,17 @@ class InvalidRequestException(ErrorMessage, RequestValidationException):
     error_code = 0x2200
 
 
-class ConfigurationExceptionMessage(ErrorMessage, ConfigurationException):
+class ConfigurationException(ErrorMessage, _ConfigurationException):
+    """A configuration error from the server (code 0x2300). As the classic
+    ``cassandra.protocol.ConfigurationException`` it is raised as the error message itself
+    (``str`` in angle brackets, ``code``, ``message``); it is also a
+    :class:`turbocql.ConfigurationException`."""
+
     summary = "Query invalid because of configuration issue"
     error_code = 0x2300
+
+
+ConfigurationExceptionMessage = ConfigurationException
 
 
 class PreparedQueryNotFound(ErrorMessage, RequestValidationException):
@@ -208,7 +223,7 @@ class CDCWriteException(ErrorMessage, RequestExecutionException):
     error_code = 0x1600
 
 
-class AlreadyExistsException(ErrorMessage, ConfigurationException):
+class AlreadyExistsException(ErrorMessage, _ConfigurationException):
     summary = "Item already exists"
     error_code = 0x2400
 
