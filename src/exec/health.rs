@@ -59,13 +59,18 @@ struct NodeState {
 struct Watch {
     base: Instant,
     nodes: RwLock<HashMap<Uuid, Arc<NodeState>>>,
-    /// Number of suspects now (0: plans pass through untouched).
-    suspects: AtomicU64,
     /// Live sessions and their thresholds (ms; 0: off), for probes and the threshold.
     sessions: Mutex<Vec<(Weak<ScyllaSession>, u64)>>,
     /// The smallest threshold of the live sessions, in ms (0: off).
     threshold_ms: AtomicU64,
+    /// Milliseconds since `base` (+1), advanced by a ticker task every [`TICK`] while a
+    /// session is registered: a request reads this instead of the clock.
+    now_ms: AtomicU64,
+    ticking: AtomicBool,
 }
+
+/// The resolution of the watch's clock.
+const TICK: Duration = Duration::from_millis(50);
 
 static WATCH: ForkLocal<Watch> = ForkLocal::new();
 
@@ -73,9 +78,10 @@ fn watch() -> &'static Watch {
     WATCH.get_or_init(|| Watch {
         base: Instant::now(),
         nodes: RwLock::new(HashMap::new()),
-        suspects: AtomicU64::new(0),
         sessions: Mutex::new(Vec::new()),
         threshold_ms: AtomicU64::new(0),
+        now_ms: AtomicU64::new(1),
+        ticking: AtomicBool::new(false),
     })
 }
 
@@ -93,6 +99,20 @@ pub fn register_session(session: &Arc<ScyllaSession>, threshold: Option<Duration
     sessions.retain(|(s, _)| s.strong_count() > 0);
     sessions.push((Arc::downgrade(session), ms));
     w.threshold_ms.store(smallest(&sessions), Ordering::Relaxed);
+    drop(sessions);
+    if ms > 0 && !w.ticking.swap(true, Ordering::Relaxed) {
+        runtime::get().spawn(async move {
+            let w = watch();
+            loop {
+                w.now_ms.store(w.base.elapsed().as_millis() as u64 + 1, Ordering::Relaxed);
+                tokio::time::sleep(TICK).await;
+                if w.threshold_ms.load(Ordering::Relaxed) == 0 {
+                    w.ticking.store(false, Ordering::Relaxed);
+                    break;
+                }
+            }
+        });
+    }
 }
 
 /// A session shut down: its threshold no longer counts.
@@ -107,55 +127,62 @@ fn smallest(sessions: &[(Weak<ScyllaSession>, u64)]) -> u64 {
     sessions.iter().map(|(_, ms)| *ms).filter(|ms| *ms > 0).min().unwrap_or(0)
 }
 
-/// Whether the node is a suspect now (for tests and `cluster.metadata`).
-pub fn is_suspect(host_id: &Uuid) -> bool {
-    watch().nodes.read().get(host_id).is_some_and(|s| s.suspect.load(Ordering::Relaxed))
-}
-
 impl Watch {
     fn now_ms(&self) -> u64 {
-        // +1: 0 means "none".
-        self.base.elapsed().as_millis() as u64 + 1
+        self.now_ms.load(Ordering::Relaxed)
     }
 
-    fn state(&self, host_id: Uuid) -> Arc<NodeState> {
-        if let Some(s) = self.nodes.read().get(&host_id) {
-            return s.clone();
+    /// A plan is about to hand out the node: true if it is a suspect (then it is handed out
+    /// last, if at all); otherwise a request waits on it from now. One lookup, no clone:
+    /// this runs for every request.
+    fn hand_out(&self, node: NodeRef<'_>, threshold_ms: u64) -> bool {
+        {
+            let nodes = self.nodes.read();
+            if let Some(s) = nodes.get(&node.host_id) {
+                if s.suspect.load(Ordering::Relaxed) {
+                    return true;
+                }
+                let since = s.waiting_since.load(Ordering::Relaxed);
+                if since == 0 {
+                    s.waiting_since.store(self.now_ms(), Ordering::Relaxed);
+                    return false;
+                }
+                if self.now_ms().saturating_sub(since) <= threshold_ms {
+                    return false;
+                }
+                let s = s.clone();
+                drop(nodes);
+                return self.suspect(node, s, since);
+            }
         }
-        self.nodes.write().entry(host_id).or_default().clone()
+        self.nodes.write().entry(node.host_id).or_default().waiting_since.store(self.now_ms(), Ordering::Relaxed);
+        false
     }
 
-    /// A request is about to wait on the node.
+    /// A suspect handed out all the same (last in its plan): a request waits on it.
     fn waited_on(&self, host_id: Uuid) {
-        let s = self.state(host_id);
-        if s.waiting_since.load(Ordering::Relaxed) == 0 {
-            let _ = s.waiting_since.compare_exchange(0, self.now_ms(), Ordering::Relaxed, Ordering::Relaxed);
+        if let Some(s) = self.nodes.read().get(&host_id) {
+            if s.waiting_since.load(Ordering::Relaxed) == 0 {
+                s.waiting_since.store(self.now_ms(), Ordering::Relaxed);
+            }
         }
     }
 
     /// The node answered.
     fn answered(&self, host_id: Uuid) {
-        let Some(s) = self.nodes.read().get(&host_id).cloned() else { return };
-        s.waiting_since.store(0, Ordering::Relaxed);
-        if s.suspect.swap(false, Ordering::Relaxed) {
-            self.suspects.fetch_sub(1, Ordering::Relaxed);
+        let nodes = self.nodes.read();
+        let Some(s) = nodes.get(&host_id) else { return };
+        if s.waiting_since.load(Ordering::Relaxed) != 0 {
+            s.waiting_since.store(0, Ordering::Relaxed);
+        }
+        if s.suspect.load(Ordering::Relaxed) && s.suspect.swap(false, Ordering::Relaxed) {
             log("info", format!("node {host_id} answers again: back in its place in query plans"));
         }
     }
 
-    /// Whether plans give the node last; makes it a suspect once it has been waited on for
-    /// longer than the threshold.
-    fn is_suspect(&self, node: NodeRef<'_>, threshold_ms: u64) -> bool {
-        let Some(s) = self.nodes.read().get(&node.host_id).cloned() else { return false };
-        if s.suspect.load(Ordering::Relaxed) {
-            return true;
-        }
-        let since = s.waiting_since.load(Ordering::Relaxed);
-        if since == 0 || self.now_ms().saturating_sub(since) <= threshold_ms {
-            return false;
-        }
+    /// The node has been waited on since `since` with no answer: a suspect from now.
+    fn suspect(&self, node: NodeRef<'_>, s: Arc<NodeState>, since: u64) -> bool {
         if !s.suspect.swap(true, Ordering::Relaxed) {
-            self.suspects.fetch_add(1, Ordering::Relaxed);
             log(
                 "warning",
                 format!(
@@ -239,11 +266,10 @@ impl<'a> Iterator for SuspectsLast<'a> {
 
     fn next(&mut self) -> Option<Self::Item> {
         for target in self.inner.by_ref() {
-            if self.threshold_ms > 0 && self.watch.is_suspect(target.0, self.threshold_ms) {
+            if self.watch.hand_out(target.0, self.threshold_ms) {
                 self.later.push(target);
                 continue;
             }
-            self.watch.waited_on(target.0.host_id);
             return Some(target);
         }
         if self.later.is_empty() {
@@ -263,11 +289,10 @@ impl LoadBalancingPolicy for Watched {
         if threshold_ms == 0 {
             return Some(picked);
         }
-        if w.is_suspect(picked.0, threshold_ms) {
+        if w.hand_out(picked.0, threshold_ms) {
             // The crate asks `fallback` for the whole plan, which gives this node last.
             return None;
         }
-        w.waited_on(picked.0.host_id);
         Some(picked)
     }
 

@@ -219,3 +219,84 @@ def test_a_frozen_node_goes_last_in_plans_and_most_requests_succeed(multidc_clus
     assert set(failed) <= {"OperationTimedOut"}, failed
     # Timeouts fire at the configured time: no earlier, and at most 0.5 s late.
     assert late and late[0] >= -0.01 and late[-1] < 0.5, late[:3] + late[-3:]
+
+
+class _DownListener:
+    """Notes when a host is called down (the same methods for both drivers' listeners)."""
+
+    def __init__(self, address):
+        self.address = address
+        self.down = threading.Event()
+
+    def on_down(self, host):
+        if host.address == self.address:
+            self.down.set()
+
+    def on_up(self, host):
+        pass
+
+    def on_add(self, host):
+        pass
+
+    def on_remove(self, host):
+        pass
+
+
+def test_idle_heartbeat_settings_are_honoured(multidc_cluster):
+    """``idle_heartbeat_interval`` / ``idle_heartbeat_timeout`` (classic arguments, 30 s each
+    by default): an idle connection to a frozen node is found dead by its heartbeat and the
+    node called down within interval + timeout + the reconnection's connect timeout; with the
+    heartbeat off (interval 0) turbocql does not notice it. The classic driver's time to call
+    it down with the same settings is recorded beside ours."""
+    from cassandra.policies import HostStateListener as CListener
+
+    from turbocql.policies import HostStateListener
+
+    class Ours(_DownListener, HostStateListener):
+        pass
+
+    class Theirs(_DownListener, CListener):
+        pass
+
+    def cluster_of(heartbeat, classic):
+        kwargs = dict(
+            idle_heartbeat_interval=heartbeat, idle_heartbeat_timeout=1, connect_timeout=2, protocol_version=4
+        )
+        if classic:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                return ClassicCluster(["127.0.0.11"], **kwargs), Theirs(FROZEN_ADDRESS)
+        return Cluster(["127.0.0.11"], unresponsive_node_threshold=None, **kwargs), Ours(FROZEN_ADDRESS)
+
+    made = [cluster_of(1, False), cluster_of(1, True), cluster_of(0, False)]
+    try:
+        for c, listener in made:
+            c.register_listener(listener)
+            c.connect()
+        node = multidc_cluster.node(FROZEN_NODE)
+        pid = node.pid or multidc_cluster.refresh().node(FROZEN_NODE).pid
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            _wait_all_threads_stopped(pid)
+            t0 = time.monotonic()
+            # 1 s interval + 1 s timeout, then a reconnection whose handshake the frozen
+            # process never answers (2 s connect timeout); margin for a loaded machine.
+            assert made[0][1].down.wait(12), "turbocql never called the frozen node down"
+            ours_s = time.monotonic() - t0
+            # The classic driver, for the record: it heartbeats idle connections only, and
+            # how soon it calls the node down is measured, not asserted.
+            theirs_s = time.monotonic() - t0 if made[1][1].down.wait(max(0.0, 20 - ours_s)) else None
+            assert not made[2][1].down.is_set(), "called down with the heartbeat off"
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        _reliability.record(
+            "2",
+            "idle connection to a frozen node, idle_heartbeat_interval=1, idle_heartbeat_timeout=1",
+            injected="SIGSTOP of node2 with no load",
+            detect_s=round(ours_s, 2),
+            classic={"detect_s": round(theirs_s, 2) if theirs_s is not None else "not within 20 s"},
+        )
+    finally:
+        for c, _ in made:
+            c.shutdown()
+        assert multidc_cluster.wait_for_state(FROZEN_NODE, "UP", timeout=120)
