@@ -182,3 +182,47 @@ def mtls_node(cassandra):
     yield node
     if started:
         localdb.stop(port=MTLS_PORT)
+
+
+# --------------------------------------------------------------------------
+# The fault proxy: toxiproxy (turbocql.localdb.toxiproxy), built with Go on first use
+
+TOXIPROXY_PORT = 8475  # its API, on 127.0.0.1 (not toxiproxy's default 8474)
+PROXY_PORT = 19042  # a node's proxy listens on the node's own address at this port
+
+
+@pytest.fixture(scope="session")
+def toxiproxy():
+    """A client (`toxiproxy.Toxiproxy`) of the toxiproxy server on 127.0.0.1:8475: one found
+    answering there, else one built (the first time: `go install`, 25-40 s here) and started
+    here, and stopped at the end of the session."""
+    from turbocql.localdb import toxiproxy as tp
+
+    api = tp.find_server(port=TOXIPROXY_PORT)
+    server = None
+    if api is None:
+        server = tp.start_server(port=TOXIPROXY_PORT)
+        api = server.client()
+    try:
+        yield api
+    finally:
+        if server is not None:
+            server.stop()
+
+
+@pytest.fixture(scope="session")
+def _node_proxy(toxiproxy, cassandra):
+    proxy = toxiproxy.create_proxy(
+        "turbocql_node1", listen="%s:%d" % (HOST, PROXY_PORT), upstream="%s:%d" % (HOST, PORT), replace=True
+    )
+    yield proxy
+    proxy.delete()
+
+
+@pytest.fixture
+def proxied_node(_node_proxy):
+    """The proxy 127.0.0.1:19042 -> the single node (`cassandra`), without toxics and enabled
+    at the start and at the end of each test (`toxiproxy.Proxy`)."""
+    _node_proxy.reset()
+    yield _node_proxy
+    _node_proxy.reset()
