@@ -40,6 +40,14 @@ added to a proxy apply to its open connections at once. Attributes (integers) by
 ``reset_peer`` (``timeout``: ms, then a TCP RST), ``limit_data`` (``bytes``, then the
 connection is closed), ``slicer`` (``average_size``, ``size_variation``: bytes; ``delay``: us).
 
+A pitfall of toxiproxy 2.5.0: removing a toxic that holds data (``latency``, ``bandwidth``,
+``slicer``) from a connection whose client has already closed it wedges the server (it tries to
+flush each held chunk to the gone client for 5 s, holding the lock every API call needs, so the
+API stops answering for minutes). Remove such toxics (``proxy.reset()``) while the client's
+connections are open, i.e. before ``cluster.shutdown()``; a connection the client drops by
+itself while such a toxic holds its data (say, a driver closing a connection it finds too
+slow) sets the same trap for the toxic's removal.
+
 The scylla crate under turbocql addresses the node it was given by the address it connected
 to, and its peers by their own IP with the contact port: to put a cluster behind proxies,
 run one proxy per node on that node's own address with one common port
