@@ -5,6 +5,7 @@
 in the Rust engine with the GIL released, so one Session serves many threads.
 """
 
+import atexit
 import copy
 import decimal
 import functools
@@ -1006,6 +1007,15 @@ def _start_dispatcher():
             t = threading.Thread(target=_engine.run_dispatcher, name="turbocql-dispatcher", daemon=True)
             t.start()
             _dispatcher_thread = t
+            atexit.register(_stop_dispatcher, t)
+
+
+def _stop_dispatcher(thread):
+    """At interpreter exit: the dispatcher thread leaves the engine before Python finalizes
+    (src/exec/completion.rs, ``stop_dispatcher``); callbacks of requests still running are
+    not called, as the classic driver's daemon threads do not run them either."""
+    _engine.stop_dispatcher()
+    thread.join(5.0)
 
 
 def _forget_dispatcher():

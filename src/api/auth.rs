@@ -30,6 +30,12 @@ fn auth_error(py: Python<'_>, what: &str, err: PyErr) -> AuthError {
     format!("{what} raised {kind}: {}", err.value(py))
 }
 
+/// Runs `f` with the GIL; fails the handshake once the interpreter is exiting (a thread
+/// that takes the GIL then would be ended by Python in the middle of Rust code).
+fn attach<T>(f: impl for<'py> FnOnce(Python<'py>) -> Result<T, AuthError>) -> Result<T, AuthError> {
+    Python::try_attach(f).unwrap_or_else(|| Err("the Python interpreter is exiting".to_string()))
+}
+
 fn token(value: Bound<'_, PyAny>, what: &str) -> Result<Option<Vec<u8>>, AuthError> {
     if value.is_none() {
         return Ok(None);
@@ -63,7 +69,7 @@ fn success_token<'py>(py: Python<'py>, data: Option<&[u8]>) -> Bound<'py, PyAny>
 #[async_trait]
 impl AuthenticatorProvider for PyAuthProvider {
     async fn start_authentication_session(&self, authenticator_name: &str) -> Result<(Option<Vec<u8>>, Box<dyn AuthenticatorSession>), AuthError> {
-        Python::attach(|py| {
+        attach(|py| {
             let provider = self.provider.bind(py);
             // The classic driver passes the node's address; the crate does not say which node
             // a connection goes to, so the host is None (the README's migration table).
@@ -83,7 +89,7 @@ impl AuthenticatorProvider for PyAuthProvider {
 #[async_trait]
 impl AuthenticatorSession for PyAuthSession {
     async fn evaluate_challenge(&mut self, challenge: Option<&[u8]>) -> Result<Option<Vec<u8>>, AuthError> {
-        Python::attach(|py| {
+        attach(|py| {
             let response = self
                 .authenticator
                 .bind(py)
@@ -94,7 +100,7 @@ impl AuthenticatorSession for PyAuthSession {
     }
 
     async fn success(&mut self, success: Option<&[u8]>) -> Result<(), AuthError> {
-        Python::attach(|py| {
+        attach(|py| {
             self.authenticator
                 .bind(py)
                 .call_method1("on_authentication_success", (success_token(py, success),))

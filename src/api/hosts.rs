@@ -125,7 +125,8 @@ impl HostListener for PyHostListener {
         let (host_id, addr) = (ctx.host_id().to_string(), ctx.addr());
         // Python runs on a blocking-pool thread: never on the crate's cluster worker.
         tokio::task::spawn_blocking(move || {
-            Python::attach(|py| {
+            // Not at interpreter exit: a thread taking the GIL then is ended by Python.
+            Python::try_attach(|py| {
                 if let Err(e) = callback.bind(py).call1((kind, host_id, addr.ip().to_string(), addr.port())) {
                     e.display(py);
                 }

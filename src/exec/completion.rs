@@ -118,18 +118,22 @@ pub fn run_dispatcher(py: Python<'_>) -> PyResult<()> {
             }
             std::mem::replace(&mut *items, Vec::with_capacity(256))
         });
-        if batch.is_empty() && q.stopping.load(Ordering::Acquire) {
-            return Ok(());
-        }
+        let stopping = q.stopping.load(Ordering::Acquire);
         for c in batch {
             if let Err(e) = deliver(py, c) {
                 e.write_unraisable(py, None);
             }
         }
+        if stopping {
+            return Ok(());
+        }
     }
 }
 
-/// Makes [`run_dispatcher`] return once the queue is empty (used at interpreter exit).
+/// Makes [`run_dispatcher`] return after the completions already queued (at interpreter
+/// exit, from an `atexit` handler: a thread still waiting in the engine when Python
+/// finalizes would be ended by Python as it takes the GIL back, in the middle of Rust code,
+/// which aborts the process). Requests still running then end unreported.
 #[pyfunction]
 pub fn stop_dispatcher() {
     let q = queue();

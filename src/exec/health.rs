@@ -232,7 +232,7 @@ impl Watch {
 /// a plan is made wherever a request starts, with or without the GIL).
 fn log(level: &'static str, message: String) {
     runtime::get().spawn_blocking(move || {
-        Python::attach(|py| {
+        Python::try_attach(|py| {
             let logged = py.import("logging").and_then(|m| m.call_method1("getLogger", ("turbocql.cluster",))).and_then(|l| l.call_method1(level, (message,)));
             if let Err(e) = logged {
                 e.display(py);

@@ -190,7 +190,8 @@ impl PythonRetrySession {
 
 impl RetrySession for PythonRetrySession {
     fn decide_should_retry(&mut self, info: RequestInfo) -> RetryDecision {
-        let decision = Python::attach(|py| {
+        // At interpreter exit (no Python any more) the error stands.
+        let decision = Python::try_attach(|py| {
             self.ask(py, &info).unwrap_or_else(|e| {
                 // A policy that raises: the error stands (the request fails with it), and
                 // what the policy raised is logged.
@@ -201,7 +202,7 @@ impl RetrySession for PythonRetrySession {
                 None
             })
         });
-        let decision = decision.unwrap_or(RetryDecision::DontRetry);
+        let decision = decision.flatten().unwrap_or(RetryDecision::DontRetry);
         if matches!(decision, RetryDecision::RetrySameTarget(_) | RetryDecision::RetryNextTarget(_)) {
             self.retry_num += 1;
         }

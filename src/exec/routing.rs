@@ -287,7 +287,7 @@ impl Filtered {
 fn filter_allows(filter: &HostFilter, node: &Node) -> bool {
     match filter {
         HostFilter::Allow(ips) => ips.contains(&node.address.ip()),
-        HostFilter::Predicate(predicate) => Python::attach(|py| {
+        HostFilter::Predicate(predicate) => Python::try_attach(|py| {
             let verdict = pyrefs::get(py).and_then(|refs| {
                 let host = host_object(py, refs, node)?;
                 predicate.bind(py).call1((host,))?.is_truthy()
@@ -297,7 +297,9 @@ fn filter_allows(filter: &HostFilter, node: &Node) -> bool {
                 e.display(py);
                 false
             })
-        }),
+        })
+        // At interpreter exit (no Python any more): the host is not used.
+        .unwrap_or(false),
     }
 }
 
