@@ -273,7 +273,7 @@ def api(monkeypatch):
     _Recorder.calls = []
     _Recorder.answers = {}
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     try:
         yield tp.Toxiproxy("127.0.0.1", server.server_address[1], timeout=5)
