@@ -164,7 +164,7 @@ def _parse_type(name):
 
 def type_option(name):
     """The [option] of a CQL type name: ``text``, ``list<int>``, ``map<text, text>``,
-    ``set<text>``, ``tuple<int, text>``, ``frozen<...>``."""
+    ``set<text>``, ``tuple<int, text>``, ``frozen<...>``, ``vector<float, 3>``."""
     head, args = _parse_type(name)
     if head in _NATIVE_IDS:
         return short(_NATIVE_IDS[head])
@@ -178,7 +178,16 @@ def type_option(name):
         return short(0x0022) + type_option(args[0])
     if head == "tuple":
         return short(0x0031) + short(len(args)) + b"".join(type_option(a) for a in args)
+    if head == "vector" and args[0].lower() in _MARSHAL_CLASSES:
+        # A custom type (option 0x0000) named by its Cassandra class, as a node sends vectors.
+        return short(0x0000) + string(
+            "org.apache.cassandra.db.marshal.VectorType(org.apache.cassandra.db.marshal.%s, %d)"
+            % (_MARSHAL_CLASSES[args[0].lower()], int(args[1]))
+        )
     raise ValueError("type not known to the fake server: %r" % name)
+
+
+_MARSHAL_CLASSES = {"float": "FloatType", "double": "DoubleType", "int": "Int32Type", "bigint": "LongType"}
 
 
 @dataclass
@@ -226,6 +235,8 @@ def encode_value(typ, value):
         )
     if head == "tuple":
         return b"".join(bytes_value(encode_value(t, v)) for t, v in zip(args, value))
+    if head == "vector":  # fixed-size elements only: concatenated, no lengths
+        return b"".join(encode_value(args[0], v) for v in value)
     raise ValueError("type not known to the fake server: %r" % typ)
 
 

@@ -91,6 +91,9 @@ MODES = {
     "error-truncated-unavailable": lambda req: (fake.ERROR, fake.int32(0x1000) + fake.string("x") + b"\x00\x04"),
     "error-unknown-code": lambda req: fake.error(0x7777, "what is this"),
     "result-unknown-kind": lambda req: (fake.RESULT, fake.int32(99)),
+    # The columnar (numpy) decoder sizes its arrays by the declared row count.
+    "numpy-rows-row-count-2G-int": _rows([("v", "int")], [[1]], row_count=2**31 - 1),
+    "numpy-rows-row-count-2G-vector": _rows([("v", "vector<float, 1000>")], [[[0.5] * 1000]], row_count=2**31 - 1),
     "empty-result-body": lambda req: (fake.RESULT, b""),
 }
 
@@ -117,7 +120,7 @@ PREPARE_MODES = {
 }
 
 
-def _connect(driver, server):
+def _connect(driver, server, numpy=False):
     if driver == "turbocql":
         from turbocql.cluster import Cluster
         from turbocql.policies import FallthroughRetryPolicy
@@ -133,6 +136,12 @@ def _connect(driver, server):
     else:
         from cassandra.cluster import EXEC_PROFILE_DEFAULT, ExecutionProfile
     profile = ExecutionProfile(retry_policy=FallthroughRetryPolicy(), request_timeout=TIMEOUT)
+    if numpy:  # the columnar decoder: turbocql's numpy_factory, the classic NumpyProtocolHandler's
+        if driver == "turbocql":
+            from turbocql.query import numpy_factory as factory
+        else:
+            from cassandra.query import tuple_factory as factory
+        profile.row_factory = factory
     cluster = Cluster([server.host], port=server.port, execution_profiles={EXEC_PROFILE_DEFAULT: profile}, **kwargs)
     return cluster, cluster.connect()
 
@@ -171,7 +180,11 @@ def main(argv=None):
 
     out = {"driver": args.driver, "mode": args.mode, "pid": os.getpid()}
     with fake.FakeCqlServer() as server:
-        cluster, session = _connect(args.driver, server)
+        cluster, session = _connect(args.driver, server, numpy=args.mode.startswith("numpy-"))
+        if args.mode.startswith("numpy-") and args.driver == "classic":
+            from cassandra.protocol import NumpyProtocolHandler
+
+            session.client_protocol_handler = NumpyProtocolHandler
         session.execute(QUERY)  # warm: every connection open, the row path used once
         out["rss_before_mb"] = current_rss_mb()
         out["vmsize_before_mb"] = _status_mb("VmSize")
