@@ -142,6 +142,14 @@ fn attempt_error(py: Python<'_>, err: &RequestAttemptError, host: &str) -> PyErr
         RequestAttemptError::BrokenConnectionError(e) => {
             no_host(py, "Unable to complete the operation against any hosts", host, &format!("Connection broken: {e}"))
         }
+        // The classic driver's name for a connection with every stream id in use (ids of
+        // timed-out requests stay taken until the node answers them).
+        RequestAttemptError::UnableToAllocStreamId => make(
+            py,
+            Exc::ConnectionBusy,
+            (format!("Connection to {host} has every stream id in use (requests sent to it wait for answers, or timed out and were never answered)"),),
+            None,
+        ),
         other => make(py, Exc::DriverException, (format!("{other}"),), None),
     }
 }

@@ -55,6 +55,7 @@ exceptions!(
     ConnectionException,
     QueryExhausted,
     UnsupportedOperation,
+    ConnectionBusy,
 );
 
 macro_rules! objects {

@@ -36,6 +36,7 @@ def engine_connect(cluster, keyspace=None, on_host_event=None):
         client_id=str(cluster.client_id) if cluster.client_id is not None else None,
         heartbeat_interval=float(cluster.idle_heartbeat_interval or 0),
         heartbeat_timeout=float(cluster.idle_heartbeat_timeout) if cluster.idle_heartbeat_timeout else None,
+        max_requests_in_flight=int(cluster.max_requests_in_flight),
         unresponsive_node_threshold=(
             float(cluster.unresponsive_node_threshold) if cluster.unresponsive_node_threshold is not None else None
         ),

@@ -239,6 +239,8 @@ def connect(
     heartbeat_timeout: float | None = ...,
     # Seconds a node may leave requests unanswered before plans give it last (None: off).
     unresponsive_node_threshold: float | None = ...,
+    # Requests started without waiting in flight at once (default 32768).
+    max_requests_in_flight: int = ...,
 ) -> Session: ...
 
 # The Murmur3 token of a routing key (a serialized partition key).
@@ -337,6 +339,8 @@ class RequestBuilder:
         max_unconsumed: int | None = None,
         timeout: _Timeout = ...,
         execution_profile: _ExecutionProfileArg = None,
+        # A write pipeline's: called with each failure from execute() (and confirm()).
+        error_handler: Callable[[BaseException], object] | None = None,
     ) -> PipelineCore: ...
 
 @final
@@ -502,6 +506,9 @@ class AioRequest(Generic[_T_co]):
 class PipelineCore:
     def execute(self, statement: _Query, parameters: _Values = None) -> None: ...
     def confirm(self) -> list[BaseException]: ...
+    # Failures after the first not kept by a write pipeline without an error handler.
+    @property
+    def failures_dropped(self) -> int: ...
     # wrap(page, *args); StopIteration once every queued request has been consumed.
     def next_result(self, wrap: Callable[..., _T], args: tuple[Any, ...]) -> _T: ...
     @property

@@ -253,6 +253,7 @@ class Cluster:
         cloud=None,
         column_encryption_policy=None,
         unresponsive_node_threshold=2.0,
+        max_requests_in_flight=32768,
     ):
         # Classic arguments the engine cannot honour raise here (see _cluster_args).
         check_cluster_arguments(
@@ -372,6 +373,11 @@ class Cluster:
         # seconds while requests wait on it goes last in query plans until it answers a
         # probe. None: off.
         self.unresponsive_node_threshold = unresponsive_node_threshold
+        # turbocql's own (src/exec/inflight.rs): requests started without waiting
+        # (execute_async, asyncio) in flight per session; beyond it execute_async waits for
+        # a slot (at most the request's timeout) and asyncio requests wait in the engine,
+        # or raise ConnectionBusy once as many wait.
+        self.max_requests_in_flight = max_requests_in_flight
         self.schema_event_refresh_window = schema_event_refresh_window
         self.topology_event_refresh_window = topology_event_refresh_window
         self.status_event_refresh_window = status_event_refresh_window
@@ -1317,6 +1323,7 @@ def _bootstrap_engine():
     objects.update(
         NoHostAvailable=NoHostAvailable,
         ConnectionException=ConnectionException,
+        ConnectionBusy=ConnectionBusy,
         QueryExhausted=QueryExhausted,
         UNSET_VALUE=UNSET_VALUE,
         UUID=uuid.UUID,

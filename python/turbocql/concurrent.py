@@ -113,7 +113,10 @@ class _Pipeline:
         self.error_handler = error_handler
         self.execution_profile = execution_profile
         builder = session._build_request
-        self._core = builder.pipeline(max_in_flight, max_unsent, max_unconsumed, timeout, execution_profile)
+        # A write pipeline's handler is also called from execute() with the failures so far,
+        # so that failures never pile up (src/api/pipeline.rs).
+        handler = error_handler if max_unconsumed is None else None
+        self._core = builder.pipeline(max_in_flight, max_unsent, max_unconsumed, timeout, execution_profile, handler)
         # Queues one request (values converted now: bad values raise here, before
         # anything is sent); the engine's method itself, with no Python frame.
         self.execute = self._core.execute
@@ -152,6 +155,11 @@ class WritePipeline(_Pipeline):
     ``max_in_flight_requests`` running. ``confirm()`` waits for every write queued so far
     and raises the first failure, or passes each failure to ``error_handler``. As a
     context manager, leaving the block confirms.
+
+    ``error_handler`` is called in the caller's thread, from ``confirm()`` and from each
+    ``execute()`` with the failures that arrived since the last call: failures never pile
+    up, whatever the number of writes. Without it only the first failure is kept (the one
+    ``confirm()`` raises); ``failures_dropped`` counts the others.
     """
 
     def __init__(
@@ -178,6 +186,11 @@ class WritePipeline(_Pipeline):
         """Waits for every queued write; raises the first failure (or hands each to
         ``error_handler``)."""
         self._handle(self._core.confirm())
+
+    @property
+    def failures_dropped(self):
+        """Failures after the first, not kept for lack of an ``error_handler``."""
+        return self._core.failures_dropped
 
 
 class ReadPipeline(_Pipeline):

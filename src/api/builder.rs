@@ -218,7 +218,7 @@ impl RequestBuilder {
         let mut req = request::build(py, &statement, parameters.as_ref(), &opts, snap.encoder.bind(py))?;
         req.route(py, &opts, query)?;
         let engine = self.engine.get();
-        Ok((PyRequest::new(engine.get(py)?, engine.hosts_arc(), req), row_factory))
+        Ok((PyRequest::new(engine.get(py)?, engine.hosts_arc(), engine.in_flight(), req), row_factory))
     }
 
     /// `profile` sending to `host` only (a `Host` or an address), as the classic
@@ -323,7 +323,7 @@ impl RequestBuilder {
 
     /// Starts a pipeline (see `super::pipeline`): a write pipeline when `max_unconsumed`
     /// is None.
-    #[pyo3(signature = (max_in_flight, max_unsent, max_unconsumed=None, timeout=Given(None), execution_profile=None))]
+    #[pyo3(signature = (max_in_flight, max_unsent, max_unconsumed=None, timeout=Given(None), execution_profile=None, error_handler=None))]
     fn pipeline(
         &self,
         py: Python<'_>,
@@ -332,12 +332,13 @@ impl RequestBuilder {
         max_unconsumed: Option<usize>,
         #[pyo3(from_py_with = given)] timeout: Given<'_>,
         execution_profile: Option<Bound<'_, PyAny>>,
+        error_handler: Option<Py<PyAny>>,
     ) -> PyResult<PipelineCore> {
         let snap = self.snapshot(py)?;
         let defaults = self.defaults_for(py, &snap, execution_profile.as_ref())?.map_or_else(|| snap.defaults.clone(), |(d, _)| Arc::new(d));
         let engine = self.engine.get();
         let limits = pipeline::Limits { max_in_flight, max_unsent, max_unconsumed };
-        pipeline::start(engine.get(py)?, engine.hosts_arc(), defaults, snap.encoder.clone_ref(py), timeout.timeout()?, limits)
+        pipeline::start(engine.get(py)?, engine.hosts_arc(), defaults, snap.encoder.clone_ref(py), timeout.timeout()?, limits, error_handler)
     }
 
     fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {

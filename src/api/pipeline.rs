@@ -7,6 +7,11 @@
 //! `max_unconsumed` results ahead of the consumer and hands results back in submission
 //! order. Every request ends in a result or an error: failures are never lost, and no
 //! wait can outlive the requests' own timeouts.
+//!
+//! A write pipeline's failures are kept until they are handed over, so their memory is
+//! bounded too: with an `error_handler`, `execute()` hands it those already there before
+//! queueing more (at most `max_in_flight + max_unsent` wait between two calls); without
+//! one only the first is kept (the one `confirm()` raises) and the others are counted.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -36,6 +41,8 @@ struct Progress {
     finished: u64,
     consumed: u64,
     failures: VecDeque<(u64, ExecutionError)>,
+    /// Failures after the first, not kept (a write pipeline without an error handler).
+    failures_dropped: u64,
     results: BTreeMap<u64, Result<Outcome, ExecutionError>>,
     closed: bool,
 }
@@ -64,11 +71,21 @@ pub struct PipelineCore {
     tx: Mutex<Option<mpsc::Sender<(u64, Request)>>>,
     shared: Arc<Shared>,
     keep_results: bool,
+    /// Called with each failure of a write pipeline, from `execute()` and (through
+    /// `turbocql.concurrent`) `confirm()`.
+    error_handler: Option<Py<PyAny>>,
 }
 
 type InFlight = std::pin::Pin<Box<dyn std::future::Future<Output = (u64, Result<Outcome, ExecutionError>)> + Send>>;
 
-async fn drive(session: Arc<ScyllaSession>, mut rx: mpsc::Receiver<(u64, Request)>, shared: Arc<Shared>, max_in_flight: usize, max_unconsumed: Option<u64>) {
+async fn drive(
+    session: Arc<ScyllaSession>,
+    mut rx: mpsc::Receiver<(u64, Request)>,
+    shared: Arc<Shared>,
+    max_in_flight: usize,
+    max_unconsumed: Option<u64>,
+    keep_failures: bool,
+) {
     let mut in_flight = FuturesUnordered::new();
     let mut open = true;
     loop {
@@ -85,7 +102,8 @@ async fn drive(session: Arc<ScyllaSession>, mut rx: mpsc::Receiver<(u64, Request
                 p.finished += 1;
                 match (res, max_unconsumed.is_some()) {
                     (r, true) => { p.results.insert(idx, r); }
-                    (Err(e), false) => p.failures.push_back((idx, e)),
+                    (Err(e), false) if keep_failures || p.failures.is_empty() => p.failures.push_back((idx, e)),
+                    (Err(_), false) => p.failures_dropped += 1,
                     (Ok(_), false) => {}
                 }
                 drop(p);
@@ -152,6 +170,12 @@ impl PipelineCore {
     /// Queues `statement` with `parameters` (converted now: bad values raise here).
     #[pyo3(signature = (statement, parameters=None))]
     fn execute(&self, py: Python<'_>, statement: &Bound<'_, PyAny>, parameters: Option<Bound<'_, PyAny>>) -> PyResult<()> {
+        if let Some(handler) = &self.error_handler {
+            let failures = std::mem::take(&mut self.shared.progress.lock().failures);
+            for (_, e) in failures {
+                handler.bind(py).call1((errors::execution_error(py, &e, &self.hosts).into_value(py),))?;
+            }
+        }
         let query = statement;
         let statement = classify(py, query)?;
         let mut opts = self.defaults.resolve(&statement.own, self.timeout, false);
@@ -228,7 +252,16 @@ impl PipelineCore {
         self.tx.lock().take();
     }
 
+    /// Failures after the first that a pipeline without an error handler did not keep.
+    #[getter]
+    fn failures_dropped(&self) -> u64 {
+        self.shared.progress.lock().failures_dropped
+    }
+
     fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        if let Some(h) = &self.error_handler {
+            visit.call(h)?;
+        }
         visit.call(&self.encoder)
     }
 }
@@ -248,6 +281,7 @@ pub(crate) fn start(
     encoder: Py<PyAny>,
     timeout: Timeout,
     limits: Limits,
+    error_handler: Option<Py<PyAny>>,
 ) -> PyResult<PipelineCore> {
     let Limits { max_in_flight, max_unsent, max_unconsumed } = limits;
     if max_in_flight == 0 || max_unsent == 0 || max_unconsumed == Some(0) {
@@ -255,6 +289,6 @@ pub(crate) fn start(
     }
     let (tx, rx) = mpsc::channel(max_unsent);
     let shared = Shared::new();
-    runtime::get().spawn(drive(session, rx, shared.clone(), max_in_flight, max_unconsumed.map(|n| n as u64)));
-    Ok(PipelineCore { hosts, defaults, encoder, timeout, tx: Mutex::new(Some(tx)), shared, keep_results: max_unconsumed.is_some() })
+    runtime::get().spawn(drive(session, rx, shared.clone(), max_in_flight, max_unconsumed.map(|n| n as u64), error_handler.is_some()));
+    Ok(PipelineCore { hosts, defaults, encoder, timeout, tx: Mutex::new(Some(tx)), shared, keep_results: max_unconsumed.is_some(), error_handler })
 }

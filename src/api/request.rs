@@ -9,13 +9,16 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use scylla::client::session::Session as ScyllaSession;
+use scylla::errors::ExecutionError;
 
 use super::aio::{AioRequest, LoopQueue};
 use crate::errors;
 use crate::exec::completion::{self, Target};
+use crate::exec::inflight::InFlight;
 use crate::exec::page::Page;
 use crate::exec::request::Request;
 use crate::exec::run::run_shared;
+use crate::pyrefs::Exc;
 use crate::runtime;
 
 /// A statement with its values converted and its options applied (see the module doc).
@@ -23,44 +26,86 @@ use crate::runtime;
 pub struct PyRequest {
     session: Arc<ScyllaSession>,
     hosts: Arc<str>,
+    in_flight: Arc<InFlight>,
     req: Arc<Request>,
 }
 
 impl PyRequest {
-    pub fn new(session: Arc<ScyllaSession>, hosts: Arc<str>, req: Request) -> Self {
-        PyRequest { session, hosts, req: Arc::new(req) }
+    pub fn new(session: Arc<ScyllaSession>, hosts: Arc<str>, in_flight: Arc<InFlight>, req: Request) -> Self {
+        PyRequest { session, hosts, in_flight, req: Arc::new(req) }
     }
 
-    /// Starts it; its page goes to `target` (see [`target_of`]).
+    /// Starts it; its page goes to `target` (see [`target_of`]). It takes a slot among the
+    /// session's requests in flight (`exec::inflight`): with none free, a dispatcher target
+    /// waits for one here (GIL released) for at most the request's timeout, an asyncio one
+    /// in the runtime, or is refused (`ConnectionBusy`) when as many already wait.
     pub fn start(&self, py: Python<'_>, target: Py<PyAny>, state: Option<&[u8]>) -> PyResult<()> {
         let (session, req, hosts) = (self.session.clone(), self.req.clone(), self.hosts.clone());
         let state = state.map(<[u8]>::to_vec);
         let aio = target.bind(py).cast::<AioRequest>().ok().cloned();
-        let target = target_of(py, target);
-        // The request's future (several KB) is made and freed by the runtime's thread, not
-        // the caller's: what is handed over is a few pointers.
-        let task = async move { completion::complete(target, run_shared(session, req, state.as_deref()).await, hosts) };
-        match aio {
-            // Requests of an asyncio loop are handed to the runtime once per loop
-            // iteration, and can be cancelled through their AioRequest (which aborts the task).
-            Some(req) => {
-                let (abort, registration) = futures::future::AbortHandle::new_pair();
-                let task = async move {
-                    let _ = futures::future::Abortable::new(task, registration).await;
-                };
-                let (queue, event_loop) = {
-                    let mut r = req.borrow_mut();
-                    r.set_abort(abort);
-                    (r.queue(py).clone(), r.event_loop(py).clone())
-                };
-                LoopQueue::defer(&queue, &event_loop, Box::pin(task))
-            }
-            None => {
-                runtime::get().spawn(task);
-                Ok(())
+        let mut slot = self.in_flight.try_take();
+        let mut waits_in_runtime = None;
+        if slot.is_none() {
+            let limit = self.in_flight.clone();
+            if aio.is_some() {
+                if limit.waiting() >= limit.max() {
+                    return Err(errors::make(py, Exc::ConnectionBusy, (busy_message(&limit),), None));
+                }
+                waits_in_runtime = Some(limit);
+            } else {
+                let within = req.timeout;
+                slot = py.detach(|| runtime::block_on(limit.take(within)));
+                if slot.is_none() {
+                    let exc = errors::make(py, Exc::OperationTimedOut, (format!("{} for the request's whole timeout", busy_message(&limit)),), None);
+                    target.bind(py).call1((py.None(), exc))?;
+                    return Ok(());
+                }
             }
         }
+        let target = target_of(py, target);
+        match waits_in_runtime {
+            // The run's future is boxed once a slot is there: a request waiting for one
+            // holds a future of a few hundred bytes, not the run's several KB.
+            Some(limit) => launch(py, aio, async move {
+                let Some(slot) = limit.take(req.timeout).await else {
+                    let waited = req.timeout.unwrap_or_default();
+                    return completion::complete(target, Err(ExecutionError::RequestTimeout(waited)), hosts, None);
+                };
+                let run = Box::pin(run_shared(session, req, state.as_deref()));
+                completion::complete(target, run.await, hosts, Some(slot))
+            }),
+            // The request's future (several KB) is made and freed by the runtime's thread,
+            // not the caller's: what is handed over is a few pointers.
+            None => launch(py, aio, async move { completion::complete(target, run_shared(session, req, state.as_deref()).await, hosts, slot) }),
+        }
     }
+}
+
+/// Hands `task` to the runtime: an asyncio request's once per loop iteration, abortable
+/// through its AioRequest (cancelling the awaiting task aborts it); any other at once.
+fn launch<F: std::future::Future<Output = ()> + Send + 'static>(py: Python<'_>, aio: Option<Bound<'_, AioRequest>>, task: F) -> PyResult<()> {
+    match aio {
+        Some(req) => {
+            let (abort, registration) = futures::future::AbortHandle::new_pair();
+            let task = async move {
+                let _ = futures::future::Abortable::new(task, registration).await;
+            };
+            let (queue, event_loop) = {
+                let mut r = req.borrow_mut();
+                r.set_abort(abort);
+                (r.queue(py).clone(), r.event_loop(py).clone())
+            };
+            LoopQueue::defer(&queue, &event_loop, Box::pin(task))
+        }
+        None => {
+            runtime::get().spawn(task);
+            Ok(())
+        }
+    }
+}
+
+fn busy_message(limit: &InFlight) -> String {
+    format!("the session already has max_requests_in_flight ({}) requests in flight (the cluster answers more slowly than requests are sent)", limit.max())
 }
 
 /// Where a request started with `target` completes: an `AioRequest` is settled by its

@@ -28,6 +28,7 @@ use super::hosts::{PyHostListener, Reconnection};
 use super::tls::{tls_context, TlsRequest};
 use crate::errors;
 use crate::exec::health::{self, Watched};
+use crate::exec::inflight::{self, InFlight};
 use crate::exec::options::duration;
 use crate::exec::prepared::Prepared;
 use crate::exec::routing::host_object;
@@ -43,12 +44,18 @@ pub struct Session {
     hosts: Arc<str>,
     /// The cluster state `cluster_state_changed` saw last.
     seen_state: Mutex<Option<Arc<ClusterState>>>,
+    /// The cap on requests started without waiting (`max_requests_in_flight`).
+    in_flight: Arc<InFlight>,
 }
 
 impl Session {
     /// The contact points as `host:port` text (named in errors).
     pub(crate) fn hosts_arc(&self) -> Arc<str> {
         self.hosts.clone()
+    }
+
+    pub(crate) fn in_flight(&self) -> Arc<InFlight> {
+        self.in_flight.clone()
     }
 
     /// The scylla session; `DriverException` once shut down.
@@ -185,7 +192,7 @@ pub fn murmur3(key: &[u8]) -> i64 {
 /// Raises `NoHostAvailable` if no contact point answers within `connect_timeout`,
 /// `InvalidRequest` for an unknown `keyspace`.
 #[pyfunction]
-#[pyo3(signature = (contact_points, port=9042, username=None, password=None, keyspace=None, compression=None, connect_timeout=5.0, tcp_nodelay=true, reconnection=None, on_host_event=None, *, auth_provider=None, ssl_context=None, server_hostname=None, application_name=None, application_version=None, client_id=None, heartbeat_interval=Some(30.0), heartbeat_timeout=Some(30.0), unresponsive_node_threshold=Some(2.0)))]
+#[pyo3(signature = (contact_points, port=9042, username=None, password=None, keyspace=None, compression=None, connect_timeout=5.0, tcp_nodelay=true, reconnection=None, on_host_event=None, *, auth_provider=None, ssl_context=None, server_hostname=None, application_name=None, application_version=None, client_id=None, heartbeat_interval=Some(30.0), heartbeat_timeout=Some(30.0), unresponsive_node_threshold=Some(2.0), max_requests_in_flight=inflight::DEFAULT_MAX))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect(
     py: Python<'_>,
@@ -208,7 +215,11 @@ pub fn connect(
     heartbeat_interval: Option<f64>,
     heartbeat_timeout: Option<f64>,
     unresponsive_node_threshold: Option<f64>,
+    max_requests_in_flight: usize,
 ) -> PyResult<Session> {
+    if max_requests_in_flight == 0 {
+        return Err(PyValueError::new_err("max_requests_in_flight must be at least 1"));
+    }
     if contact_points.is_empty() {
         return Err(PyValueError::new_err("contact_points must name at least one host"));
     }
@@ -293,7 +304,12 @@ pub fn connect(
         Ok(Ok(s)) => {
             let s = Arc::new(s);
             health::register_session(&s, unresponsive_after);
-            Ok(Session { inner: RwLock::new(Some(s)), hosts: Arc::from(hosts.as_str()), seen_state: Mutex::new(None) })
+            Ok(Session {
+                inner: RwLock::new(Some(s)),
+                hosts: Arc::from(hosts.as_str()),
+                seen_state: Mutex::new(None),
+                in_flight: InFlight::new(max_requests_in_flight),
+            })
         }
     }
 }

@@ -14,6 +14,7 @@ use parking_lot::{Condvar, Mutex};
 use pyo3::prelude::*;
 use scylla::errors::ExecutionError;
 
+use super::inflight::Slot;
 use super::page::Page;
 use super::run::Outcome;
 use crate::runtime::ForkLocal;
@@ -31,11 +32,12 @@ pub enum Target {
     Sink(Arc<dyn CompletionSink>, Py<PyAny>),
 }
 
-/// Hands a finished request to its target (any thread, no GIL).
-pub fn complete(target: Target, outcome: Result<Outcome, ExecutionError>, hosts: Arc<str>) {
+/// Hands a finished request to its target (any thread, no GIL). Its `slot` among the
+/// session's requests in flight is given back once the target has it.
+pub fn complete(target: Target, outcome: Result<Outcome, ExecutionError>, hosts: Arc<str>, slot: Option<Slot>) {
     match target {
-        Target::Dispatcher(t) => push(Completion { target: t, outcome, hosts }),
-        Target::Sink(sink, t) => sink.push(Completion { target: t, outcome, hosts }),
+        Target::Dispatcher(t) => push(Completion { target: t, outcome, hosts, slot }),
+        Target::Sink(sink, t) => sink.push(Completion { target: t, outcome, hosts, slot }),
     }
 }
 
@@ -44,6 +46,9 @@ pub struct Completion {
     pub target: Py<PyAny>,
     pub outcome: Result<Outcome, ExecutionError>,
     pub hosts: Arc<str>,
+    /// Held until the completion is consumed: a completion waiting in a queue still counts
+    /// as in flight (`super::inflight`).
+    pub slot: Option<Slot>,
 }
 
 struct Queue {

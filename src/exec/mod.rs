@@ -11,6 +11,7 @@
 //! - [`routing`], [`retry`], [`profile`]: the classic load-balancing and retry policies
 //!   and execution profiles, as the scylla crate's, built once per profile;
 //! - [`health`]: nodes that stopped answering go last in every plan until they answer;
+//! - [`inflight`]: a session's cap on requests in flight (back-pressure);
 //! - [`timestamps`]: client-side timestamps, stamped on each request as it is built;
 //! - [`completion`]: outcomes handed back in batches to a dispatcher thread or a sink.
 //!
@@ -18,6 +19,7 @@
 
 pub mod completion;
 pub mod health;
+pub mod inflight;
 pub mod options;
 pub mod page;
 pub mod prepared;
