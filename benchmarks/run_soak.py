@@ -22,12 +22,13 @@ batch of ``--batch`` writes of new keys (their acknowledged keys are checked at 
 asyncio reader (``turbocql.aio.Session`` on a fresh event loop: ``--aio-reads`` reads of
 acknowledged keys, 50 at a time).
 
-The faults, every ``--fault-every`` minutes (default 4; the first at that minute), cycling through:
-``kill``: kill -9 of node2, ``--down-s`` s (10) down, restart; ``freeze``: SIGSTOP of node2 for
-``--freeze-s`` s (20), then SIGCONT; ``stop``: clean stop (SIGTERM) of node3, ``--down-s`` s down,
-restart. A fault starts only once the one before is over; the load runs until ``--minutes`` have
-passed and no fault is under way. Whatever happens (an exception, Ctrl-C, SIGTERM), the nodes are
-restored before the script exits, and it exits only once all three answer CQL.
+The faults, every ``--fault-every`` minutes (default 4; the first at that minute), cycling through
+(``--faults``, default ``kill,freeze,stop``): ``kill``: kill -9 of node2, ``--down-s`` s (10) down,
+restart; ``freeze``: SIGSTOP of node2 for ``--freeze-s`` s (20), then SIGCONT; ``stop``: clean stop
+(SIGTERM) of node3, ``--down-s`` s down, restart. A fault starts only once the one before is
+over; the load runs until ``--minutes`` have passed and no fault is under way. Whatever happens
+(an exception, Ctrl-C, SIGTERM), the nodes are restored before the script exits, and it exits
+only once all three answer CQL.
 
 The script's own bookkeeping stays bounded apart from one byte per acknowledged-write flag (about
 0.35 MB over 30 minutes at 200 requests/s), so RSS growth is the driver's.
@@ -39,7 +40,7 @@ Run (the cluster must be running, every node UP; the other engineer's full run t
     .venv/bin/python benchmarks/run_soak.py --minutes 3 --fault-every 1   # a smoke test
 
 Writes benchmarks/results/soak-<date>.json, .md and .png (RSS in MiB and ops/s over time, fault
-windows shaded; ``--out PATH``: the JSON's path, the others beside it) and, when
+windows shaded, each node's return dashed; ``--out PATH``: the JSON's path, the others beside it) and, when
 ``$TURBOCQL_RELIABILITY_OUT`` names a file, one record in the reliability report's format (row "14").
 Exit status 1 if a write was lost, a request never resolved or a read missed an acknowledged row.
 """
@@ -392,14 +393,15 @@ class Faults:
             soak.stop.wait(args.down_s)
             self.restore()
         entry["restored_s"] = round(soak.now(), 2)
-        seen_down = self.events.first(address, "down", entry["at_s"])
-        seen_up = self.events.first(address, "up", entry["at_s"])
-        entry["driver_saw_down_after_s"] = None if seen_down is None else round(seen_down - entry["at_s"], 2)
-        entry["driver_saw_up_after_restore_s"] = None if seen_up is None else round(seen_up - entry["restored_s"], 2)
         print(f"[{soak.now():7.1f} s] fault {window}: restored", file=sys.stderr, flush=True)
         soak.stop.wait(args.grace)
         entry["window_end_s"] = round(soak.now(), 2)
         soak.window = NO_FAULT
+        # The driver's view (a frozen node is put last in query plans, not called down).
+        seen_down = self.events.first(address, "down", entry["at_s"])
+        seen_up = self.events.first(address, "up", entry["at_s"])
+        entry["driver_saw_down_after_s"] = None if seen_down is None else round(seen_down - entry["at_s"], 2)
+        entry["driver_saw_up_after_restore_s"] = None if seen_up is None else round(seen_up - entry["restored_s"], 2)
 
     def restore(self) -> None:
         """SIGCONT the frozen node, start the stopped one; wait until it answers CQL."""
@@ -527,6 +529,8 @@ def plot(path: Path, samples: list[dict], faults: list[dict], title: str) -> Non
         start, end = f["at_s"] / 60, f.get("window_end_s", samples[-1]["t_s"] if samples else f["at_s"]) / 60
         for ax in (ax1, ax2):
             ax.axvspan(start, end, color=colors[f["kind"]], alpha=0.15, lw=0)
+            if f.get("restored_s") is not None:
+                ax.axvline(f["restored_s"] / 60, color=colors[f["kind"]], lw=0.8, ls="--")
         ax1.text(start, 1.0, f" {f['kind']} {f['node']}", transform=ax1.get_xaxis_transform(), fontsize=8, va="top")
     ax1.set_ylim(bottom=0)
     ax2.set_ylim(bottom=0)
@@ -621,10 +625,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--down-s", type=float, default=10.0, help="kill / stop: seconds down before restarting")
     ap.add_argument("--freeze-s", type=float, default=20.0, help="freeze: seconds between SIGSTOP and SIGCONT")
     ap.add_argument("--grace", type=float, default=10.0, help="seconds after a restore still in its window")
+    ap.add_argument(
+        "--faults", default=",".join(FAULTS), help="the faults' cycle, comma-separated (default kill,freeze,stop)"
+    )
     ap.add_argument("--keyspace", default="turbocql_soak")
     ap.add_argument("--keep-keyspace", action="store_true", help="do not drop the keyspace at the end")
     ap.add_argument("--out", default=None, metavar="PATH", help="the JSON (default results/soak-<date>.json)")
     args = ap.parse_args(argv)
+    cycle = [f for f in args.faults.split(",") if f]
+    if not cycle or any(f not in FAULTS for f in cycle):
+        ap.error(f"--faults: a comma-separated list of {', '.join(FAULTS)}")
     if args.minutes <= 0 or args.fault_every <= 0 or args.rate <= 0:
         ap.error("--minutes, --fault-every and --rate are positive")
 
@@ -641,7 +651,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     def on_term(_sig, _frame):
-        raise KeyboardInterrupt
+        raise KeyboardInterrupt("SIGTERM")
 
     signal.signal(signal.SIGTERM, on_term)
     setup_keyspace(args.keyspace)
@@ -690,7 +700,7 @@ def main(argv: list[str] | None = None) -> int:
                 time.sleep(max(0.0, end_s - soak.now()))
                 break
             time.sleep(max(0.0, next_fault - soak.now()))
-            faults.inject(FAULTS[(k - 1) % len(FAULTS)])
+            faults.inject(cycle[(k - 1) % len(cycle)])
             k += 1
             if soak.now() >= end_s:
                 break
@@ -760,7 +770,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.rate:g} requests/s through execute_async (QUORUM idempotent writes of new keys and QUORUM reads "
         f"of acknowledged keys, alternately), each minute an execute_concurrent batch of {args.batch} writes "
         f"and an asyncio reader of {args.aio_reads} keys; request timeout {args.request_timeout:g} s, "
-        f"ConstantReconnectionPolicy(1 s); a fault every {args.fault_every:g} min ({', '.join(FAULTS)} in turn); "
+        f"ConstantReconnectionPolicy(1 s); a fault every {args.fault_every:g} min ({', '.join(cycle)} in turn); "
         f"keyspace replicated dc1: 2, dc2: 1 on the local 3-node cluster; {os.cpu_count()} CPUs shared with the "
         f"three nodes; 1-min load average {load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at the end."
         + (f" INTERRUPTED: {interrupted}." if interrupted else "")
