@@ -47,12 +47,16 @@ pub fn db_error(py: Python<'_>, err: &DbError, msg: &str) -> PyErr {
         DbError::SyntaxError => make(py, Exc::SyntaxException, (server_message(0x2000, "Syntax error in CQL query", msg),), None),
         DbError::Invalid => make(py, Exc::InvalidRequest, (server_message(0x2200, "Invalid query", msg),), None),
         DbError::AlreadyExists { keyspace, table } => {
-            let kw = kwargs(py, &[("keyspace", s(keyspace)), ("table", if table.is_empty() { py.None().into_bound(py) } else { s(table) })]);
+            // An empty table (a keyspace that exists) stays '', as the classic driver keeps it.
+            let kw = kwargs(py, &[("keyspace", s(keyspace)), ("table", s(table))]);
             make(py, Exc::AlreadyExists, (), Some(&kw))
         }
-        DbError::FunctionFailure { keyspace, function, arg_types } => {
-            make(py, Exc::FunctionFailure, (server_message(0x1400, "Function failure", msg), keyspace.clone(), function.clone(), arg_types.clone()), None)
-        }
+        DbError::FunctionFailure { keyspace, function, arg_types } => make(
+            py,
+            Exc::FunctionFailure,
+            (server_message(0x1400, "User Defined Function failure", msg), keyspace.clone(), function.clone(), arg_types.clone()),
+            None,
+        ),
         DbError::AuthenticationError => make(py, Exc::AuthenticationFailed, (server_message(0x0100, "Bad credentials", msg),), None),
         DbError::Unauthorized => make(py, Exc::Unauthorized, (server_message(0x2100, "Unauthorized", msg),), None),
         DbError::ConfigError => make(py, Exc::ConfigurationException, (server_message(0x2300, "Query invalid because of configuration issue", msg),), None),
@@ -114,8 +118,20 @@ pub fn db_error(py: Python<'_>, err: &DbError, msg: &str) -> PyErr {
         DbError::IsBootstrapping => make(py, Exc::IsBootstrappingErrorMessage, (server_message(0x1002, "Coordinator node is bootstrapping", msg),), None),
         DbError::TruncateError => make(py, Exc::TruncateError, (server_message(0x1003, "Error during truncate", msg),), None),
         DbError::ProtocolError => make(py, Exc::ProtocolException, (server_message(0x000a, "Protocol error", msg),), None),
-        DbError::Unprepared { .. } => make(py, Exc::PreparedQueryNotFound, (server_message(0x2500, "Query not prepared", msg),), None),
+        DbError::Unprepared { statement_id } => {
+            let err = make(py, Exc::PreparedQueryNotFound, (server_message(0x2500, "Matching prepared statement not found on this node", msg),), None);
+            // The classic ErrorMessage's `info`: the id the node does not know.
+            let _ = err.value(py).setattr("info", pyo3::types::PyBytes::new(py, statement_id));
+            err
+        }
         DbError::ServerError => make(py, Exc::ServerError, (server_message(0x0000, "Server error", msg),), None),
+        DbError::Other(code) => {
+            // A code this driver does not know: the plain ErrorMessage keeping it (`code`), as
+            // the classic driver raises it.
+            let err = make(py, Exc::ErrorMessage, (server_message(*code, "Unknown", msg),), None);
+            let _ = err.value(py).setattr("error_code", *code);
+            err
+        }
         other => make(py, Exc::ServerError, (server_message(0x0000, "Server error", &format!("{other}: {msg}")),), None),
     }
 }

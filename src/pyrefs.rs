@@ -56,6 +56,7 @@ exceptions!(
     QueryExhausted,
     UnsupportedOperation,
     ConnectionBusy,
+    ErrorMessage,
 );
 
 macro_rules! objects {

@@ -1310,6 +1310,7 @@ def _bootstrap_engine():
         )
     }
     for name in (
+        "ErrorMessage",  # an error code the driver does not know
         "ConfigurationException",  # the classic cassandra.protocol class (an ErrorMessage)
         "SyntaxException",
         "OverloadedErrorMessage",

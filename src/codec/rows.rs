@@ -14,7 +14,44 @@ use scylla::response::query_result::QueryRowsResult;
 
 use super::arrays::numpy_array;
 use super::types::type_name;
+use crate::errors;
 use crate::pyrefs;
+use crate::pyrefs::Exc;
+
+/// An address as the classic driver prints it (`socket.inet_ntop`): as Rust does, except
+/// that an IPv4-compatible IPv6 address (six zero groups, then a non-zero seventh) keeps
+/// its dotted tail (`::1.2.3.4`, where Rust writes `::102:304`).
+fn inet_text(ip: &std::net::IpAddr) -> String {
+    if let std::net::IpAddr::V6(v6) = ip {
+        let g = v6.segments();
+        if g[..6].iter().all(|w| *w == 0) && g[6] != 0 {
+            let [a, b, c, d] = v6.octets()[12..] else { unreachable!() };
+            return format!("::{a}.{b}.{c}.{d}");
+        }
+    }
+    ip.to_string()
+}
+
+/// Rows reserved ahead in the columnar mode, whatever count the server claims.
+const RESERVE_ROWS: usize = 1 << 16;
+/// Bytes of numbers reserved ahead per column in the columnar mode.
+const RESERVE_BYTES: usize = 4 << 20;
+
+/// A result whose rows cannot be read (a body shorter than its counts say): the classic
+/// driver's `DriverException`.
+fn read_err(py: Python<'_>, what: &str, e: impl std::fmt::Display) -> PyErr {
+    errors::make(py, Exc::DriverException, (format!("Failed decoding result: cannot read {what}: {e}"),), None)
+}
+
+/// A value of a result column that does not decode, as the classic driver words it
+/// (`DriverException`); other errors (a failing row factory) pass through.
+fn column_err(py: Python<'_>, spec: &ColumnSpec<'_>, e: PyErr) -> PyErr {
+    if !e.is_instance_of::<PyValueError>(py) {
+        return e;
+    }
+    let msg = format!("Failed decoding result column \"{}\" of type {}: {}", spec.name(), type_name(spec.typ()), e.value(py));
+    errors::make(py, Exc::DriverException, (msg,), None)
+}
 
 fn decode_err(typ: &ColumnType<'_>, what: &str) -> PyErr {
     PyValueError::new_err(format!("cannot decode a value of CQL type {}: {what}", type_name(typ)))
@@ -170,7 +207,7 @@ pub fn to_py<'py>(py: Python<'py>, b: &[u8], typ: &ColumnType<'_>) -> PyResult<B
                     16 => std::net::Ipv6Addr::from(<[u8; 16]>::try_from(b).unwrap()).into(),
                     n => return Err(decode_err(typ, &format!("{n} bytes"))),
                 };
-                PyString::new(py, &ip.to_string()).into_any()
+                PyString::new(py, &inet_text(&ip)).into_any()
             }
             _ => return Err(decode_err(typ, "unsupported type")),
         },
@@ -186,14 +223,16 @@ pub fn to_py<'py>(py: Python<'py>, b: &[u8], typ: &ColumnType<'_>) -> PyResult<B
                     list.into_any()
                 }
                 CollectionType::Set(e) => {
-                    let mut items = Vec::with_capacity(n);
+                    // The count is the server's word: reserve no more than the bytes left
+                    // can hold (each element has at least its 4-byte length).
+                    let mut items = Vec::with_capacity(n.min(s.len() / 4));
                     for _ in 0..n {
                         items.push(cell_to_py(py, read_cell(&mut s, e)?, e)?);
                     }
                     pyrefs::get(py)?.SortedSet.bind(py).call1((PyList::new(py, items)?,))?
                 }
                 CollectionType::Map(kt, vt) => {
-                    let mut pairs = Vec::with_capacity(n);
+                    let mut pairs = Vec::with_capacity(n.min(s.len() / 8));
                     for _ in 0..n {
                         let k = cell_to_py(py, read_cell(&mut s, kt)?, kt)?;
                         let v = cell_to_py(py, read_cell(&mut s, vt)?, vt)?;
@@ -285,15 +324,15 @@ pub(crate) fn page_rows_by<'py>(
     rows: &QueryRowsResult,
     mut make: impl FnMut(std::vec::Drain<'_, Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let iter = rows.rows::<ColumnIterator>().map_err(|e| PyValueError::new_err(format!("cannot read rows: {e}")))?;
+    let iter = rows.rows::<ColumnIterator>().map_err(|e| read_err(py, "rows", e))?;
     let out = PyList::empty(py);
     let mut cells: Vec<Bound<'py, PyAny>> = Vec::with_capacity(rows.column_specs().len());
     for row in iter {
-        let row = row.map_err(|e| PyValueError::new_err(format!("cannot read a row: {e}")))?;
+        let row = row.map_err(|e| read_err(py, "a row", e))?;
         cells.clear();
         for col in row {
-            let col = col.map_err(|e| PyValueError::new_err(format!("cannot read a column: {e}")))?;
-            cells.push(column_to_py(py, col.slice.map(|s| s.as_slice()), col.spec.typ())?);
+            let col = col.map_err(|e| read_err(py, "a column", e))?;
+            cells.push(column_to_py(py, col.slice.map(|s| s.as_slice()), col.spec.typ()).map_err(|e| column_err(py, col.spec, e))?);
         }
         out.append(make(cells.drain(..))?)?;
     }
@@ -341,7 +380,8 @@ impl<'py> ColumnBuf<'py> {
                 None => return ColumnBuf::Objects(Vec::with_capacity(rows)),
             },
         };
-        let n = rows * width.unwrap_or(1);
+        // At most RESERVE_BYTES ahead, whatever the row count says (it is the server's word).
+        let n = rows.saturating_mul(width.unwrap_or(1)).min(RESERVE_BYTES / size);
         ColumnBuf::Numbers { dtype, size, width, data: Vec::with_capacity(n * size), mask: Vec::with_capacity(n), nulls: false }
     }
 
@@ -401,13 +441,16 @@ pub fn page_columns<'py>(py: Python<'py>, rows: &QueryRowsResult) -> PyResult<Bo
     let np = pyrefs::numpy(py)?;
     let specs = rows.column_specs();
     let n = rows.rows_num();
-    let mut cols: Vec<ColumnBuf<'py>> = specs.iter().map(|s| ColumnBuf::new(s.typ(), n)).collect();
-    let iter = rows.rows::<ColumnIterator>().map_err(|e| PyValueError::new_err(format!("cannot read rows: {e}")))?;
+    // The row count is the server's word: buffers start at most this large and grow with
+    // the rows actually read (a lying count fails when the rows run out, below).
+    let reserve = n.min(RESERVE_ROWS);
+    let mut cols: Vec<ColumnBuf<'py>> = specs.iter().map(|s| ColumnBuf::new(s.typ(), reserve)).collect();
+    let iter = rows.rows::<ColumnIterator>().map_err(|e| read_err(py, "rows", e))?;
     for row in iter {
-        let row = row.map_err(|e| PyValueError::new_err(format!("cannot read a row: {e}")))?;
+        let row = row.map_err(|e| read_err(py, "a row", e))?;
         for (buf, col) in cols.iter_mut().zip(row) {
-            let col = col.map_err(|e| PyValueError::new_err(format!("cannot read a column: {e}")))?;
-            buf.push(py, col.slice.map(|s| s.as_slice()), col.spec.typ())?;
+            let col = col.map_err(|e| read_err(py, "a column", e))?;
+            buf.push(py, col.slice.map(|s| s.as_slice()), col.spec.typ()).map_err(|e| column_err(py, col.spec, e))?;
         }
     }
     let out = PyDict::new(py);

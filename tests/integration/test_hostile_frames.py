@@ -51,12 +51,6 @@ EXPECT["negative-stream-result"] = {"ok"}
 # refuses it (DriverException "Length must be positive"). Either is acceptable.
 EXPECT["rows-list-element-length-negative"] = {"typed", "ok"}
 
-_VALUE_ERROR = (
-    "a ROWS body that does not decode raises ValueError ('cannot read a row: ...' / 'cannot decode a value "
-    "of CQL type ...'), not a DriverException: src/codec/rows.rs (decode_err, page_rows_by) raise "
-    "PyValueError. The classic driver raises DriverException('Failed decoding result column ...') for a "
-    "value that does not decode (and an untyped EOFError for a row that is cut short)"
-)
 _ABORT = (
     "the process aborts: 'memory allocation of 223338299288 bytes failed' in scylla-cql 2.0.0 "
     "frame/response/result.rs deser_col_specs_generic (Vec::with_capacity(col_count), col_count read from "
@@ -64,32 +58,8 @@ _ABORT = (
     "metadata before the engine sees it"
 )
 KNOWN = {
-    "rows-column-count-larger": _VALUE_ERROR,
-    "rows-row-count-larger": _VALUE_ERROR,
-    "rows-row-count-2G": _VALUE_ERROR,
-    "rows-value-length-larger": _VALUE_ERROR,
-    "rows-value-length-2G": _VALUE_ERROR,
-    "rows-int-of-3-bytes": _VALUE_ERROR,
-    "rows-invalid-utf8-text": _VALUE_ERROR,
-    "rows-list-count-larger": _VALUE_ERROR,
-    "rows-set-count-2G": _VALUE_ERROR,
-    "rows-map-count-2G": _VALUE_ERROR,
-    "rows-nested-list-count-larger": _VALUE_ERROR,
-    "numpy-rows-row-count-2G-int": _VALUE_ERROR,
-    "numpy-rows-row-count-2G-vector": (
-        "the process aborts ('memory allocation of 8589934588000 bytes failed'): with numpy_factory, "
-        "src/codec/rows.rs ColumnBuf::new reserves rows * dimensions * 4 bytes for a vector<float, 1000> "
-        "column with rows = the row count read from the frame (2^31-1): 8 TB. Capping the reservation by "
-        "what the page's bytes can hold would do"
-    ),
     "rows-column-count-2G": _ABORT,
     "prepared-column-count-2G": _ABORT.replace("deser_col_specs_generic", "deser_col_specs_generic (PREPARED)"),
-    "error-unknown-code": (
-        "an ERROR with a code the protocol does not define (0x7777) is raised as ServerError with "
-        "code=0000 and the message 'Other error not specified in the specification. Error code: 30583: ...'; "
-        "the classic driver raises ErrorMessage '<Error from server: code=7777 [Unknown] message=\"...\">' "
-        "(code 0x7777 kept): src/errors.rs db_error, the `other =>` branch (DbError::Other)"
-    ),
 }
 # With the address space capped at what the process uses + 1 GiB (RLIMIT_AS): an allocation
 # of a count read from the frame fails, and a failed allocation aborts a Rust program.
@@ -104,18 +74,6 @@ RLIMIT_KNOWN = {
     "prepared-pk-count-2G": (
         "aborts ('memory allocation of 8589934588 bytes failed'): scylla-cql 2.0.0 frame/response/result.rs "
         "deser_prepared_metadata, Vec::with_capacity(pk_count) with pk_count read from the frame"
-    ),
-    "rows-set-count-2G": (
-        "aborts ('memory allocation of 17179869176 bytes failed'): src/codec/rows.rs to_py, "
-        "Vec::with_capacity(n) for a set with n read from the value (could be capped by the bytes left / 4)"
-    ),
-    "rows-map-count-2G": (
-        "aborts ('memory allocation of 17179869176 bytes failed'): src/codec/rows.rs to_py, "
-        "Vec::with_capacity(n) for a map with n read from the value (could be capped by the bytes left / 8)"
-    ),
-    "numpy-rows-row-count-2G-int": (
-        "aborts ('memory allocation of 8589934588 bytes failed'): with numpy_factory, src/codec/rows.rs "
-        "ColumnBuf::new reserves rows * 4 bytes (and rows mask bytes) with rows read from the frame"
     ),
 }
 # The classic driver is not run on these (its outcome is noted instead).

@@ -274,11 +274,6 @@ def test_edge_bytes_decode_or_raise_value_error(cql_type, data):
     decode_or_value_error(cql_type, data)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an IPv4-compatible IPv6 address (::1.2.3.4) decodes as '::102:304' (Rust's Ipv6Addr Display, "
-    "src/codec/rows.rs to_py, NativeType::Inet) where the classic driver gives socket.inet_ntop's '::1.2.3.4'",
-)
 def test_ipv4_compatible_inet_decodes_as_inet_ntop():
     packed = socket.inet_pton(socket.AF_INET6, "::1.2.3.4")
     assert _engine.decode("inet", packed) == socket.inet_ntop(socket.AF_INET6, packed)
@@ -302,19 +297,11 @@ except ValueError as exc:
 """
 
 
-def _abort_reason(kind):
-    return (
-        "the process aborts ('memory allocation of 17179869176 bytes failed'): src/codec/rows.rs to_py, "
-        "Vec::with_capacity(n) for a %s with n read from the value (a list, PyList::empty, is fine); "
-        "capping the capacity by the bytes left would do" % kind
-    )
-
-
 @pytest.mark.parametrize(
     "cql_type",
     [
-        pytest.param("set<int>", marks=pytest.mark.xfail(strict=True, reason=_abort_reason("set"))),
-        pytest.param("map<int, int>", marks=pytest.mark.xfail(strict=True, reason=_abort_reason("map"))),
+        "set<int>",
+        "map<int, int>",
         "list<int>",
     ],
 )
