@@ -45,7 +45,7 @@ drivers alternate which runs first from one scenario to the next.
 
 Run (the cluster must be running, every node UP; about 4 minutes with the defaults)::
 
-    turbocql localdb cluster start --nodes 3 --dcs 2     # if it is not running
+    turbocql localdb start --nodes 3 --dcs 2 --first-address 127.0.0.11     # if it is not running
     .venv/bin/python benchmarks/run_network.py
     .venv/bin/python benchmarks/run_network.py --scenarios baseline,stalls --rate 200 --duration 5
 
@@ -724,7 +724,7 @@ def main(argv: list[str] | None = None) -> int:
     cluster = localdb.find_cluster(first_address=FIRST_ADDRESS)
     if cluster is None or not cluster.is_up():
         print(f"the 3-node cluster at {FIRST_ADDRESS} is not running with every node UP", file=sys.stderr)
-        print("  (start it with: turbocql localdb cluster start --nodes 3 --dcs 2)", file=sys.stderr)
+        print("  (start it with: turbocql localdb start --nodes 3 --dcs 2 --first-address 127.0.0.11)", file=sys.stderr)
         return 2
     api = toxiproxy.find_server(port=args.api_port)
     server = None

@@ -33,9 +33,9 @@ only once all three answer CQL.
 The script's own bookkeeping stays bounded apart from one byte per acknowledged-write flag (about
 0.35 MB over 30 minutes at 200 requests/s), so RSS growth is the driver's.
 
-Run (the cluster must be running, every node UP; the other engineer's full run takes ~33 min)::
+Run (the cluster must be running, every node UP; the default run takes about 32 minutes)::
 
-    turbocql localdb cluster start --nodes 3 --dcs 2     # if it is not running
+    turbocql localdb start --nodes 3 --dcs 2 --first-address 127.0.0.11     # if it is not running
     .venv/bin/python benchmarks/run_soak.py                            # 30 minutes, a fault every 4
     .venv/bin/python benchmarks/run_soak.py --minutes 3 --fault-every 1   # a smoke test
 
@@ -647,7 +647,7 @@ def main(argv: list[str] | None = None) -> int:
     cluster = localdb.find_cluster(first_address=FIRST_ADDRESS)
     if cluster is None or not cluster.is_up():
         print(f"the 3-node cluster at {FIRST_ADDRESS} is not running with every node UP", file=sys.stderr)
-        print("  (start it with: turbocql localdb cluster start --nodes 3 --dcs 2)", file=sys.stderr)
+        print("  (start it with: turbocql localdb start --nodes 3 --dcs 2 --first-address 127.0.0.11)", file=sys.stderr)
         return 2
 
     def on_term(_sig, _frame):
