@@ -17,7 +17,8 @@ Scenarios (``--scenarios``, default all four, in this order):
 * ``stalls``: intermittent stalls of one connection direction, as TCP's retransmission timeout
   after a lost segment causes them (packet loss itself cannot be injected here: the kernel has no
   ``sch_netem``). One stall at a time, an exponential gap of mean ``--stall-gap-ms`` (750 ms)
-  between them: a random node's proxy and a random direction (requests or responses) hold all
+  between them: the proxy of node1 or node2 (dc1, the coordinators of every LOCAL_QUORUM
+  request: node3, in dc2, is sent none) and a random direction (requests or responses) hold all
   their data for ``--stall-ms`` (uniform 200-300 ms: Linux's minimum RTO of 200 ms plus the
   time to notice), then deliver it at once, in order. It is made with a ``latency`` toxic of
   that length, added for exactly that long (toxiproxy releases what it holds when a toxic is
@@ -85,6 +86,7 @@ DRIVERS = ("turbocql", "classic")
 SCENARIOS = ("baseline", "latency-20ms", "latency-50ms", "stalls")
 LATENCY = {"latency-20ms": (20, 10), "latency-50ms": (50, 40)}  # ms, jitter ms (each direction)
 PROXY_PREFIX = "turbocql_network"
+LOCAL_DC = "dc1"  # the contact point's, hence the clients' local DC
 STREAMS = ("upstream", "downstream")
 STREAM_NAMES = {"upstream": "requests", "downstream": "responses"}
 TABLE = "t"
@@ -476,7 +478,8 @@ def scenario_text(name: str, args) -> str:
     return (
         f"intermittent stalls as a TCP retransmission timeout after a lost segment causes them: one at a "
         f"time, exponential gaps of mean {args.stall_gap_ms:.0f} ms, each holding ALL data of one direction "
-        f"of one random node's proxy for {lo}-{hi} ms (uniform) and then delivering it at once, in order "
+        f"of the proxy of node1 or node2 (dc1, the coordinators) for {lo}-{hi} ms (uniform) and then "
+        f"delivering it at once, in order "
         f"(a latency toxic of that length added for that long); no packet is lost (no sch_netem here)"
     )
 
@@ -489,8 +492,9 @@ def apply_toxics(name: str, proxies) -> None:
                 p.latency(lat, jitter=jit, stream=stream)
 
 
-def run_one(args, driver: str, scenario: str, proxies) -> dict:
-    """One client process through one scenario; its RESULT (or ``{"run_failed": why}``)."""
+def run_one(args, driver: str, scenario: str, proxies, stall_proxies) -> dict:
+    """One client process through one scenario; its RESULT (or ``{"run_failed": why}``).
+    ``stall_proxies``: the proxies the ``stalls`` scenario stalls (the local DC's)."""
     cmd = [
         sys.executable,
         str(Path(__file__).resolve()),
@@ -520,7 +524,7 @@ def run_one(args, driver: str, scenario: str, proxies) -> dict:
         ready = client.expect("READY", 120 + args.warmup)
         apply_toxics(scenario, proxies)
         if scenario == "stalls":
-            stalls = Stalls(proxies, args.stall_gap_ms, args.stall_ms, args.seed)
+            stalls = Stalls(stall_proxies, args.stall_gap_ms, args.stall_ms, args.seed)
             stalls.start()
         client.send("GO")
         result = client.expect("RESULT", args.duration + args.request_timeout + DRAIN_MARGIN_S + 120)
@@ -738,6 +742,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         try:
             proxies = api.proxy_nodes(cluster.contact_points, listen_port=args.proxy_port, prefix=PROXY_PREFIX)
+            local = [p for p, n in zip(proxies, cluster.nodes) if n.datacenter == LOCAL_DC]
         except toxiproxy.ToxiproxyError as e:
             print(f"cannot create the proxies on port {args.proxy_port} ({e}); try --proxy-port", file=sys.stderr)
             return 2
@@ -747,14 +752,18 @@ def main(argv: list[str] | None = None) -> int:
             # the only one to meet cold servers; the client is turbocql, its figures dropped.
             print(f"warming the cluster up ({args.server_warmup:g} s, untimed) ...", file=sys.stderr)
             warm = run_one(
-                argparse.Namespace(**{**vars(args), "duration": args.server_warmup}), "turbocql", "baseline", proxies
+                argparse.Namespace(**{**vars(args), "duration": args.server_warmup}),
+                "turbocql",
+                "baseline",
+                proxies,
+                [],
             )
             if "run_failed" in warm:
                 print(f"  warm-up failed: {warm['run_failed']}", file=sys.stderr)
         for n, scenario in enumerate(scenarios):
             for driver in drivers if n % 2 == 0 else drivers[::-1]:
                 print(f"{scenario:>13} {driver:>8} ...", end=" ", file=sys.stderr, flush=True)
-                r = run_one(args, driver, scenario, proxies)
+                r = run_one(args, driver, scenario, proxies, local)
                 results.append(r)
                 if "run_failed" in r:
                     print(r["run_failed"], file=sys.stderr)
