@@ -42,7 +42,9 @@ distinct keys, reads of rows written before) for ``--duration`` s, waits for eve
 (at most ``--request-timeout`` + 10 s) and reports; the runner removes the toxics while the
 client's connections are still open (toxiproxy 2.5.0 wedges when a data-holding toxic is
 removed from a connection the client already closed), then lets the client shut down. The two
-drivers alternate which runs first from one scenario to the next.
+drivers alternate which runs first from one scenario to the next. ``--repeat N`` runs everything
+N times in rounds (the order flipping each round) and reports, per scenario and driver, the run
+with the median p99, every run's p99 beside it, and the errors of every run.
 
 Run (the cluster must be running, every node UP; about 4 minutes with the defaults)::
 
@@ -588,6 +590,42 @@ def drop_keyspace(keyspace: str) -> None:
         cluster.shutdown()
 
 
+def median_runs(runs: list[dict]) -> list[dict]:
+    """Repeated runs (``--repeat``) collapsed per (scenario, driver), in first-seen order: the
+    run with the median p99 (the lower middle one for an even count), carrying ``runs`` (each
+    run's round, ops/s, latency, CPU, errors) and ``all_runs`` (requests, successes, errors by
+    class and unresolved requests summed over every run); a pair whose runs all failed keeps its
+    first failure. One run per pair: unchanged."""
+    groups: dict = {}
+    for r in runs:
+        groups.setdefault((r["scenario"], r["driver"]), []).append(r)
+    out = []
+    for group in groups.values():
+        ok = sorted((r for r in group if "run_failed" not in r), key=lambda r: r["latency_ms"]["p99"] or 0.0)
+        if not ok:
+            out.append(group[0])
+            continue
+        chosen = dict(ok[(len(ok) - 1) // 2])
+        if len(group) > 1:
+            failed: Counter = Counter()
+            for r in ok:
+                failed.update(r["failed"])
+            chosen["runs"] = [
+                {k: r.get(k) for k in ("round", "ops_per_s", "latency_ms", "cpu_us_per_request", "failed", "hung")}
+                for r in group
+            ]
+            chosen["all_runs"] = {
+                "runs": len(group),
+                "failed_runs": len(group) - len(ok),
+                "requests": sum(r["requests"] for r in ok),
+                "succeeded": sum(r["succeeded"] for r in ok),
+                "failed": dict(failed),
+                "hung": sum(r["hung"] for r in ok),
+            }
+        out.append(chosen)
+    return out
+
+
 def fmt(x, digits: int = 1) -> str:
     return "" if x is None else f"{x:,.{digits}f}"
 
@@ -601,20 +639,24 @@ def markdown(results: list[dict], meta: dict, args) -> str:
         meta["heading"],
         "",
         "| scenario | driver | requests | ops/s | p50 ms | p95 ms | p99 ms | max ms | errors | never resolved "
-        "| client CPU µs/req | late sends max ms | peak RSS MiB |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| client CPU µs/req | late sends max ms | peak RSS MiB | p99 ms of each run |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in results:
         name = r["driver"] + (f" {r['version']}" if r.get("version") else "")
         if "run_failed" in r:
-            lines.append(f"| {r['scenario']} | {name} | failed: {r['run_failed'].replace('|', '/')} |" + " |" * 10)
+            lines.append(f"| {r['scenario']} | {name} | failed: {r['run_failed'].replace('|', '/')} |" + " |" * 11)
             continue
         lat = r["latency_ms"]
-        errors = ", ".join(f"{k} {v}" for k, v in sorted(r["failed"].items())) or "0"
+        every = r.get("all_runs", r)  # errors and unresolved requests: every run's
+        errors = ", ".join(f"{k} {v}" for k, v in sorted(every["failed"].items())) or "0"
+        p99s = (
+            ", ".join(fmt(x["latency_ms"]["p99"], 1) for x in r["runs"] if x.get("latency_ms")) if "runs" in r else ""
+        )
         lines.append(
             f"| {r['scenario']} | {name} | {r['requests']:,} | {fmt(r['ops_per_s'])} | {fmt(lat['p50'], 2)} "
-            f"| {fmt(lat['p95'], 2)} | {fmt(lat['p99'], 2)} | {fmt(lat['max'], 1)} | {errors} | {r['hung']} "
-            f"| {fmt(r['cpu_us_per_request'])} | {fmt(r['issue_lag_max_ms'], 1)} | {fmt(r['peak_rss_mb'])} |"
+            f"| {fmt(lat['p95'], 2)} | {fmt(lat['p99'], 2)} | {fmt(lat['max'], 1)} | {errors} | {every['hung']} "
+            f"| {fmt(r['cpu_us_per_request'])} | {fmt(r['issue_lag_max_ms'], 1)} | {fmt(r['peak_rss_mb'])} | {p99s} |"
         )
     lines += ["", "Scenarios:", ""]
     for name in meta["scenarios"]:
@@ -656,11 +698,12 @@ def reliability_records(results: list[dict], args) -> None:
             figures["notes"] = "the run failed: " + r["run_failed"]
         else:
             lat = r["latency_ms"]
+            every = r.get("all_runs", r)  # the correctness figures of every run
             figures.update(
-                requests=r["requests"],
-                succeeded=r["succeeded"],
-                failed=r["failed"],
-                hung=r["hung"],
+                requests=every["requests"],
+                succeeded=every["succeeded"],
+                failed=every["failed"],
+                hung=every["hung"],
                 peak_rss_mb=r["peak_rss_mb"],
                 ops_per_s=r["ops_per_s"],
                 latency_ms=lat,
@@ -669,6 +712,12 @@ def reliability_records(results: list[dict], args) -> None:
                     f"{r['driver']} {r.get('version', '')}: {args.rate:g} req/s open loop for {args.duration:g} s, "
                     f"LOCAL_QUORUM one-row writes and reads; {r['ops_per_s']} ops/s, p50 {lat['p50']} ms, "
                     f"p99 {lat['p99']} ms, max {lat['max']} ms, {r['cpu_us_per_request']} µs CPU/request"
+                    + (
+                        f" (the run with the median p99 of {len(r['runs'])}; p99 of each: "
+                        f"{[x['latency_ms']['p99'] for x in r['runs'] if x.get('latency_ms')]} ms)"
+                        if "runs" in r
+                        else ""
+                    )
                 ),
             )
         _reliability.record("13", f"slow network, {r['scenario']}: {r['driver']}", **figures)
@@ -703,6 +752,13 @@ def main(argv: list[str] | None = None) -> int:
         "--stall-ms", type=parse_stall_ms, default=(200, 300), help="stalls: MIN:MAX length in ms (default 200:300)"
     )
     ap.add_argument("--seed", type=int, default=13, help="the stalls' random seed")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run every (scenario, driver) N times in interleaved rounds and report the run with the median p99",
+    )
     ap.add_argument("--out", default=None, metavar="PATH", help="the JSON (default results/network-<date>.json)")
     # The client's own mode (run by the runner): one driver through one scenario.
     ap.add_argument("--client", choices=DRIVERS, help=argparse.SUPPRESS)
@@ -760,10 +816,11 @@ def main(argv: list[str] | None = None) -> int:
             )
             if "run_failed" in warm:
                 print(f"  warm-up failed: {warm['run_failed']}", file=sys.stderr)
-        for n, scenario in enumerate(scenarios):
-            for driver in drivers if n % 2 == 0 else drivers[::-1]:
+        for rnd, (n, scenario) in ((i, s) for i in range(max(1, args.repeat)) for s in enumerate(scenarios)):
+            for driver in drivers if (n + rnd) % 2 == 0 else drivers[::-1]:
                 print(f"{scenario:>13} {driver:>8} ...", end=" ", file=sys.stderr, flush=True)
                 r = run_one(args, driver, scenario, proxies, local)
+                r["round"] = rnd
                 results.append(r)
                 if "run_failed" in r:
                     print(r["run_failed"], file=sys.stderr)
@@ -788,6 +845,8 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.suppress(Exception):
             drop_keyspace(args.keyspace)
 
+    all_runs = results
+    results = median_runs(all_runs)
     order = {s: i for i, s in enumerate(scenarios)}
     results.sort(key=lambda r: (order[r["scenario"]], DRIVERS.index(r["driver"])))
     command = "python benchmarks/run_network.py " + " ".join(sys.argv[1:] if argv is None else argv)
@@ -798,7 +857,14 @@ def main(argv: list[str] | None = None) -> int:
         f"through execute_async, request timeout {args.request_timeout:g} s; keyspace replicated dc1: 2, dc2: 1 "
         f"on the local 3-node cluster ({', '.join(cluster.contact_points)}), every client connection through "
         f"toxiproxy {toxiproxy.TOXIPROXY_VERSION} ({', '.join(p.listen + ' -> ' + p.upstream for p in proxies)}); "
-        f"each driver in its own process, the classic driver on protocol v4; {os.cpu_count()} CPUs shared with "
+        f"each driver in its own process, the classic driver on protocol v4; "
+        + (
+            f"every (scenario, driver) run {args.repeat} times in interleaved rounds (which driver runs first "
+            "flips each round), the run with the median p99 shown, errors and unresolved requests of every run; "
+            if args.repeat > 1
+            else ""
+        )
+        + f"{os.cpu_count()} CPUs shared with "
         f"the nodes and the proxy; 1-min load average {load_start:.1f} at the start, "
         f"{os.getloadavg()[0]:.1f} at the end."
     )
@@ -814,6 +880,7 @@ def main(argv: list[str] | None = None) -> int:
         "duration_s": args.duration,
         "warmup_s": args.warmup,
         "server_warmup_s": args.server_warmup,
+        "repeat": args.repeat,
         "request_timeout_s": args.request_timeout,
         "proxy_port": args.proxy_port,
         "toxiproxy": toxiproxy.TOXIPROXY_VERSION,
@@ -821,7 +888,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     path = Path(args.out) if args.out else HERE / "results" / f"network-{dt.datetime.now():%Y-%m-%d-%H%M%S}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"meta": meta, "results": results}, indent=1) + "\n")
+    path.write_text(json.dumps({"meta": meta, "results": results, "runs": all_runs}, indent=1) + "\n")
     md = path.with_suffix(".md")
     md.write_text(markdown(results, meta, args))
     print(f"results: {path}, {md}", file=sys.stderr)
