@@ -13,10 +13,10 @@ hangs. Requests made after ``shutdown()`` raise ``DriverException`` at once.
 The classic driver (3.30.1) is run through the same: its ``shutdown()`` returns at once
 too, but it drops the requests in flight: against a node that answers, each waits for its
 timeout and ends in ``OperationTimedOut`` ('Connection defunct by heartbeat'; measured:
-from 1,918 to all 5,000 of 5,000 in
-three runs, after 30 s); an ``execute_concurrent`` running in another thread
-never returns (its remaining items are never started nor failed); and with a frozen node a
-future without a timeout never resolves (measured: still pending after 100 s).
+from 1,918 to all 5,000 of 5,000 in three runs, after 30 s); an ``execute_concurrent``
+running in another thread never returns (its remaining items are never started nor
+failed); and with a frozen node a future without a timeout never resolves (measured: still
+pending after 100 s).
 
 Uses its own node on 127.0.0.1:9047 (started and stopped here).
 """
