@@ -19,6 +19,7 @@ pub mod errors;
 pub mod exec;
 pub mod pyrefs;
 pub mod runtime;
+pub mod sync;
 
 /// Hands the engine the Python objects it needs (see [`pyrefs`]).
 #[pyfunction]

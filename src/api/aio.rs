@@ -19,7 +19,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 use pyo3::exceptions::{PyRuntimeError, PyStopIteration};
 use pyo3::intern;
 use pyo3::prelude::*;

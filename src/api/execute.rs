@@ -2,7 +2,7 @@
 //! with no Python frame ([`SyncExecute`], [`AioExecute`]), and [`EngineMethod`], which
 //! hands them out as the sessions' `execute` method.
 
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTuple};

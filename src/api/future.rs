@@ -6,7 +6,7 @@
 //! callbacks or errbacks. Callbacks are kept: `start_fetching_next_page` runs them again
 //! with the next page's rows.
 
-use parking_lot::{Condvar, Mutex};
+use crate::sync::{Condvar, Mutex};
 use pyo3::gc::PyVisit;
 use pyo3::intern;
 use pyo3::prelude::*;

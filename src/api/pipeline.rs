@@ -16,9 +16,9 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
+use crate::sync::{Condvar, Mutex};
 use futures::stream::FuturesUnordered;
 use futures::StreamExt;
-use parking_lot::{Condvar, Mutex};
 use pyo3::exceptions::{PyRuntimeError, PyStopIteration};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;

@@ -8,7 +8,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-use parking_lot::{Mutex, RwLock};
+use crate::sync::{Mutex, RwLock};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use scylla::client::execution_profile::ExecutionProfile;

@@ -15,11 +15,11 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::io::Write;
 use std::sync::Arc;
 
+use crate::sync::Mutex;
 use openssl::ssl::{SslContextBuilder, SslContextRef, SslMethod, SslVerifyMode};
 use openssl::x509::store::X509Store;
 use openssl::x509::X509;
 use openssl_sys as ffi;
-use parking_lot::Mutex;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use scylla::client::session::OpenSsl010Config;

@@ -93,7 +93,7 @@ pub fn named_rows<'py>(colnames: &Bound<'py, PyAny>, rows: &Bound<'py, PyAny>) -
 /// few kept by identity of the tuple).
 fn row_class(colnames: &Bound<'_, PyAny>) -> PyResult<Py<pyo3::types::PyType>> {
     type Entry = (Py<PyAny>, Py<pyo3::types::PyType>);
-    static RECENT: parking_lot::Mutex<Vec<Entry>> = parking_lot::Mutex::new(Vec::new());
+    static RECENT: crate::sync::Mutex<Vec<Entry>> = crate::sync::Mutex::new(Vec::new());
     let py = colnames.py();
     let hit = RECENT.lock().iter().find(|(names, _)| names.as_ptr() == colnames.as_ptr()).map(|(_, cls)| cls.clone_ref(py));
     if let Some(cls) = hit {

@@ -466,7 +466,7 @@ pub fn page_columns<'py>(py: Python<'py>, rows: &QueryRowsResult) -> PyResult<Bo
 /// (a few entries, most recent first) instead of being rebuilt for every response.
 pub fn column_meta<'py>(py: Python<'py>, rows: &QueryRowsResult) -> PyResult<(Bound<'py, PyTuple>, Bound<'py, PyTuple>)> {
     type Entry = (Vec<ColumnSpec<'static>>, Py<PyTuple>, Py<PyTuple>);
-    static CACHE: parking_lot::Mutex<Vec<Entry>> = parking_lot::Mutex::new(Vec::new());
+    static CACHE: crate::sync::Mutex<Vec<Entry>> = crate::sync::Mutex::new(Vec::new());
     let specs = rows.column_specs();
     let specs = specs.as_slice();
     let mut cache = CACHE.lock();

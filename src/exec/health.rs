@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use parking_lot::{Mutex, RwLock};
+use crate::sync::{Mutex, RwLock};
 use pyo3::prelude::*;
 use scylla::client::session::Session as ScyllaSession;
 use scylla::cluster::{ClusterState, NodeRef};

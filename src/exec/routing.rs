@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
-use parking_lot::RwLock;
+use crate::sync::RwLock;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use scylla::client::execution_profile::{ExecutionProfile, ExecutionProfileHandle};

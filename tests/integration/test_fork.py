@@ -16,17 +16,6 @@ from tests.integration import _reliability
 from tests.integration.conftest import KEYSPACE
 from turbocql import DriverException, OperationTimedOut
 
-# The engine's fork bug that makes a child crash now and then (see
-# test_new_cluster_in_forked_children_works); a strict xfail would be flaky.
-FORK_SEGFAULT = (
-    "a forked child sometimes dies of SIGSEGV at its first execute_async completion (or hangs): "
-    "the dispatcher thread crashes in codec::rows::column_meta (called by Page::from_outcome in "
-    "exec::completion::run_dispatcher) on a QueryRowsResult whose column specs are a NULL slice; "
-    "the parent's threads parked on parking_lot locks at fork time (the dispatcher on the "
-    "completion queue's Condvar, result() waiters) stay in parking_lot_core's global hash table, "
-    "which is not fork-safe (parking_lot issue #515), and the child's new threads reuse their stacks"
-)
-
 
 def _child(q):
     from turbocql.cluster import Cluster
@@ -42,7 +31,6 @@ def _child(q):
     q.put((key, fut, n))
 
 
-@pytest.mark.xfail(strict=False, reason=FORK_SEGFAULT)
 def test_forked_children_work(session):
     # The parent has a running engine (runtime threads, dispatcher) before forking.
     session.execute_async("SELECT key FROM system.local").result()
@@ -337,17 +325,15 @@ cluster.shutdown()
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.xfail(
-    strict=False,  # the crash depends on the process's addresses: a strict xfail would be flaky
-    reason=FORK_SEGFAULT,
-)
 def test_new_cluster_in_forked_children_works(session, fork_table):
     """After ``os.fork()``, a new Cluster in the child works. Here: %d children forked by
     this process while it has requests in flight, each using every path on a new Cluster
     (execute, execute_async, execute_concurrent, both pipelines, asyncio); then %d children
     forked by a fresh program (``FRESH_PROGRAM``). Measured when this test was written: no
     crash among the first; among the children of a fresh program, 3 to 4 of 10 died of
-    SIGSEGV in about half the runs of 10; in runs of 30, 6 to 8 died, or 8 hung."""
+    SIGSEGV in about half the runs of 10; in runs of 30, 6 to 8 died, or 8 hung: the parent's
+    threads parked on parking_lot locks at fork time (src/sync.rs says why). With the engine's
+    locks on std's primitives, none."""
     import ast
     import subprocess
     import sys
