@@ -10,7 +10,7 @@
 //! [`ForkLocal`] (this runtime and the completion queue); the next use creates fresh ones.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use tokio::runtime::Runtime;
 
 /// A process-wide value created on first use, and forgotten by [`ForkLocal::forget`] in a
@@ -79,10 +79,24 @@ pub fn get() -> &'static Runtime {
     })
 }
 
+/// How many forks this process descends from (0 in the process that first imported the
+/// engine): what the parent made before a fork (a session, a future, a pipeline) is driven by
+/// a runtime the child does not have, and says so instead of waiting for it.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+pub fn generation() -> u64 {
+    GENERATION.load(Ordering::Relaxed)
+}
+
 /// In a forked child: forget the parent's runtime (its threads are gone).
 pub fn after_fork() {
     RUNTIME.forget();
+    GENERATION.fetch_add(1, Ordering::Relaxed);
 }
+
+/// The error for an object of the parent process used in a forked child.
+pub const FORKED: &str =
+    "made by the parent process before fork(): the child does not have the engine that drives it; connect again in the child (a new Cluster)";
 
 /// Runs `fut` to completion on the calling thread, with the runtime's I/O and timers.
 /// Call it only with the GIL released.

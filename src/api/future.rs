@@ -19,6 +19,7 @@ use super::results::page_rows_of;
 use crate::errors;
 use crate::exec::page::Page;
 use crate::pyrefs::{self, Exc};
+use crate::runtime;
 
 /// A callback or errback: `(fn, args, kwargs)`.
 type Callback = (Py<PyAny>, Py<PyTuple>, Option<Py<PyDict>>);
@@ -52,6 +53,8 @@ pub struct ResponseFutureCore {
     _request: Py<PyAny>,
     state: Mutex<State>,
     settled: Condvar,
+    /// `runtime::generation()` when made: in a forked child it is never settled.
+    generation: u64,
 }
 
 impl ResponseFutureCore {
@@ -109,6 +112,7 @@ impl ResponseFutureCore {
             _request: request,
             state: Mutex::new(State { status: Status::Pending, paging_state: None, callbacks: Vec::new(), errbacks: Vec::new() }),
             settled: Condvar::new(),
+            generation: runtime::generation(),
         }
     }
 
@@ -169,6 +173,9 @@ impl ResponseFutureCore {
         let py = slf.py();
         let this = slf.get();
         let pending = matches!(this.state.lock().status, Status::Pending);
+        if pending && this.generation != runtime::generation() {
+            return Err(errors::make(py, Exc::DriverException, (format!("This ResponseFuture was {}", runtime::FORKED),), None));
+        }
         if pending {
             let deadline = match timeout {
                 Some(t) if t.is_finite() && t >= 0.0 => Some(Instant::now() + Duration::from_secs_f64(t)),

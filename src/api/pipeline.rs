@@ -32,6 +32,7 @@ use crate::exec::page::Page;
 use crate::exec::request::{self, Request};
 use crate::exec::run::{run_owned, Outcome};
 use crate::exec::statement::classify;
+use crate::pyrefs::Exc;
 use crate::runtime;
 
 /// Counters and results shared by the Python side and the driver task.
@@ -74,6 +75,8 @@ pub struct PipelineCore {
     /// Called with each failure of a write pipeline, from `execute()` and (through
     /// `turbocql.concurrent`) `confirm()`.
     error_handler: Option<Py<PyAny>>,
+    /// `runtime::generation()` when made: in a forked child its driver task does not run.
+    generation: u64,
 }
 
 type InFlight = std::pin::Pin<Box<dyn std::future::Future<Output = (u64, Result<Outcome, ExecutionError>)> + Send>>;
@@ -134,6 +137,15 @@ async fn drive(
 }
 
 impl PipelineCore {
+    /// `DriverException` in a forked child: the pipeline's driver task ran on the parent's
+    /// runtime, and nothing would ever finish.
+    fn check_process(&self, py: Python<'_>) -> PyResult<()> {
+        if self.generation != runtime::generation() {
+            return Err(errors::make(py, Exc::DriverException, (format!("This pipeline was {}", runtime::FORKED),), None));
+        }
+        Ok(())
+    }
+
     /// `wrap(page, *args)` of a result, or the request's exception.
     fn take_result(&self, py: Python<'_>, wrap: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>, res: Result<Outcome, ExecutionError>) -> PyResult<Py<PyAny>> {
         match res {
@@ -170,6 +182,7 @@ impl PipelineCore {
     /// Queues `statement` with `parameters` (converted now: bad values raise here).
     #[pyo3(signature = (statement, parameters=None))]
     fn execute(&self, py: Python<'_>, statement: &Bound<'_, PyAny>, parameters: Option<Bound<'_, PyAny>>) -> PyResult<()> {
+        self.check_process(py)?;
         if let Some(handler) = &self.error_handler {
             let failures = std::mem::take(&mut self.shared.progress.lock().failures);
             for (_, e) in failures {
@@ -201,6 +214,7 @@ impl PipelineCore {
     /// Waits (GIL released) until every request queued so far has finished, then returns
     /// their failures as a list of exceptions, oldest first.
     fn confirm(&self, py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
+        self.check_process(py)?;
         let failures = py.detach(|| {
             let mut p = self.shared.progress.lock();
             while p.finished < p.submitted && !p.closed {
@@ -219,6 +233,7 @@ impl PipelineCore {
         if !self.keep_results {
             return Err(PyRuntimeError::new_err("results() is for read pipelines"));
         }
+        self.check_process(py)?;
         let ready = self.pop_ready(&mut self.shared.progress.lock());
         let res = match ready {
             Ok(Some(r)) => Ok(r),
@@ -290,5 +305,15 @@ pub(crate) fn start(
     let (tx, rx) = mpsc::channel(max_unsent);
     let shared = Shared::new();
     runtime::get().spawn(drive(session, rx, shared.clone(), max_in_flight, max_unconsumed.map(|n| n as u64), error_handler.is_some()));
-    Ok(PipelineCore { hosts, defaults, encoder, timeout, tx: Mutex::new(Some(tx)), shared, keep_results: max_unconsumed.is_some(), error_handler })
+    Ok(PipelineCore {
+        hosts,
+        defaults,
+        encoder,
+        timeout,
+        tx: Mutex::new(Some(tx)),
+        shared,
+        keep_results: max_unconsumed.is_some(),
+        error_handler,
+        generation: runtime::generation(),
+    })
 }

@@ -46,6 +46,8 @@ pub struct Session {
     seen_state: Mutex<Option<Arc<ClusterState>>>,
     /// The cap on requests started without waiting (`max_requests_in_flight`).
     in_flight: Arc<InFlight>,
+    /// `runtime::generation()` at connect: used in a forked child, the session says so.
+    generation: u64,
 }
 
 impl Session {
@@ -58,8 +60,11 @@ impl Session {
         self.in_flight.clone()
     }
 
-    /// The scylla session; `DriverException` once shut down.
+    /// The scylla session; `DriverException` once shut down, or in a forked child.
     pub(crate) fn get(&self, py: Python<'_>) -> PyResult<Arc<ScyllaSession>> {
+        if self.generation != runtime::generation() {
+            return Err(errors::make(py, Exc::DriverException, (format!("This session was {}", runtime::FORKED),), None));
+        }
         self.inner.read().clone().ok_or_else(|| errors::make(py, Exc::DriverException, ("This session has been shut down",), None))
     }
 
@@ -164,6 +169,12 @@ impl Session {
     fn shutdown(&self, py: Python<'_>) {
         let taken = self.inner.write().take();
         if let Some(s) = taken {
+            if self.generation != runtime::generation() {
+                // A parent's session in a forked child: its tasks and connections belong to
+                // a runtime the child does not have; it is left alone, not torn down.
+                std::mem::forget(s);
+                return;
+            }
             health::unregister_session(&s);
             // Dropping the session closes its connections; do it where tokio can run.
             py.detach(|| runtime::block_on(async move { drop(s) }));
@@ -308,6 +319,7 @@ pub fn connect(
                 inner: RwLock::new(Some(s)),
                 hosts: Arc::from(hosts.as_str()),
                 seen_state: Mutex::new(None),
+                generation: runtime::generation(),
                 in_flight: InFlight::new(max_requests_in_flight),
             })
         }

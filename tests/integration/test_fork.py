@@ -436,15 +436,6 @@ PARENTS_OBJECTS = (
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.xfail(
-    strict=True,
-    reason="a forked child using its parent's session neither works nor fails clearly: the parent's "
-    "connections were driven by the parent's runtime, which the child forgot (src/runtime.rs ForkLocal, "
-    "_engine._after_fork), so a new request waits for a connection nobody drives until its timeout "
-    "(OperationTimedOut, 'Client request timeout') or forever with timeout=None, and a future or pipeline "
-    "of the parent waits forever for a completion that cannot come (ResponseFutureCore / PipelineCore "
-    "condvars); the classic driver hangs in all these cases",
-)
 @pytest.mark.parametrize("use", PARENTS_OBJECTS)
 def test_child_using_the_parents_session_fails_fast_or_works(fork_table, use):
     """As it should be: in the child, what belongs to the parent's session (the session
