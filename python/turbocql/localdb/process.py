@@ -136,9 +136,24 @@ def _wait_for_exec(pid: int, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         args = _cmdline(pid)
-        if not args or args[:2] != ["sh", "-c"]:
+        if args is None or (args and args[:2] != ["sh", "-c"]):
             return
         time.sleep(0.01)
+
+
+def _is_starting_or_ours(pid: int, node: Node) -> bool:
+    """The liveness check while ``pid`` starts: our daemon, or still on its way to it.
+
+    In the middle of its ``execve`` a process shows an empty command line for a moment, and
+    until then the shell's; a CI run once took such a moment for a dead daemon and stopped
+    a starting cluster. Only a gone (or zombie) process, or one running something else,
+    counts as dead."""
+    args = _cmdline(pid)
+    if args is None:
+        return False
+    if not args or args[:2] == ["sh", "-c"]:
+        return True
+    return DAEMON_CLASS in args and node.marker in args
 
 
 def _wait_gone(pid: int, node: Node, timeout: float) -> bool:
@@ -266,10 +281,10 @@ def _launch(node: Node, java: str, classpath: str, timeout: float, say) -> Node:
         f"{node.address}:{node.port} (up to {timeout:.0f} s)..."
     )
     up = wait_for_cql(
-        node.address, node.port, timeout, alive=lambda: _is_our_daemon(pid, node), ssl_context=node.ssl_context()
+        node.address, node.port, timeout, alive=lambda: _is_starting_or_ours(pid, node), ssl_context=node.ssl_context()
     )
     if not up:
-        if not _is_our_daemon(pid, node):
+        if not _is_starting_or_ours(pid, node):
             with contextlib.suppress(OSError):
                 node.pid_file.unlink()
             raise LocalDBError(

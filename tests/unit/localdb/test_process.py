@@ -136,3 +136,19 @@ def test_spawn_returns_once_the_child_runs_its_command(tmp_path):
         assert args is not None and args[0] == sys.executable, args
     finally:
         os.kill(pid, signal.SIGKILL)
+
+
+def test_a_daemon_in_the_middle_of_its_exec_is_not_taken_for_dead(tmp_path, monkeypatch):
+    """While ``execve`` runs, /proc shows an empty command line; a CI run took that moment
+    for a dead daemon and stopped the cluster it was starting."""
+    node = localdb.Node(tmp_path)
+    ours = ["java", process_mod.DAEMON_CLASS, node.marker]
+    for args, alive in (
+        ([], True),
+        (["sh", "-c", "exec java"], True),
+        (ours, True),
+        (None, False),
+        (["sleep", "30"], False),
+    ):
+        monkeypatch.setattr(process_mod, "_cmdline", lambda pid, a=args: a)
+        assert process_mod._is_starting_or_ours(12345, node) is alive, args
