@@ -12,6 +12,7 @@ benchmark rows (13: ``run_network.py``, 14: ``run_soak.py``) when asked, and ren
                                                      # the 3-node cluster; starts what is missing)
     python benchmarks/reliability.py --network --soak-minutes 30
     python benchmarks/reliability.py --render FILE.jsonl   # render records already made
+    python benchmarks/reliability.py --network --with soak.jsonl  # + records of an earlier run
 
 Needs the test venv (``scripts/env.sh``), Go for toxiproxy (rows 3 and 4) and valgrind-free
 time: about 15 minutes for rows 1-12 on this 2-core machine.
@@ -197,6 +198,14 @@ def main(argv=None):
     p.add_argument("--network", action="store_true", help="row 13: run benchmarks/run_network.py too")
     p.add_argument("--soak-minutes", type=float, default=0, help="row 14: run benchmarks/run_soak.py for this long")
     p.add_argument("--render", metavar="JSONL", help="only render records already made")
+    p.add_argument(
+        "--with",
+        dest="extra",
+        metavar="JSONL",
+        action="append",
+        default=[],
+        help="add the records of an earlier run (say, a 30-minute soak's $TURBOCQL_RELIABILITY_OUT)",
+    )
     p.add_argument("--out", default=None, help="Markdown output (default benchmarks/results/reliability-DATE.md)")
     args = p.parse_args(argv)
 
@@ -210,7 +219,11 @@ def main(argv=None):
             run_benchmark("run_network.py", records_file, [])
         if args.soak_minutes:
             run_benchmark("run_soak.py", records_file, ["--minutes", str(args.soak_minutes)])
-    records = [json.loads(line) for line in records_file.read_text().splitlines() if line.strip()]
+    records = []
+    for f in [records_file, *map(Path, args.extra)]:
+        records += [json.loads(line) for line in f.read_text().splitlines() if line.strip()]
+    for f in args.extra:
+        status += "; with the records of %s" % Path(f).name
     out = Path(args.out) if args.out else RESULTS / ("reliability-%s.md" % datetime.date.today().isoformat())
     out.write_text(render(records, status) + "\n")
     out.with_suffix(".json").write_text(json.dumps(records, indent=1, sort_keys=True) + "\n")

@@ -9,6 +9,7 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::pyrefs::{self, Exc};
@@ -168,6 +169,23 @@ fn attempt_error(py: Python<'_>, err: &RequestAttemptError, host: &str) -> PyErr
         ),
         other => make(py, Exc::DriverException, (format!("{other}"),), None),
     }
+}
+
+/// A query plan run out by `RETRY_NEXT_HOST` decisions: the classic
+/// `NoHostAvailable("Unable to complete the operation against any hosts", {host: error})`,
+/// each host's last error as the exception it would raise on its own ("ip:port" keys, the
+/// classic `str(Host)`).
+pub fn plan_exhausted(py: Python<'_>, tried: &[(SocketAddr, RequestAttemptError)]) -> PyErr {
+    let errors = PyDict::new(py);
+    for (addr, e) in tried {
+        let host = addr.to_string();
+        let exc = match e {
+            RequestAttemptError::BrokenConnectionError(b) => make(py, Exc::ConnectionException, (format!("Connection broken: {b}"), host.clone()), None),
+            other => attempt_error(py, other, &host),
+        };
+        let _ = errors.set_item(host, exc.value(py));
+    }
+    make(py, Exc::NoHostAvailable, ("Unable to complete the operation against any hosts", errors), None)
 }
 
 /// Any failure of a request (execute, batch) as the classic driver's exception.

@@ -8,11 +8,13 @@
 //! - [`codec`]: Python values ↔ CQL bytes, rows, numpy arrays, CQL types;
 //! - [`errors`]: scylla errors → the classic driver's exceptions;
 //! - [`pyrefs`]: the Python objects the engine uses, handed over once at import;
-//! - [`runtime`]: the tokio runtime, and what is reset in a forked child.
+//! - [`runtime`]: the tokio runtime, and what is reset in a forked child;
+//! - [`alloc`]: the allocator (huge blocks reserve address space, not memory).
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+pub mod alloc;
 pub mod api;
 pub mod codec;
 pub mod errors;
@@ -20,6 +22,9 @@ pub mod exec;
 pub mod pyrefs;
 pub mod runtime;
 pub mod sync;
+
+#[global_allocator]
+static ALLOCATOR: alloc::EngineAlloc = alloc::EngineAlloc;
 
 /// Hands the engine the Python objects it needs (see [`pyrefs`]).
 #[pyfunction]

@@ -19,11 +19,10 @@ use pyo3::exceptions::{PyRuntimeError, PyStopIteration, PyTypeError, PyValueErro
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyIterator, PyList, PyTuple};
 use scylla::client::session::Session as ScyllaSession;
-use scylla::errors::ExecutionError;
 
 use crate::codec::arrays::ArrayBuf;
 use crate::codec::columns::Columns;
-use crate::errors;
+use crate::exec::attempts::RunError;
 use crate::exec::options::{Options, Timeout};
 use crate::exec::page::Page;
 use crate::exec::request::{self, Request};
@@ -31,12 +30,14 @@ use crate::exec::run::{run_owned, Outcome};
 use crate::exec::statement::{classify, Classified, Kind};
 use crate::runtime;
 
-type Pending = Pin<Box<dyn Future<Output = (usize, Result<Outcome, ExecutionError>)> + Send>>;
+type Pending = Pin<Box<dyn Future<Output = (usize, Result<Outcome, RunError>)> + Send>>;
 
-/// Per-item outcome before it reaches Python.
+/// Per-item outcome before it reaches Python. Most are `Ok`: boxing the outcome would cost
+/// an allocation per request to save room on the rare failures.
+#[allow(clippy::large_enum_variant)]
 enum Done {
     Ok(Outcome),
-    Failed(ExecutionError),
+    Failed(RunError),
     Invalid(PyErr),
 }
 
@@ -243,7 +244,7 @@ impl ConcurrentRun {
                     (true, self.settings.make_result.bind(py).call1((page,))?.unbind())
                 }
             }
-            Done::Failed(e) => (false, errors::execution_error(py, &e, &self.hosts).into_value(py).into_any()),
+            Done::Failed(e) => (false, e.to_py(py, &self.hosts).into_value(py).into_any()),
             Done::Invalid(e) => (false, e.into_value(py).into_any()),
         };
         if !ok {

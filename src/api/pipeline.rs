@@ -23,10 +23,10 @@ use pyo3::exceptions::{PyRuntimeError, PyStopIteration};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use scylla::client::session::Session as ScyllaSession;
-use scylla::errors::ExecutionError;
 use tokio::sync::{mpsc, Notify};
 
 use crate::errors;
+use crate::exec::attempts::RunError;
 use crate::exec::options::{Defaults, Timeout};
 use crate::exec::page::Page;
 use crate::exec::request::{self, Request};
@@ -41,10 +41,10 @@ struct Progress {
     submitted: u64,
     finished: u64,
     consumed: u64,
-    failures: VecDeque<(u64, ExecutionError)>,
+    failures: VecDeque<(u64, RunError)>,
     /// Failures after the first, not kept (a write pipeline without an error handler).
     failures_dropped: u64,
-    results: BTreeMap<u64, Result<Outcome, ExecutionError>>,
+    results: BTreeMap<u64, Result<Outcome, RunError>>,
     closed: bool,
 }
 
@@ -79,7 +79,7 @@ pub struct PipelineCore {
     generation: u64,
 }
 
-type InFlight = std::pin::Pin<Box<dyn std::future::Future<Output = (u64, Result<Outcome, ExecutionError>)> + Send>>;
+type InFlight = std::pin::Pin<Box<dyn std::future::Future<Output = (u64, Result<Outcome, RunError>)> + Send>>;
 
 async fn drive(
     session: Arc<ScyllaSession>,
@@ -147,20 +147,20 @@ impl PipelineCore {
     }
 
     /// `wrap(page, *args)` of a result, or the request's exception.
-    fn take_result(&self, py: Python<'_>, wrap: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>, res: Result<Outcome, ExecutionError>) -> PyResult<Py<PyAny>> {
+    fn take_result(&self, py: Python<'_>, wrap: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>, res: Result<Outcome, RunError>) -> PyResult<Py<PyAny>> {
         match res {
             Ok(out) => {
                 let args: Vec<Bound<'_, PyAny>> = args.iter().collect();
                 let page = Bound::new(py, Page::from_outcome(py, out)?)?.into_any();
                 Ok(super::results::make_result(wrap, page, &args)?.unbind())
             }
-            Err(e) => Err(errors::execution_error(py, &e, &self.hosts)),
+            Err(e) => Err(e.to_py(py, &self.hosts)),
         }
     }
 
     /// The next result in submission order if it is there (`Ok(None)`: wait for it);
     /// `Err(())` once every queued request has been consumed or the pipeline is closed.
-    fn pop_ready(&self, p: &mut Progress) -> Result<Option<Result<Outcome, ExecutionError>>, ()> {
+    fn pop_ready(&self, p: &mut Progress) -> Result<Option<Result<Outcome, RunError>>, ()> {
         if p.consumed >= p.submitted {
             return Err(());
         }
@@ -186,7 +186,7 @@ impl PipelineCore {
         if let Some(handler) = &self.error_handler {
             let failures = std::mem::take(&mut self.shared.progress.lock().failures);
             for (_, e) in failures {
-                handler.bind(py).call1((errors::execution_error(py, &e, &self.hosts).into_value(py),))?;
+                handler.bind(py).call1((e.to_py(py, &self.hosts).into_value(py),))?;
             }
         }
         let query = statement;
@@ -222,7 +222,7 @@ impl PipelineCore {
             }
             std::mem::take(&mut p.failures)
         });
-        Ok(failures.into_iter().map(|(_, e)| errors::execution_error(py, &e, &self.hosts).into_value(py).into_any()).collect())
+        Ok(failures.into_iter().map(|(_, e)| e.to_py(py, &self.hosts).into_value(py).into_any()).collect())
     }
 
     /// The next result in submission order, as `wrap(page, *args)`; raises the request's

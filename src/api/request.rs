@@ -69,7 +69,7 @@ impl PyRequest {
             Some(limit) => launch(py, aio, async move {
                 let Some(slot) = limit.take(req.timeout).await else {
                     let waited = req.timeout.unwrap_or_default();
-                    return completion::complete(target, Err(ExecutionError::RequestTimeout(waited)), hosts, None);
+                    return completion::complete(target, Err(ExecutionError::RequestTimeout(waited).into()), hosts, None);
                 };
                 let run = Box::pin(run_shared(session, req, state.as_deref()));
                 completion::complete(target, run.await, hosts, Some(slot))
@@ -124,7 +124,7 @@ impl PyRequest {
     #[pyo3(signature = (paging_state=None))]
     pub fn run(&self, py: Python<'_>, paging_state: Option<&[u8]>) -> PyResult<Page> {
         let run = run_shared(self.session.clone(), self.req.clone(), paging_state);
-        let out = py.detach(|| runtime::block_on(run)).map_err(|e| errors::execution_error(py, &e, &self.hosts))?;
+        let out = py.detach(|| runtime::block_on(run)).map_err(|e| e.to_py(py, &self.hosts))?;
         Page::from_outcome(py, out)
     }
 

@@ -31,6 +31,7 @@ use crate::exec::health::{self, Watched};
 use crate::exec::inflight::{self, InFlight};
 use crate::exec::options::duration;
 use crate::exec::prepared::Prepared;
+use crate::exec::retry::Retry;
 use crate::exec::routing::host_object;
 use crate::exec::run::timed;
 use crate::pyrefs;
@@ -246,6 +247,7 @@ pub fn connect(
         .consistency(Consistency::LocalOne)
         .request_timeout(None)
         .load_balancing_policy(Watched::wrap(DefaultPolicy::builder().build()))
+        .retry_policy(Retry::build_default())
         .build()
         .into_handle();
     let mut builder = SessionBuilder::new()

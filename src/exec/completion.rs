@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use crate::sync::{Condvar, Mutex};
 use pyo3::prelude::*;
-use scylla::errors::ExecutionError;
 
+use super::attempts::RunError;
 use super::inflight::Slot;
 use super::page::Page;
 use super::run::Outcome;
@@ -34,7 +34,7 @@ pub enum Target {
 
 /// Hands a finished request to its target (any thread, no GIL). Its `slot` among the
 /// session's requests in flight is given back once the target has it.
-pub fn complete(target: Target, outcome: Result<Outcome, ExecutionError>, hosts: Arc<str>, slot: Option<Slot>) {
+pub fn complete(target: Target, outcome: Result<Outcome, RunError>, hosts: Arc<str>, slot: Option<Slot>) {
     match target {
         Target::Dispatcher(t) => push(Completion { target: t, outcome, hosts, slot }),
         Target::Sink(sink, t) => sink.push(Completion { target: t, outcome, hosts, slot }),
@@ -44,7 +44,7 @@ pub fn complete(target: Target, outcome: Result<Outcome, ExecutionError>, hosts:
 /// One finished request.
 pub struct Completion {
     pub target: Py<PyAny>,
-    pub outcome: Result<Outcome, ExecutionError>,
+    pub outcome: Result<Outcome, RunError>,
     pub hosts: Arc<str>,
     /// Held until the completion is consumed: a completion waiting in a queue still counts
     /// as in flight (`super::inflight`).

@@ -20,8 +20,12 @@
 //! `Cluster(unresponsive_node_threshold=...)` (2 s by default, None to turn it off); the
 //! state is the process's, as nodes are: with several sessions the smallest threshold of
 //! the live ones applies.
+//!
+//! [`Watched`] also hands each failed attempt's node to `super::attempts` (the hosts a
+//! request tried, for `NoHostAvailable`).
 
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
@@ -37,6 +41,7 @@ use scylla::routing::Shard;
 use scylla::statement::unprepared::Statement;
 use uuid::Uuid;
 
+use super::attempts;
 use crate::runtime::{self, ForkLocal};
 
 /// Between two probes of a suspect.
@@ -318,6 +323,7 @@ impl LoadBalancingPolicy for Watched {
         if matches!(error, RequestAttemptError::DbError(..)) && watch().threshold_ms.load(Ordering::Relaxed) > 0 {
             watch().answered(node.host_id);
         }
+        attempts::note_failure(SocketAddr::new(node.address.ip(), node.address.port()));
         self.inner.on_request_failure(request, latency, node, error)
     }
 

@@ -7,6 +7,7 @@
 //! - [`request`]: the [`request::Request`] of a classified statement
 //!   ([`request::build`], which every path calls);
 //! - [`run`]: running a request, one page at a time, under its timeout;
+//! - [`attempts`]: the hosts a request tried, for a plan run out by `RETRY_NEXT_HOST`;
 //! - [`page`]: its outcome as Python sees it ([`page::Page`]);
 //! - [`routing`], [`retry`], [`profile`]: the classic load-balancing and retry policies
 //!   and execution profiles, as the scylla crate's, built once per profile;
@@ -17,6 +18,7 @@
 //!
 //! It imports from `codec`, `errors`, `pyrefs` and `runtime` only.
 
+pub mod attempts;
 pub mod completion;
 pub mod health;
 pub mod inflight;

@@ -3,13 +3,12 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
-use scylla::errors::ExecutionError;
 use scylla::response::PagingStateResponse;
 
+use super::attempts::RunError;
 use super::options::RowShape;
 use super::run::Outcome;
 use crate::codec::{named_rows, rows};
-use crate::errors;
 use crate::pyrefs;
 
 /// One page of a result (`ResultSet._page`).
@@ -86,10 +85,10 @@ impl Page {
     }
 
     /// A finished request as Python objects: `Ok(page)` or `Err(exception instance)`.
-    pub fn from_result<'py>(py: Python<'py>, outcome: Result<Outcome, ExecutionError>, hosts: &str) -> Result<Bound<'py, Page>, Bound<'py, PyAny>> {
+    pub fn from_result<'py>(py: Python<'py>, outcome: Result<Outcome, RunError>, hosts: &str) -> Result<Bound<'py, Page>, Bound<'py, PyAny>> {
         let page = match outcome {
             Ok(out) => Page::from_outcome(py, out).and_then(|p| Bound::new(py, p)),
-            Err(e) => Err(errors::execution_error(py, &e, hosts)),
+            Err(e) => Err(e.to_py(py, hosts)),
         };
         page.map_err(|e| e.into_value(py).into_bound(py).into_any())
     }

@@ -11,9 +11,11 @@ use std::time::Duration;
 
 use pyo3::prelude::*;
 use scylla::client::execution_profile::{ExecutionProfile, ExecutionProfileHandle};
+use scylla::policies::load_balancing::DefaultPolicy;
 use scylla::policies::speculative_execution::SimpleSpeculativeExecutionPolicy;
 use scylla::statement::{Consistency, SerialConsistency};
 
+use super::health::Watched;
 use super::options::{consistency_of, duration, serial_consistency_of, RowShape};
 use super::retry::Retry;
 use super::routing::LoadBalancing;
@@ -51,7 +53,10 @@ impl EngineProfile {
         request_timeout: Option<f64>,
         row_factory: Bound<'_, PyAny>,
     ) -> PyResult<Self> {
-        let mut builder = ExecutionProfile::builder().request_timeout(None);
+        let mut builder = ExecutionProfile::builder()
+            .request_timeout(None)
+            .load_balancing_policy(Watched::wrap(DefaultPolicy::builder().build()))
+            .retry_policy(Retry::build_default());
         let mut custom_plan = None;
         if let Some(lb) = load_balancing {
             custom_plan = lb.custom_policy();

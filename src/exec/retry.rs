@@ -18,6 +18,7 @@ use scylla::policies::retry::{
 };
 use scylla::statement::Consistency;
 
+use super::attempts::Noted;
 use super::options::consistency;
 use crate::errors;
 use crate::pyrefs::{self, Exc};
@@ -75,14 +76,21 @@ impl Retry {
 }
 
 impl Retry {
-    /// The crate policy that decides as this classic policy does.
+    /// The crate policy that decides as this classic policy does, its decisions noted
+    /// (`super::attempts`: a plan run out by `RETRY_NEXT_HOST` is `NoHostAvailable`).
     pub fn build(&self) -> Arc<dyn RetryPolicy> {
-        match &self.kind {
+        let inner: Arc<dyn RetryPolicy> = match &self.kind {
             Kind::Default => Arc::new(DefaultRetryPolicy::new()),
             Kind::Fallthrough => Arc::new(FallthroughRetryPolicy::new()),
             Kind::Downgrading => Arc::new(DowngradingConsistencyRetryPolicy::new()),
             Kind::Python(p) => Arc::new(PythonRetry { policy: p.clone() }),
-        }
+        };
+        Arc::new(Noted(inner))
+    }
+
+    /// The engine's default: the classic `RetryPolicy()`, noted.
+    pub fn build_default() -> Arc<dyn RetryPolicy> {
+        Retry { kind: Kind::Default }.build()
     }
 }
 

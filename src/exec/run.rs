@@ -1,5 +1,6 @@
 //! Run: a [`Request`] sent through the scylla crate's session, one page (or unpaged),
-//! under its client-side timeout, giving an [`Outcome`].
+//! under its client-side timeout, giving an [`Outcome`] or a [`RunError`] (a plan run out
+//! told apart by `super::attempts`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -11,6 +12,7 @@ use scylla::errors::ExecutionError;
 use scylla::response::query_result::QueryResult;
 use scylla::response::{PagingState, PagingStateResponse};
 
+use super::attempts::{after_failure, RunError};
 use super::options::RowShape;
 use super::request::{Request, RequestKind};
 
@@ -31,11 +33,11 @@ impl Outcome {
 /// A request's attempt, boxed: the crate's future for a request is several KB, so it is
 /// made once, in place, and only this pointer moves (into the timeout, the engine's loops'
 /// in-flight sets, the runtime's tasks).
-type Attempt = Pin<Box<dyn Future<Output = Result<Outcome, ExecutionError>> + Send>>;
+type Attempt = Pin<Box<dyn Future<Output = Result<Outcome, RunError>> + Send>>;
 
 /// Runs a shared request from the page at paging state `state` (the raw bytes of a
 /// `ResultSet.paging_state`; None: the first page), under its timeout.
-pub fn run_shared(session: Arc<ScyllaSession>, req: Arc<Request>, state: Option<&[u8]>) -> impl Future<Output = Result<Outcome, ExecutionError>> + Send {
+pub fn run_shared(session: Arc<ScyllaSession>, req: Arc<Request>, state: Option<&[u8]>) -> impl Future<Output = Result<Outcome, RunError>> + Send {
     let timeout = req.timeout;
     let state = state.map(PagingState::new_from_raw_bytes);
     let attempt: Attempt = Box::pin(async move { attempt(&session, &req, state).await });
@@ -43,35 +45,35 @@ pub fn run_shared(session: Arc<ScyllaSession>, req: Arc<Request>, state: Option<
 }
 
 /// Runs an owned request from its first page, under its timeout.
-pub fn run_owned(session: Arc<ScyllaSession>, req: Request) -> impl Future<Output = Result<Outcome, ExecutionError>> + Send {
+pub fn run_owned(session: Arc<ScyllaSession>, req: Request) -> impl Future<Output = Result<Outcome, RunError>> + Send {
     let timeout = req.timeout;
     let attempt: Attempt = Box::pin(async move { attempt(&session, &req, None).await });
     timed(timeout, attempt)
 }
 
-async fn attempt(session: &ScyllaSession, req: &Request, state: Option<PagingState>) -> Result<Outcome, ExecutionError> {
+async fn attempt(session: &ScyllaSession, req: &Request, state: Option<PagingState>) -> Result<Outcome, RunError> {
     let shape = req.shape;
     let state = state.unwrap_or_default();
     let (result, paging) = match (&req.kind, req.paged) {
         (RequestKind::Prepared(stmt, values), true) => {
-            let (result, paging) = session.execute_single_page(stmt, values, state).await?;
+            let (result, paging) = session.execute_single_page(stmt, values, state).await.map_err(after_failure)?;
             (result, Some(paging))
         }
-        (RequestKind::Prepared(stmt, values), false) => (session.execute_unpaged(stmt, values).await?, None),
+        (RequestKind::Prepared(stmt, values), false) => (session.execute_unpaged(stmt, values).await.map_err(after_failure)?, None),
         (RequestKind::Query(stmt), true) => {
-            let (result, paging) = session.query_single_page(stmt.clone(), (), state).await?;
+            let (result, paging) = session.query_single_page(stmt.clone(), (), state).await.map_err(after_failure)?;
             (result, Some(paging))
         }
-        (RequestKind::Query(stmt), false) => (session.query_unpaged(stmt.clone(), ()).await?, None),
-        (RequestKind::Batch(batch, values), _) => (session.batch(batch, values).await?, None),
+        (RequestKind::Query(stmt), false) => (session.query_unpaged(stmt.clone(), ()).await.map_err(after_failure)?, None),
+        (RequestKind::Batch(batch, values), _) => (session.batch(batch, values).await.map_err(after_failure)?, None),
     };
     Ok(Outcome { result, paging, shape })
 }
 
 /// Bounds `fut` by the client-side timeout, if any.
-pub async fn timed<T>(timeout: Option<Duration>, fut: impl Future<Output = Result<T, ExecutionError>>) -> Result<T, ExecutionError> {
+pub async fn timed<T, E: From<ExecutionError>>(timeout: Option<Duration>, fut: impl Future<Output = Result<T, E>>) -> Result<T, E> {
     match timeout {
-        Some(t) => tokio::time::timeout(t, fut).await.map_err(|_| ExecutionError::RequestTimeout(t))?,
+        Some(t) => tokio::time::timeout(t, fut).await.map_err(|_| E::from(ExecutionError::RequestTimeout(t)))?,
         None => fut.await,
     }
 }

@@ -91,6 +91,23 @@ def _wait_all_threads_stopped(pid, timeout=5.0):
 
 
 @contextlib.contextmanager
+def unavailable_on_one_node(consistency):
+    """Expects what the classic driver raises for an Unavailable on a one-node cluster: its
+    default RetryPolicy sends the request to the next host, and there is none, so
+    NoHostAvailable holding the node's Unavailable. Yields a list that then holds it."""
+    from turbocql import Unavailable
+    from turbocql.cluster import NoHostAvailable
+
+    got = []
+    with pytest.raises(NoHostAvailable) as info:
+        yield got
+    errors = list(info.value.errors.values())
+    assert len(errors) == 1 and isinstance(errors[0], Unavailable), info.value
+    assert errors[0].consistency == consistency, errors[0]
+    got.append(errors[0])
+
+
+@contextlib.contextmanager
 def paused(node):
     """Freezes the Cassandra process (SIGSTOP) for the duration of the block."""
     pid = node.pid

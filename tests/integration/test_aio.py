@@ -318,7 +318,8 @@ def test_one_session_on_several_loops_and_threads(cassandra, keyspace):
 def test_prepared_statement_options_reach_the_engine(cassandra, keyspace):
     """session.execute(prepared, ...) runs in the engine without Python code: the statement's
     and the session's options are read at each call, as the Python path reads them."""
-    from turbocql import ConsistencyLevel, Unavailable
+    from tests.integration.conftest import unavailable_on_one_node
+    from turbocql import ConsistencyLevel
     from turbocql.query import dict_factory, named_tuple_factory
 
     async def main():
@@ -330,11 +331,11 @@ def test_prepared_statement_options_reach_the_engine(cassandra, keyspace):
             sel = await session.prepare("SELECT c FROM aio_opts WHERE k = ?")
             # Consistency: the statement's, else the session's default (one node: THREE fails).
             sel.consistency_level = ConsistencyLevel.THREE
-            with pytest.raises(Unavailable):
+            with unavailable_on_one_node(ConsistencyLevel.THREE):
                 await session.execute(sel, (1,))
             sel.consistency_level = None
             session.default_consistency_level = ConsistencyLevel.THREE
-            with pytest.raises(Unavailable):
+            with unavailable_on_one_node(ConsistencyLevel.THREE):
                 await session.execute(sel, (1,))
             session.default_consistency_level = ConsistencyLevel.ONE
             # Fetch size: the statement's, else the session's.

@@ -15,12 +15,15 @@ NoHostAvailable, or OperationTimedOut) or a result, within the request timeout; 
 PanicException and no panic message; the process alive; its resident memory not grown by the
 declared length (a few MiB at most). The classic driver's outcome is recorded beside it.
 
-The scylla crate's frame reader reserves the declared body length before reading it
-(scylla-cql 2.0.0, frame/mod.rs read_response_frame: ``Vec::with_capacity(length)``): on this
-machine (overcommit heuristic, 24 GiB) that is a virtual reservation only (VmSize grows by
-2 or 4 GiB, RSS by nothing: measured below); with the address space capped (RLIMIT_AS, as a
-container without overcommit) the allocation fails and the process aborts, as it does for
-every ``Vec::with_capacity`` of a count read from the frame.
+The scylla crate sizes buffers by counts read from the frame before reading what they count
+(scylla-cql 2.0.0: frame/mod.rs read_response_frame ``Vec::with_capacity(length)`` of the
+declared body length; result.rs the column specs by the column count, partition key indexes by
+their count). The engine's allocator (src/alloc.rs) maps blocks of 1 GiB and more with
+MAP_NORESERVE, so under the default overcommit such a reservation is address space only (VmSize
+grows, RSS by the bytes really sent: measured below), even one of 223 GB for 2^31 column specs,
+which aborted the process before. With the address space capped (RLIMIT_AS, as a container
+without overcommit) the reservation still fails and a failed allocation aborts a Rust program:
+those two cases stay known failures, as the crate has no hook to cap a frame before it reserves.
 """
 
 import json
@@ -51,16 +54,8 @@ EXPECT["negative-stream-result"] = {"ok"}
 # refuses it (DriverException "Length must be positive"). Either is acceptable.
 EXPECT["rows-list-element-length-negative"] = {"typed", "ok"}
 
-_ABORT = (
-    "the process aborts: 'memory allocation of 223338299288 bytes failed' in scylla-cql 2.0.0 "
-    "frame/response/result.rs deser_col_specs_generic (Vec::with_capacity(col_count), col_count read from "
-    "the frame, 2^31-1 column specs of ~104 bytes). Not fixable in turbocql's code: the crate parses the "
-    "metadata before the engine sees it"
-)
-KNOWN = {
-    "rows-column-count-2G": _ABORT,
-    "prepared-column-count-2G": _ABORT.replace("deser_col_specs_generic", "deser_col_specs_generic (PREPARED)"),
-}
+# None left: 2^31 column specs (a 223 GB reservation) aborted the process until src/alloc.rs.
+KNOWN: dict = {}
 # With the address space capped at what the process uses + 1 GiB (RLIMIT_AS): an allocation
 # of a count read from the frame fails, and a failed allocation aborts a Rust program.
 RLIMIT_MB = 1024

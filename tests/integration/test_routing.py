@@ -630,7 +630,7 @@ def test_retry_policy_subclass_decides_on_unavailable(counter, keyspaces, decisi
 
             def fail_ten():
                 for _ in range(10):
-                    with pytest.raises(Unavailable):
+                    with pytest.raises(NoHostAvailable):
                         session.execute(query, execution_profile="p")
 
             per_node = counter.measure(sel, fail_ten)
@@ -651,24 +651,16 @@ def test_retry_policy_subclass_decides_on_unavailable(counter, keyspaces, decisi
             assert isinstance(turbo_outcome[1], Unavailable)
             assert type(classic_outcome[1]).__name__ == "Unavailable"
         else:
-            # The classic driver ends with NoHostAvailable holding each host's Unavailable
-            # (compared in the xfail test below); turbocql raises the last Unavailable.
+            # Both end with NoHostAvailable holding each host's Unavailable.
             assert turbo_outcome[0] == classic_outcome[0] == "raised"
-            assert isinstance(turbo_outcome[1], (Unavailable, NoHostAvailable))
+            assert isinstance(turbo_outcome[1], NoHostAvailable)
             assert isinstance(classic_outcome[1], CNoHostAvailable)
-            assert len(classic_outcome[1].errors) == hosts
+            assert len(classic_outcome[1].errors) == len(turbo_outcome[1].errors) == hosts
+            assert sorted(map(str, turbo_outcome[1].errors)) == sorted(map(str, classic_outcome[1].errors))
     if decision == "RETRY_NEXT_HOST":
         assert all(10 <= n <= 10 + NOISE for n in per_node.values()), per_node
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=Unavailable,
-    reason="a RETRY_NEXT_HOST decision past the last host of the query plan raises the last attempt's error "
-    "(Unavailable) where the classic driver raises NoHostAvailable holding every host's error: the crate ends an "
-    "exhausted plan with ExecutionError::LastAttemptError, which src/errors.rs execution_error turns into the "
-    "attempt's own exception",
-)
 def test_retry_next_host_past_the_last_host_raises_no_host_available(counter, keyspaces):
     ks = keyspaces["single"]
     turbo_policy = _counting_retry_policy(RetryPolicy, RetryPolicy.RETRY_NEXT_HOST)

@@ -1,0 +1,170 @@
+//! The engine's allocator: the system's, except that a block of [`HUGE`] bytes or more is an
+//! anonymous mapping made with `MAP_NORESERVE` (Linux).
+//!
+//! Why: the scylla crate sizes some buffers by a count read from a server's frame before it
+//! has read what the count describes (scylla-cql 2.0.0: a frame body by its declared length,
+//! a result's column specs by its column count, a PREPARED result's partition key indexes by
+//! their count), and a failed allocation aborts a Rust program. Under the kernel's default
+//! (heuristic) overcommit, one mapping larger than RAM + swap is refused unless it is
+//! `MAP_NORESERVE`: a frame claiming 2^31 columns (a 223 GB reservation) killed the process.
+//! With `MAP_NORESERVE` only the pages written become memory, so a lying length costs the
+//! bytes the server really sent, and the request ends with the crate's parse error.
+//!
+//! What it cannot do: with strict overcommit (`vm.overcommit_memory = 2`) or an address-space
+//! limit (`RLIMIT_AS`) such a mapping is refused all the same and the process still aborts;
+//! capping what a connection accepts needs a hook in the crate's frame reader, which it does
+//! not have (README, "Faults and overload").
+
+use std::alloc::{GlobalAlloc, Layout, System};
+
+/// Blocks from this size up are mapped with `MAP_NORESERVE`.
+pub const HUGE: usize = 1 << 30;
+/// What `mmap` aligns to at least.
+const PAGE: usize = 4096;
+
+pub struct EngineAlloc;
+
+#[inline]
+fn is_huge(layout: &Layout) -> bool {
+    cfg!(target_os = "linux") && layout.size() >= HUGE && layout.align() <= PAGE
+}
+
+#[cfg(target_os = "linux")]
+unsafe fn map(size: usize) -> *mut u8 {
+    // SAFETY: an anonymous private mapping at an address of the kernel's choice.
+    let p = unsafe {
+        libc::mmap(std::ptr::null_mut(), size, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE, -1, 0)
+    };
+    if p == libc::MAP_FAILED {
+        std::ptr::null_mut()
+    } else {
+        p.cast()
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+unsafe fn map(_size: usize) -> *mut u8 {
+    unreachable!("is_huge is false off Linux")
+}
+
+#[cfg(target_os = "linux")]
+unsafe fn unmap(ptr: *mut u8, size: usize) {
+    // SAFETY: `ptr` is a mapping of `size` bytes made by `map`.
+    unsafe { libc::munmap(ptr.cast(), size) };
+}
+
+/// A mapping grown or shrunk by the kernel, its pages moved rather than copied.
+#[cfg(target_os = "linux")]
+unsafe fn remap(ptr: *mut u8, old: usize, new: usize) -> *mut u8 {
+    // SAFETY: `ptr` is a mapping of `old` bytes made by `map`; it keeps MAP_NORESERVE.
+    let p = unsafe { libc::mremap(ptr.cast(), old, new, libc::MREMAP_MAYMOVE) };
+    if p == libc::MAP_FAILED {
+        std::ptr::null_mut()
+    } else {
+        p.cast()
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+unsafe fn remap(_ptr: *mut u8, _old: usize, _new: usize) -> *mut u8 {
+    unreachable!("is_huge is false off Linux")
+}
+
+#[cfg(not(target_os = "linux"))]
+unsafe fn unmap(_ptr: *mut u8, _size: usize) {
+    unreachable!("is_huge is false off Linux")
+}
+
+// SAFETY: every block is either the system allocator's (and goes back to it) or a mapping
+// of exactly its layout's size (and is unmapped with that size): `is_huge` of the same layout
+// decides both ways, and a reallocation that crosses the line moves the block.
+unsafe impl GlobalAlloc for EngineAlloc {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if is_huge(&layout) {
+            unsafe { map(layout.size()) }
+        } else {
+            unsafe { System.alloc(layout) }
+        }
+    }
+
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        if is_huge(&layout) {
+            // A fresh anonymous mapping reads as zeros.
+            unsafe { map(layout.size()) }
+        } else {
+            unsafe { System.alloc_zeroed(layout) }
+        }
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if is_huge(&layout) {
+            unsafe { unmap(ptr, layout.size()) }
+        } else {
+            unsafe { System.dealloc(ptr, layout) }
+        }
+    }
+
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY (of the layout): the caller guarantees `new_size`, rounded up to the
+        // alignment, does not overflow isize.
+        let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
+        match (is_huge(&layout), is_huge(&new_layout)) {
+            (false, false) => return unsafe { System.realloc(ptr, layout, new_size) },
+            (true, true) => return unsafe { remap(ptr, layout.size(), new_size) },
+            _ => {}
+        }
+        let new = unsafe { self.alloc(new_layout) };
+        if !new.is_null() {
+            // SAFETY: both blocks are live and at least this long; they do not overlap.
+            unsafe { std::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size)) };
+            unsafe { self.dealloc(ptr, layout) };
+        }
+        new
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reserved but untouched memory of the process, in KiB (VmSize, VmRSS of /proc/self/status).
+    #[cfg(target_os = "linux")]
+    fn vm_kib(field: &str) -> u64 {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let line = status.lines().find(|l| l.starts_with(field)).unwrap();
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_reservation_far_past_ram_succeeds_and_costs_only_what_is_written() {
+        // 223 GB: what 2^31 column specs claimed; more than this machine's RAM and swap.
+        let size = 223usize << 30;
+        let rss_before = vm_kib("VmRSS:");
+        let mut v: Vec<u8> = Vec::with_capacity(size);
+        assert!(v.capacity() >= size);
+        v.extend_from_slice(&[7u8; 1 << 20]);
+        assert!(vm_kib("VmSize:") >= (size >> 10) as u64);
+        assert!(vm_kib("VmRSS:") < rss_before + 64 * 1024, "RSS grew by more than 64 MiB");
+        assert_eq!(v[(1 << 20) - 1], 7);
+        drop(v);
+        assert!(vm_kib("VmSize:") < (size >> 10) as u64, "the mapping was not released");
+    }
+
+    #[test]
+    fn growing_across_the_line_keeps_the_contents() {
+        let mut v: Vec<u32> = (0..1000).collect();
+        v.reserve_exact(HUGE / 4); // small -> huge: moved into a mapping
+        v.extend(1000..2000);
+        v.shrink_to_fit(); // huge -> small: moved back
+        assert_eq!(v, (0..2000).collect::<Vec<u32>>());
+        let mut big: Vec<u8> = vec![0u8; HUGE]; // zeroed, huge
+        big[HUGE - 1] = 1;
+        big.reserve_exact(HUGE); // huge -> huge
+        assert_eq!((big[0], big[HUGE - 1], big.len()), (0, 1, HUGE));
+    }
+}
