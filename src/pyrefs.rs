@@ -108,6 +108,9 @@ objects!(
     /// `turbocql.query.numpy_factory` and `turbocql.protocol.NumpyProtocolHandler`.
     numpy_factory,
     NumpyProtocolHandler,
+    /// `turbocql.query.arrow_factory` (pages as `pyarrow.RecordBatch`, made by
+    /// `turbocql._arrow`, imported at its first use: pyarrow is optional).
+    arrow_factory,
     /// The engine's own `named_rows` (`turbocql.query.named_tuple_factory`).
     named_rows,
     /// `turbocql.cluster.ResultSet`.

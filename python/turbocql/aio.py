@@ -249,6 +249,22 @@ class AsyncResultSet(ResultSet):
         """Every row of every remaining page, as a list."""
         return [row async for row in self]
 
+    async def to_arrow(self):
+        """Every remaining page (awaited) as one ``pyarrow.Table`` (see ``ResultSet.to_arrow``)."""
+        from turbocql import _arrow
+
+        return _arrow.result_table(self, [item async for item in self])
+
+    async def to_pandas(self):
+        """Every remaining page (awaited) as one ``pandas.DataFrame``."""
+        return (await self.to_arrow()).to_pandas()
+
+    async def to_polars(self):
+        """Every remaining page (awaited) as one ``polars.DataFrame``."""
+        import polars
+
+        return polars.from_arrow(await self.to_arrow())
+
 
 def _page(page):
     return page

@@ -128,6 +128,7 @@ from turbocql.query import (
     PreparedStatement,
     QueryTrace,
     SimpleStatement,
+    arrow_factory,
     dict_factory,
     named_tuple_factory,
     numpy_factory,
@@ -1177,6 +1178,26 @@ class ResultSet(_engine.ResultCore):
             return future.get_all_query_traces(max_wait_sec_per)
         return [_populated(t, max_wait_sec_per, ConsistencyLevel.LOCAL_ONE) for t in _traces_seen(self, self._trace_id)]
 
+    def to_arrow(self):
+        """Every remaining page as one ``pyarrow.Table`` (needs pyarrow; turbocql's own).
+
+        With ``row_factory = turbocql.query.arrow_factory`` the pages are decoded by the
+        engine straight into Arrow buffers; with another row factory the rows are converted
+        from their Python values (slower, types as pyarrow infers them)."""
+        from turbocql import _arrow
+
+        return _arrow.result_table(self)
+
+    def to_pandas(self):
+        """Every remaining page as one ``pandas.DataFrame`` (needs pyarrow and pandas)."""
+        return self.to_arrow().to_pandas()
+
+    def to_polars(self):
+        """Every remaining page as one ``polars.DataFrame`` (needs pyarrow and polars)."""
+        import polars
+
+        return polars.from_arrow(self.to_arrow())
+
     def __repr__(self):
         return "<ResultSet rows=%d, has_more_pages=%s>" % (len(self.current_rows), self.has_more_pages)
 
@@ -1344,6 +1365,7 @@ def _bootstrap_engine():
         NOT_SET=_NOT_SET,
         bind_params=bind_params,
         numpy_factory=numpy_factory,
+        arrow_factory=arrow_factory,
         NumpyProtocolHandler=protocol.NumpyProtocolHandler,
         named_rows=named_tuple_factory,
         ResultSet=ResultSet,

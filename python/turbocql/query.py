@@ -6,7 +6,8 @@
   serialized by the engine using the prepared metadata.
 - :class:`BatchStatement` with :class:`BatchType`.
 - Row factories: :func:`named_tuple_factory` (the default), :func:`dict_factory`,
-  :func:`tuple_factory`, :func:`ordered_dict_factory`, :func:`numpy_factory` (pages as numpy columns).
+  :func:`tuple_factory`, :func:`ordered_dict_factory`, :func:`numpy_factory` (pages as numpy columns),
+  :func:`arrow_factory` (pages as pyarrow record batches; turbocql's own).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ __all__ = [
     "tuple_factory",
     "ordered_dict_factory",
     "numpy_factory",
+    "arrow_factory",
 ]
 
 
@@ -185,6 +187,23 @@ def numpy_factory(colnames, rows):
             col[j] = r[i]
         out[name] = col
     return [out]
+
+
+def arrow_factory(colnames, rows):
+    """A page as ONE ``pyarrow.RecordBatch`` (needs pyarrow; turbocql's own, not in the
+    classic driver).
+
+    Set as ``session.row_factory`` (or a profile's): the engine decodes each page column by
+    column in Rust straight into Arrow buffers, with no Python object per value (the types
+    are listed in ``turbocql._arrow``). Iterating a ResultSet yields one batch per page (an
+    empty page gives none); ``ResultSet.to_arrow()`` gives every page as one table.
+    """
+    from turbocql import _arrow
+
+    if isinstance(rows, _arrow.pa.RecordBatch):
+        return [rows] if rows.num_rows else []
+    # Decoded as rows (a batch's result): build the batch here.
+    return [_arrow.rows_batch(colnames, rows)] if rows else []
 
 
 # ---------------------------------------------------------------- statements

@@ -9,12 +9,14 @@
 //!   objects;
 //! - [`columns`]: parameters given as columns (`execute_concurrent_with_args`);
 //! - [`rows`]: a page's bytes → Python rows (tuples) or numpy columns;
+//! - [`arrow`]: a page's bytes → Arrow buffers ([`arrow::ArrowColumn`]), for pyarrow;
 //! - [`named_rows`]: the default row factory's named tuples, made in Rust;
 //! - [`standalone`]: the encoders and decoders on their own (`_engine.encode`, ...).
 //!
 //! Nothing here imports from `exec` or `api`.
 
 pub mod arrays;
+pub mod arrow;
 pub mod columns;
 pub mod mismatch;
 pub mod named_rows;

@@ -3,7 +3,8 @@
 //! Each row becomes a tuple of Python values, or at once a named tuple of the default row
 //! factory (`super::named_rows`, the class cached per column list rather than built per
 //! response). In the columnar mode ([`page_columns`],
-//! asked for by `turbocql.query.numpy_factory`) a page becomes one dict of numpy arrays.
+//! asked for by `turbocql.query.numpy_factory`) a page becomes one dict of numpy arrays;
+//! `super::arrow` reads a page into Arrow buffers with the helpers here.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -21,7 +22,7 @@ use crate::pyrefs::Exc;
 /// An address as the classic driver prints it (`socket.inet_ntop`): as Rust does, except
 /// that an IPv4-compatible IPv6 address (six zero groups, then a non-zero seventh) keeps
 /// its dotted tail (`::1.2.3.4`, where Rust writes `::102:304`).
-fn inet_text(ip: &std::net::IpAddr) -> String {
+pub(crate) fn inet_text(ip: &std::net::IpAddr) -> String {
     if let std::net::IpAddr::V6(v6) = ip {
         let g = v6.segments();
         if g[..6].iter().all(|w| *w == 0) && g[6] != 0 {
@@ -33,19 +34,19 @@ fn inet_text(ip: &std::net::IpAddr) -> String {
 }
 
 /// Rows reserved ahead in the columnar mode, whatever count the server claims.
-const RESERVE_ROWS: usize = 1 << 16;
+pub(crate) const RESERVE_ROWS: usize = 1 << 16;
 /// Bytes of numbers reserved ahead per column in the columnar mode.
 const RESERVE_BYTES: usize = 4 << 20;
 
 /// A result whose rows cannot be read (a body shorter than its counts say): the classic
 /// driver's `DriverException`.
-fn read_err(py: Python<'_>, what: &str, e: impl std::fmt::Display) -> PyErr {
+pub(crate) fn read_err(py: Python<'_>, what: &str, e: impl std::fmt::Display) -> PyErr {
     errors::make(py, Exc::DriverException, (format!("Failed decoding result: cannot read {what}: {e}"),), None)
 }
 
 /// A value of a result column that does not decode, as the classic driver words it
 /// (`DriverException`); other errors (a failing row factory) pass through.
-fn column_err(py: Python<'_>, spec: &ColumnSpec<'_>, e: PyErr) -> PyErr {
+pub(crate) fn column_err(py: Python<'_>, spec: &ColumnSpec<'_>, e: PyErr) -> PyErr {
     if !e.is_instance_of::<PyValueError>(py) {
         return e;
     }
@@ -53,7 +54,7 @@ fn column_err(py: Python<'_>, spec: &ColumnSpec<'_>, e: PyErr) -> PyErr {
     errors::make(py, Exc::DriverException, (msg,), None)
 }
 
-fn decode_err(typ: &ColumnType<'_>, what: &str) -> PyErr {
+pub(crate) fn decode_err(typ: &ColumnType<'_>, what: &str) -> PyErr {
     PyValueError::new_err(format!("cannot decode a value of CQL type {}: {what}", type_name(typ)))
 }
 
@@ -84,7 +85,7 @@ fn read_len(b: &mut &[u8], typ: &ColumnType<'_>) -> PyResult<i32> {
     Ok(n)
 }
 
-fn read_cell<'b>(b: &mut &'b [u8], typ: &ColumnType<'_>) -> PyResult<Option<&'b [u8]>> {
+pub(crate) fn read_cell<'b>(b: &mut &'b [u8], typ: &ColumnType<'_>) -> PyResult<Option<&'b [u8]>> {
     let n = read_len(b, typ)?;
     if n < 0 {
         return Ok(None);
@@ -112,7 +113,7 @@ fn read_unsigned_vint(b: &mut &[u8]) -> Option<u64> {
     Some(v)
 }
 
-fn read_signed_vint(b: &mut &[u8]) -> Option<i64> {
+pub(crate) fn read_signed_vint(b: &mut &[u8]) -> Option<i64> {
     read_unsigned_vint(b).map(|u| ((u >> 1) as i64) ^ -((u & 1) as i64))
 }
 
@@ -305,7 +306,7 @@ fn cell_to_py<'py>(py: Python<'py>, cell: Option<&[u8]>, typ: &ColumnType<'_>) -
 
 /// An empty value (zero bytes) of a type with no empty form reads as None, as in the
 /// classic driver.
-fn column_to_py<'py>(py: Python<'py>, cell: Option<&[u8]>, typ: &ColumnType<'_>) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn column_to_py<'py>(py: Python<'py>, cell: Option<&[u8]>, typ: &ColumnType<'_>) -> PyResult<Bound<'py, PyAny>> {
     match cell {
         None => Ok(py.None().into_bound(py)),
         Some(b) if b.is_empty() && !matches!(typ, ColumnType::Native(NativeType::Text | NativeType::Ascii | NativeType::Blob)) => Ok(py.None().into_bound(py)),

@@ -67,6 +67,8 @@ pub enum RowShape {
     Named,
     /// One dict of column name → numpy array (`numpy_factory`).
     Columns,
+    /// One `pyarrow.RecordBatch` (`arrow_factory`).
+    Arrow,
 }
 
 /// Per-request options, the same for every kind of statement.

@@ -8,14 +8,14 @@ use scylla::response::PagingStateResponse;
 use super::attempts::RunError;
 use super::options::RowShape;
 use super::run::Outcome;
-use crate::codec::{named_rows, rows};
+use crate::codec::{arrow, named_rows, rows};
 use crate::pyrefs;
 
 /// One page of a result (`ResultSet._page`).
 #[pyclass(frozen, module = "turbocql._engine")]
 pub struct Page {
     /// A list of rows (tuples, or the default factory's named tuples), a dict of numpy
-    /// columns, or None for a result without rows.
+    /// columns, a `pyarrow.RecordBatch`, or None for a result without rows.
     #[pyo3(get)]
     pub rows: Py<PyAny>,
     /// Tuples of str, or None.
@@ -74,6 +74,11 @@ impl Page {
                 let (names, types) = rows::column_meta(py, &r)?;
                 let rows = match shape {
                     RowShape::Columns => rows::page_columns(py, &r)?.into_any(),
+                    RowShape::Arrow => {
+                        let cols = arrow::page_arrow_columns(py, &r)?;
+                        let cols = cols.into_iter().map(|c| Py::new(py, c)).collect::<PyResult<Vec<_>>>()?;
+                        py.import("turbocql._arrow")?.call_method1("record_batch", (&names, cols))?
+                    }
                     RowShape::Named => named_rows::page_named_rows(py, &r, &names)?.into_any(),
                     RowShape::Tuples => rows::page_rows(py, &r)?.into_any(),
                 };

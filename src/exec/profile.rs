@@ -74,6 +74,8 @@ impl EngineProfile {
         let refs = pyrefs::get(py)?;
         let shape = if row_factory.is(refs.numpy_factory.bind(py)) {
             RowShape::Columns
+        } else if row_factory.is(refs.arrow_factory.bind(py)) {
+            RowShape::Arrow
         } else if row_factory.is(refs.named_rows.bind(py)) {
             RowShape::Named
         } else {

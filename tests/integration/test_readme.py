@@ -53,8 +53,13 @@ def test_numpy_block_runs(cassandra):
     assert lines == ["int32 (3, 768)"]
 
 
-def test_clusters_block_runs(cassandra):
+def test_arrow_block_runs(cassandra):
     lines = _run(_blocks()[4])
+    assert lines == ["1000 double", "4 250", "{'click': 666, 'view': 334}"]
+
+
+def test_clusters_block_runs(cassandra):
+    lines = _run(_blocks()[5])
     assert lines[0].startswith("5.")
     assert lines[1] == "['aggregates', 'column_masks', 'columns']"
     assert "datacenter1" in lines[2]
@@ -64,7 +69,7 @@ def test_tls_block_runs(mtls_node):
     from tests.integration.conftest import MTLS_PORT
 
     files = mtls_node.tls_files()
-    code = _blocks()[5].replace("port=9045", "port=%d" % MTLS_PORT)
+    code = _blocks()[6].replace("port=9045", "port=%d" % MTLS_PORT)
     for name, path in (("ca.pem", files.ca), ("client.pem", files.client_cert), ("client-key.pem", files.client_key)):
         code = code.replace('"%s"' % name, repr(str(path)))
     # The TLS node runs without authentication: the provider is offered and never asked.
