@@ -5,8 +5,9 @@
 //!
 //! Each column becomes an [`ArrowColumn`]: its kind, length, validity bitmap and buffers in
 //! Arrow's layout (little-endian values, `i32` offsets, bitmaps least significant bit
-//! first), and its children for nested types. `turbocql._arrow` wraps them as pyarrow
-//! arrays without copying again; nothing here imports pyarrow, which stays optional. Types
+//! first), and its children for nested types, each buffer copied once into a `bytes`.
+//! `turbocql._arrow` wraps them as pyarrow arrays without copying again; nothing here
+//! imports pyarrow, which stays optional. Types
 //! with no Arrow form of their own (decimal, varint, a vector of text, custom types) are
 //! gathered as the usual Python values, which pyarrow converts.
 
