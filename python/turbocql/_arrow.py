@@ -130,22 +130,37 @@ def rows_batch(colnames, rows) -> pa.RecordBatch:
 def result_table(result, items=None) -> pa.Table:
     """Every remaining page of ``result`` (a ``ResultSet``) as one ``pyarrow.Table``;
     ``items``: what iterating it gave, when the caller iterated (asyncio)."""
-    from turbocql.query import arrow_factory
-
     names = result.column_names
     if names is None:
         return pa.table({})
     items = list(result) if items is None else items
-    if result._row_factory is arrow_factory:
-        batches = items  # one RecordBatch per page (an empty page gives none)
+    if not items:
+        batches = [_empty_batch(result)]
+    elif all(isinstance(b, pa.RecordBatch) for b in items):
+        batches = items  # arrow_factory: one RecordBatch per page (an empty page gives none)
+    elif isinstance(result._page.rows, dict):
+        batches = [_columns_batch(names, page) for page in items]  # numpy_factory: a dict per page
     else:
         batches = [rows_batch(names, items)]
-    if not batches:
-        batches = [_empty_batch(result)]
     tables = [pa.Table.from_batches([b]) for b in batches]
     # Columns of Python values (decimal, varint, ...) are typed page by page, and a page of
     # nulls only has no type: let pyarrow unify them.
     return pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
+
+
+def _columns_batch(names, page) -> pa.RecordBatch:
+    """A numpy_factory page (column name -> array; masked where null) as a batch."""
+
+    import numpy as np
+
+    def values(col):
+        nulls = np.ma.getmaskarray(col)
+        if nulls.ndim > 1:  # a vector column: a row is null when masked
+            nulls = nulls.any(axis=tuple(range(1, nulls.ndim)))
+        data = np.ma.getdata(col)
+        return [None if null else getattr(v, "tolist", lambda v=v: v)() for v, null in zip(data, nulls, strict=True)]
+
+    return pa.RecordBatch.from_arrays([_objects_array(values(page[n])) for n in names], names=list(names))
 
 
 def _empty_batch(result) -> pa.RecordBatch:

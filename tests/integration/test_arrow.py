@@ -240,6 +240,22 @@ def test_to_arrow_with_another_row_factory_converts_the_values(session):
     ]
 
 
+def test_to_arrow_of_numpy_pages(session):
+    pytest.importorskip("numpy")
+    from turbocql.query import numpy_factory
+
+    session.execute("CREATE TABLE IF NOT EXISTS arrow_np (k int PRIMARY KEY, v double, vec vector<float, 2>)")
+    session.execute("INSERT INTO arrow_np (k, v, vec) VALUES (1, 0.5, [1.0, 2.0])")
+    session.execute("INSERT INTO arrow_np (k) VALUES (2)")
+    session.row_factory = numpy_factory
+    try:
+        table = session.execute("SELECT k, v, vec FROM arrow_np").to_arrow()
+    finally:
+        session.row_factory = named_tuple_factory
+    rows = sorted(zip(*(table.column(n).to_pylist() for n in ("k", "v", "vec")), strict=True))
+    assert rows == [(1, 0.5, [1.0, 2.0]), (2, None, None)]
+
+
 def test_empty_results_keep_their_columns(session):
     session.execute("CREATE TABLE IF NOT EXISTS arrow_empty (k int PRIMARY KEY, v text)")
     session.row_factory = arrow_factory
