@@ -156,9 +156,7 @@ fn attempt_error(py: Python<'_>, err: &RequestAttemptError, host: &str) -> PyErr
     match err {
         RequestAttemptError::DbError(db, msg) => db_error(py, db, msg),
         RequestAttemptError::SerializationError(e) => PyValueError::new_err(format!("{e}")),
-        RequestAttemptError::BrokenConnectionError(e) => {
-            no_host(py, "Unable to complete the operation against any hosts", host, &format!("Connection broken: {e}"))
-        }
+        RequestAttemptError::BrokenConnectionError(e) => no_host(py, "Unable to complete the operation against any hosts", host, &broken(e)),
         // The classic driver's name for a connection with every stream id in use (ids of
         // timed-out requests stay taken until the node answers them).
         RequestAttemptError::UnableToAllocStreamId => make(
@@ -171,6 +169,11 @@ fn attempt_error(py: Python<'_>, err: &RequestAttemptError, host: &str) -> PyErr
     }
 }
 
+/// What a `ConnectionException` of a broken connection says.
+fn broken(e: &impl std::fmt::Display) -> String {
+    format!("Connection broken: {e}")
+}
+
 /// A query plan run out by `RETRY_NEXT_HOST` decisions: the classic
 /// `NoHostAvailable("Unable to complete the operation against any hosts", {host: error})`,
 /// each host's last error as the exception it would raise on its own ("ip:port" keys, the
@@ -180,7 +183,7 @@ pub fn plan_exhausted(py: Python<'_>, tried: &[(SocketAddr, RequestAttemptError)
     for (addr, e) in tried {
         let host = addr.to_string();
         let exc = match e {
-            RequestAttemptError::BrokenConnectionError(b) => make(py, Exc::ConnectionException, (format!("Connection broken: {b}"), host.clone()), None),
+            RequestAttemptError::BrokenConnectionError(b) => make(py, Exc::ConnectionException, (broken(b), host.clone()), None),
             other => attempt_error(py, other, &host),
         };
         let _ = errors.set_item(host, exc.value(py));

@@ -11,13 +11,11 @@ use std::time::Duration;
 use crate::sync::{Mutex, RwLock};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use scylla::client::execution_profile::ExecutionProfile;
 use scylla::client::session::Session as ScyllaSession;
 use scylla::client::session_builder::SessionBuilder;
 use scylla::client::Compression;
 use scylla::client::SelfIdentity;
 use scylla::errors::ExecutionError;
-use scylla::policies::load_balancing::DefaultPolicy;
 use scylla::statement::Consistency;
 
 use scylla::cluster::ClusterState;
@@ -27,11 +25,11 @@ use super::auth::PyAuthProvider;
 use super::hosts::{PyHostListener, Reconnection};
 use super::tls::{tls_context, TlsRequest};
 use crate::errors;
-use crate::exec::health::{self, Watched};
+use crate::exec::health;
 use crate::exec::inflight::{self, InFlight};
 use crate::exec::options::duration;
 use crate::exec::prepared::Prepared;
-use crate::exec::retry::Retry;
+use crate::exec::profile;
 use crate::exec::routing::host_object;
 use crate::exec::run::timed;
 use crate::pyrefs;
@@ -243,13 +241,7 @@ pub fn connect(
     let unresponsive_after = unresponsive_node_threshold.map(|s| duration(s, "unresponsive_node_threshold")).transpose()?;
     let nodes: Vec<String> = contact_points.iter().map(|h| node_addr(h, port)).collect();
     let hosts = nodes.join(", ");
-    let profile = ExecutionProfile::builder()
-        .consistency(Consistency::LocalOne)
-        .request_timeout(None)
-        .load_balancing_policy(Watched::wrap(DefaultPolicy::builder().build()))
-        .retry_policy(Retry::build_default())
-        .build()
-        .into_handle();
+    let profile = profile::engine_defaults().consistency(Consistency::LocalOne).build().into_handle();
     let mut builder = SessionBuilder::new()
         .known_nodes(&nodes)
         .connection_timeout(connect_timeout)

@@ -17,7 +17,7 @@ use scylla::deserialize::row::ColumnIterator;
 use scylla::frame::response::result::{CollectionType, ColumnType, NativeType};
 use scylla::response::query_result::QueryRowsResult;
 
-use super::rows::{column_err, column_to_py, decode_err, inet_text, read_cell, read_err, read_signed_vint, RESERVE_ROWS};
+use super::rows::{column_err, column_to_py, decode_err, inet_text, read_cell, read_err, read_len, read_signed_vint, RESERVE_ROWS};
 
 /// A bitmap (validity, or boolean values), least significant bit first.
 #[derive(Default)]
@@ -319,11 +319,7 @@ fn offset(n: usize, typ: &ColumnType<'_>) -> PyResult<i32> {
 }
 
 fn count(r: &mut &[u8], typ: &ColumnType<'_>) -> PyResult<usize> {
-    if r.len() < 4 {
-        return Err(decode_err(typ, "truncated element count"));
-    }
-    let n = i32::from_be_bytes(r[..4].try_into().unwrap());
-    *r = &r[4..];
+    let n = read_len(r, typ)?;
     usize::try_from(n).map_err(|_| decode_err(typ, &format!("negative element count {n}")))
 }
 

@@ -76,7 +76,7 @@ pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
-fn read_len(b: &mut &[u8], typ: &ColumnType<'_>) -> PyResult<i32> {
+pub(crate) fn read_len(b: &mut &[u8], typ: &ColumnType<'_>) -> PyResult<i32> {
     if b.len() < 4 {
         return Err(decode_err(typ, "truncated length"));
     }

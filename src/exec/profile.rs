@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pyo3::prelude::*;
-use scylla::client::execution_profile::{ExecutionProfile, ExecutionProfileHandle};
+use scylla::client::execution_profile::{ExecutionProfile, ExecutionProfileBuilder, ExecutionProfileHandle};
 use scylla::policies::load_balancing::DefaultPolicy;
 use scylla::policies::speculative_execution::SimpleSpeculativeExecutionPolicy;
 use scylla::statement::{Consistency, SerialConsistency};
@@ -20,6 +20,17 @@ use super::options::{consistency_of, duration, serial_consistency_of, RowShape};
 use super::retry::Retry;
 use super::routing::LoadBalancing;
 use crate::pyrefs;
+
+/// A crate profile with the engine's defaults, for the session's default profile and each
+/// classic profile: no crate-side timeout (the engine bounds requests itself), and the
+/// default load-balancing and retry policies watched and noted as every policy the engine
+/// builds is (`super::health`, `super::attempts`).
+pub fn engine_defaults() -> ExecutionProfileBuilder {
+    ExecutionProfile::builder()
+        .request_timeout(None)
+        .load_balancing_policy(Watched::wrap(DefaultPolicy::builder().build()))
+        .retry_policy(Retry::build_default())
+}
 
 /// A classic `ExecutionProfile` for the engine (see the module doc). Made by
 /// `ExecutionProfile._engine_profile()` from the profile's attributes.
@@ -53,10 +64,7 @@ impl EngineProfile {
         request_timeout: Option<f64>,
         row_factory: Bound<'_, PyAny>,
     ) -> PyResult<Self> {
-        let mut builder = ExecutionProfile::builder()
-            .request_timeout(None)
-            .load_balancing_policy(Watched::wrap(DefaultPolicy::builder().build()))
-            .retry_policy(Retry::build_default());
+        let mut builder = engine_defaults();
         let mut custom_plan = None;
         if let Some(lb) = load_balancing {
             custom_plan = lb.custom_policy();
