@@ -18,7 +18,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use pyo3::prelude::*;
-use scylla::errors::{ExecutionError, RequestAttemptError};
+use scylla::errors::{ConnectionPoolError, ExecutionError, RequestAttemptError};
 use scylla::policies::retry::{RequestInfo, RetryDecision, RetryPolicy, RetrySession};
 
 use crate::errors;
@@ -53,6 +53,20 @@ impl RunError {
         match self {
             RunError::Execution(e) => errors::execution_error(py, e, hosts),
             RunError::PlanExhausted(tried) => errors::plan_exhausted(py, tried),
+        }
+    }
+}
+
+impl RunError {
+    /// True when the request failed only because its connections were lost: every host of
+    /// its plan broke under it, or the pool it was sent to had no connection (reconnecting).
+    /// A retry policy's own `RETHROW` (an `Execution` error of the last attempt) is not this.
+    pub fn connection_lost(&self) -> bool {
+        match self {
+            RunError::PlanExhausted(tried) => tried.iter().all(|(_, e)| matches!(e, RequestAttemptError::BrokenConnectionError(_))),
+            RunError::Execution(e) => {
+                matches!(**e, ExecutionError::ConnectionPoolError(ConnectionPoolError::Broken { .. } | ConnectionPoolError::Initializing))
+            }
         }
     }
 }

@@ -39,6 +39,15 @@ impl Request {
         Request { kind, paged, timeout: opts.timeout, shape: opts.shape }
     }
 
+    /// The statement's `is_idempotent` (a batch's own flag).
+    pub fn is_idempotent(&self) -> bool {
+        match &self.kind {
+            RequestKind::Prepared(stmt, _) => stmt.get_is_idempotent(),
+            RequestKind::Query(stmt) => stmt.get_is_idempotent(),
+            RequestKind::Batch(batch, _) => batch.get_is_idempotent(),
+        }
+    }
+
     /// Where the profile's load balancing is a user's policy: this request routed by the
     /// plan it gives for `query` (the Python statement); otherwise nothing to do.
     pub fn route(&mut self, py: Python<'_>, opts: &Options, query: &Bound<'_, PyAny>) -> PyResult<()> {

@@ -1,11 +1,20 @@
 //! Run: a [`Request`] sent through the scylla crate's session, one page (or unpaged),
 //! under its client-side timeout, giving an [`Outcome`] or a [`RunError`] (a plan run out
 //! told apart by `super::attempts`).
+//!
+//! An idempotent request that failed only because its connections were lost (every host
+//! of its plan broke under it, as a single node does when its connection is reset) is sent
+//! again once its pool has reconnected: waits of 50 ms doubling to 500 ms, while its
+//! timeout (or, without one, [`RESEND_BUDGET`]) leaves room for the wait; then it ends
+//! with the last error (`NoHostAvailable`). The retry policy still decides each attempt:
+//! only a plan it ran out with `RETRY_NEXT_HOST` counts, never its `RETHROW`.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
+
+use tokio::time::Instant;
 
 use scylla::client::session::Session as ScyllaSession;
 use scylla::errors::ExecutionError;
@@ -15,6 +24,11 @@ use scylla::response::{PagingState, PagingStateResponse};
 use super::attempts::{after_failure, RunError};
 use super::options::RowShape;
 use super::request::{Request, RequestKind};
+
+/// How long an idempotent request without a timeout waits for its lost connections.
+pub const RESEND_BUDGET: Duration = Duration::from_secs(10);
+const FIRST_RESEND_WAIT: Duration = Duration::from_millis(50);
+const LAST_RESEND_WAIT: Duration = Duration::from_millis(500);
 
 /// The raw outcome of one request, not yet converted for Python (see `super::page`).
 pub struct Outcome {
@@ -40,15 +54,32 @@ type Attempt = Pin<Box<dyn Future<Output = Result<Outcome, RunError>> + Send>>;
 pub fn run_shared(session: Arc<ScyllaSession>, req: Arc<Request>, state: Option<&[u8]>) -> impl Future<Output = Result<Outcome, RunError>> + Send {
     let timeout = req.timeout;
     let state = state.map(PagingState::new_from_raw_bytes);
-    let attempt: Attempt = Box::pin(async move { attempt(&session, &req, state).await });
+    let attempt: Attempt = Box::pin(async move { resent(&session, &req, state).await });
     timed(timeout, attempt)
 }
 
 /// Runs an owned request from its first page, under its timeout.
 pub fn run_owned(session: Arc<ScyllaSession>, req: Request) -> impl Future<Output = Result<Outcome, RunError>> + Send {
     let timeout = req.timeout;
-    let attempt: Attempt = Box::pin(async move { attempt(&session, &req, None).await });
+    let attempt: Attempt = Box::pin(async move { resent(&session, &req, None).await });
     timed(timeout, attempt)
+}
+
+/// The request's attempt, sent again while it is idempotent and its connections were lost
+/// (see the module doc).
+async fn resent(session: &ScyllaSession, req: &Request, state: Option<PagingState>) -> Result<Outcome, RunError> {
+    let again = req.is_idempotent().then(|| (state.clone(), Instant::now() + req.timeout.unwrap_or(RESEND_BUDGET)));
+    let mut result = attempt(session, req, state).await;
+    let Some((state, deadline)) = again else {
+        return result;
+    };
+    let mut wait = FIRST_RESEND_WAIT;
+    while matches!(&result, Err(e) if e.connection_lost()) && Instant::now() + wait < deadline {
+        tokio::time::sleep(wait).await;
+        wait = (wait * 2).min(LAST_RESEND_WAIT);
+        result = attempt(session, req, state.clone()).await;
+    }
+    result
 }
 
 async fn attempt(session: &ScyllaSession, req: &Request, state: Option<PagingState>) -> Result<Outcome, RunError> {

@@ -363,20 +363,33 @@ def big_table(session):
     session.execute("DROP TABLE IF EXISTS %s" % name)
 
 
-def reset_mid_frame(proxied_node, session, statements):
+def reset_mid_frame(proxied_node, session, statements, lift_once_cut=False):
     """Sends ``statements[i]`` (one ``%s``: the key i % BIG_ROWS) at once through the proxy
     while a limit_data toxic cuts the connection inside a response frame; then removes the
-    toxic and waits until the same session works again.
+    toxic (once every request has ended, or with ``lift_once_cut`` as soon as the session
+    has lost its connection: the link is cut once, then heals) and waits until the same session works again.
 
-    Returns (outcomes, seconds until every request had ended, seconds until it worked again)."""
+    Returns (outcomes, seconds until every request had ended, seconds until the requests that
+    are not idempotent had ended, seconds until it worked again)."""
     toxic = proxied_node.limit_data(CUT_BYTES)
     t0 = time.monotonic()
     futures = [session.execute_async(st, (i % BIG_ROWS,), timeout=RESET_TIMEOUT) for i, st in enumerate(statements)]
+    if lift_once_cut:
+        # The engine takes the host for down when its connections are lost: the cut happened.
+        deadline = time.monotonic() + RESET_TIMEOUT
+        while all(state["is_up"] for state in session.get_pool_state().values()):
+            assert time.monotonic() < deadline, "the connection was not cut: the scenario did not happen"
+            time.sleep(0.005)
+        proxied_node.remove_toxic(toxic)
+    not_idempotent = [f for f, st in zip(futures, statements) if not st.is_idempotent]
+    settle(not_idempotent, RESET_TIMEOUT + 20.0)
+    not_idempotent_s = time.monotonic() - t0
     outcomes = settle(futures, RESET_TIMEOUT + 20.0)
     ended_s = time.monotonic() - t0
-    proxied_node.remove_toxic(toxic)
+    if not lift_once_cut:
+        proxied_node.remove_toxic(toxic)
     recover_s = wait_until_it_works(session, statements[0], (0,))
-    return outcomes, ended_s, recover_s
+    return outcomes, ended_s, not_idempotent_s, recover_s
 
 
 def own_rows(statements, outcomes):
@@ -400,11 +413,14 @@ def test_reset_mid_frame_ends_every_request_and_the_connection_is_replaced(proxi
     """200 reads in flight (alternately idempotent and not, 3 s timeout) when the proxy closes
     the connection inside a response frame (``limit_data``: 150,001 bytes, then close).
 
-    turbocql: every request ends at once (well before its timeout) with its own row or
-    ``NoHostAvailable`` holding a ``ConnectionException`` ("Connection broken ... Connection was
-    closed before body was read: missing N out of M": the frame was cut); none hangs. The
-    crate replaces the connection (its pool reconnects, about 1 s here) and the same Cluster
-    answers again, without being restarted.
+    turbocql: every request that is not idempotent ends at once (well before its timeout) with
+    its own row or ``NoHostAvailable`` holding a ``ConnectionException`` ("Connection broken ...
+    Connection was closed before body was read: missing N out of M": the frame was cut); it
+    is never sent again. The idempotent ones are sent again once the pool has reconnected
+    (``exec::run``), and here the link stays cut, so they end with their own row, or with
+    ``NoHostAvailable(ConnectionException)`` or ``OperationTimedOut`` by their timeout; none
+    hangs. The crate replaces the connection (its pool reconnects, about 1 s here) and the
+    same Cluster answers again, without being restarted.
 
     The classic driver on the same proxy and scenario is measured for comparison (asserted
     only to end every request with a result or a typed error, and to come back): it does not
@@ -429,7 +445,7 @@ def test_reset_mid_frame_ends_every_request_and_the_connection_is_replaced(proxi
     try:
         statements = mixed_statements(SimpleStatement, big_table)
         assert session.execute(statements[1], (1,)).one().k == 1
-        outcomes, ended_s, recover_s = reset_mid_frame(proxied_node, session, statements)
+        outcomes, ended_s, not_idempotent_s, recover_s = reset_mid_frame(proxied_node, session, statements)
         succeeded, failed, hung = tally(outcomes)
         wrong = own_rows(statements, outcomes)
         errors = [v for ok, v in outcomes if ok is False]
@@ -451,11 +467,17 @@ def test_reset_mid_frame_ends_every_request_and_the_connection_is_replaced(proxi
         assert hung == 0
         assert wrong == []
         assert errors, "the cut failed no request: the scenario did not happen"
-        for e in errors:
+        for (ok, e), st in zip(outcomes, statements):
+            if ok:
+                continue
+            if st.is_idempotent and isinstance(e, OperationTimedOut):
+                continue
             assert isinstance(e, NoHostAvailable), repr(e)
             assert all(isinstance(x, ConnectionException) for x in e.errors.values()), repr(e)
+        assert any(ok is False for (ok, _), st in zip(outcomes, statements) if not st.is_idempotent)
         # Detected from the closed connection, not by the requests' timeout.
-        assert ended_s < RESET_TIMEOUT
+        assert not_idempotent_s < RESET_TIMEOUT
+        assert ended_s < RESET_TIMEOUT + 1.0
         assert after == 50
     finally:
         shut_down(proxied_node, cluster)
@@ -465,7 +487,7 @@ def test_reset_mid_frame_ends_every_request_and_the_connection_is_replaced(proxi
     try:
         statements = mixed_statements(ClassicSimpleStatement, big_table)
         assert classic.execute(statements[1], (1,)).one().k == 1
-        outcomes, ended_s, recover_s = reset_mid_frame(proxied_node, classic, statements)
+        outcomes, ended_s, not_idempotent_s, recover_s = reset_mid_frame(proxied_node, classic, statements)
         succeeded, failed, hung = tally(outcomes)
         wrong = own_rows(statements, outcomes)
         after = after_reset_all_succeed(classic, statements[0])
@@ -490,19 +512,20 @@ def test_reset_mid_frame_ends_every_request_and_the_connection_is_replaced(proxi
         shut_down(proxied_node, classic_cluster)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="on one node an idempotent request cut by a broken connection is not retried: the crate's "
-    "DefaultRetryPolicy answers BrokenConnectionError with RetryNextTarget (scylla 1.9.0, "
-    "src/policies/retry/default.rs), the query plan holds this node only, so the request fails with "
-    "NoHostAvailable(ConnectionException) instead of running again on the replaced connection (the classic "
-    "driver's RETRY_NEXT_HOST fails the same way on one node)",
-)
 def test_idempotent_reads_cut_by_a_reset_are_retried_and_succeed(proxied_node, keyspace, big_table):
-    """What the matrix asks of idempotent statements: cut by the reset, they are retried and
-    succeed. On a single node no retry happens (see the reason); with several nodes behind
-    proxies (``Toxiproxy.proxy_nodes``) the retry goes to another node."""
+    """What the matrix asks of idempotent statements: cut by the reset, they are sent again
+    and succeed. The plan holds one node, so the retry policy's ``RETRY_NEXT_HOST`` after the
+    broken connection runs it out (the classic driver ends there with
+    ``NoHostAvailable(ConnectionException)``); the engine sends an idempotent request whose
+    connections were all lost again once the pool has reconnected (``exec::run``). The link
+    is cut once: the toxic is lifted as soon as the session has lost its connection.
+
+    Measured here: 9 answered before the cut, the 191 others sent again and answered 1.3 s
+    after the start (the reconnection policy's first delay is 1 s).
+
+    Not idempotent, the same reads end with ``NoHostAvailable`` and are not sent again:
+    ``test_reset_mid_frame_ends_every_request_and_the_connection_is_replaced``, and row 4's
+    counter test, which counts the increments applied."""
     from turbocql.query import SimpleStatement
 
     cluster = proxied_cluster()
@@ -510,7 +533,9 @@ def test_idempotent_reads_cut_by_a_reset_are_retried_and_succeed(proxied_node, k
     try:
         cql = "SELECT k, v FROM %s WHERE k = %%s" % big_table
         statements = [SimpleStatement(cql, is_idempotent=True) for _ in range(IN_FLIGHT)]
-        outcomes, ended_s, recover_s = reset_mid_frame(proxied_node, session, statements)
+        outcomes, ended_s, not_idempotent_s, recover_s = reset_mid_frame(
+            proxied_node, session, statements, lift_once_cut=True
+        )
         succeeded, failed, hung = tally(outcomes)
         record(
             4,
@@ -523,10 +548,13 @@ def test_idempotent_reads_cut_by_a_reset_are_retried_and_succeed(proxied_node, k
             hung=hung,
             detect_s=round(ended_s, 3),
             recover_s=round(recover_s, 3),
-            notes="one node: no retry target after the broken connection",
+            notes="toxic lifted once the connection was lost; cut requests sent again once the pool reconnected",
         )
+        assert hung == 0
         assert own_rows(statements, outcomes) == []
-        assert failed == {}, "idempotent reads not retried: %r" % failed
+        assert failed == {}, "idempotent reads not sent again: %r" % failed
+        assert succeeded == IN_FLIGHT
+        assert ended_s < RESET_TIMEOUT
     finally:
         shut_down(proxied_node, cluster)
 
