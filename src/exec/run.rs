@@ -9,6 +9,7 @@
 //! with the last error (`NoHostAvailable`). The retry policy still decides each attempt:
 //! only a plan it ran out with `RETRY_NEXT_HOST` counts, never its `RETHROW`.
 
+use std::borrow::Borrow;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -54,25 +55,39 @@ type Attempt = Pin<Box<dyn Future<Output = Result<Outcome, RunError>> + Send>>;
 pub fn run_shared(session: Arc<ScyllaSession>, req: Arc<Request>, state: Option<&[u8]>) -> impl Future<Output = Result<Outcome, RunError>> + Send {
     let timeout = req.timeout;
     let state = state.map(PagingState::new_from_raw_bytes);
-    let attempt: Attempt = Box::pin(async move { resent(&session, &req, state).await });
-    timed(timeout, attempt)
+    timed(timeout, run(session, req, state))
 }
 
 /// Runs an owned request from its first page, under its timeout.
 pub fn run_owned(session: Arc<ScyllaSession>, req: Request) -> impl Future<Output = Result<Outcome, RunError>> + Send {
     let timeout = req.timeout;
-    let attempt: Attempt = Box::pin(async move { resent(&session, &req, None).await });
-    timed(timeout, attempt)
+    timed(timeout, run(session, req, None))
 }
 
 /// The request's attempt, sent again while it is idempotent and its connections were lost
-/// (see the module doc).
-async fn resent(session: &ScyllaSession, req: &Request, state: Option<PagingState>) -> Result<Outcome, RunError> {
-    let again = req.is_idempotent().then(|| (state.clone(), Instant::now() + req.timeout.unwrap_or(RESEND_BUDGET)));
-    let mut result = attempt(session, req, state).await;
-    let Some((state, deadline)) = again else {
-        return result;
-    };
+/// (see the module doc). The attempt is awaited right here, not in a nested `async fn`: each
+/// level of nesting moves the crate's several-KB future once more.
+fn run<R: Borrow<Request> + Send + 'static>(session: Arc<ScyllaSession>, req: R, state: Option<PagingState>) -> Attempt {
+    Box::pin(async move {
+        let req = req.borrow();
+        let again = req.is_idempotent().then(|| (state.clone(), Instant::now() + req.timeout.unwrap_or(RESEND_BUDGET)));
+        let result = attempt(&session, req, state).await;
+        match again {
+            Some((state, deadline)) if matches!(&result, Err(e) if e.connection_lost()) => Box::pin(resend(&session, req, state, deadline, result)).await,
+            _ => result,
+        }
+    })
+}
+
+/// Sends the request again after waits, while its connections are lost and `deadline`
+/// leaves room for the wait; `result` is the failure so far.
+async fn resend(
+    session: &ScyllaSession,
+    req: &Request,
+    state: Option<PagingState>,
+    deadline: Instant,
+    mut result: Result<Outcome, RunError>,
+) -> Result<Outcome, RunError> {
     let mut wait = FIRST_RESEND_WAIT;
     while matches!(&result, Err(e) if e.connection_lost()) && Instant::now() + wait < deadline {
         tokio::time::sleep(wait).await;
