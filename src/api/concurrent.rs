@@ -361,12 +361,15 @@ impl ConcurrentRun {
     }
 }
 
-/// Parameters given as columns: a dict of bind-marker name → array or sequence, or a
-/// single numeric array for a statement with one vector (or number) marker. None for
-/// parameters that are rows.
+/// Parameters given as columns: a dict of bind-marker name → array or sequence, Arrow
+/// data (a record batch or table, by column name), or a single numeric array for a
+/// statement with one vector (or number) marker. None for parameters that are rows.
 fn columns(source: &Bound<'_, PyAny>, specs: &[scylla::frame::response::result::ColumnSpec<'_>]) -> PyResult<Option<Columns>> {
     if let Ok(d) = source.cast::<PyDict>() {
         return Columns::from_dict(d, specs).map(Some);
+    }
+    if let Some(cols) = Columns::from_arrow(source, specs)? {
+        return Ok(Some(cols));
     }
     match ArrayBuf::get(source)? {
         Some(a) if a.num().is_some() && matches!(a.ndim(), 1 | 2) => Columns::from_array(source, specs),

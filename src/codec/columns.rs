@@ -1,6 +1,6 @@
 //! Columns: `execute_concurrent_with_args` parameters given as columns (a 2-D array of
-//! vectors, a dict of arrays and sequences), bound a row at a time straight from the
-//! arrays' memory, with no Python object per value.
+//! vectors, a dict of arrays and sequences, Arrow record batches or tables), bound a row at
+//! a time straight from the arrays' memory, with no Python object per value.
 
 use std::sync::Arc;
 
@@ -9,6 +9,7 @@ use pyo3::types::{PyBytes, PyDict, PyString};
 use scylla::frame::response::result::{ColumnSpec, ColumnType};
 
 use super::arrays::{array_elem, array_fits, write_array_elems, write_array_vector, ArrayBuf};
+use super::from_arrow::{self, ArrowValues};
 use super::mismatch::{py_type_name, type_err, value_err};
 use super::types::type_name;
 use super::values::{unset_value, write_top, BoundValues, UNSET};
@@ -20,6 +21,8 @@ enum ColumnSource {
     Array(Arc<ArrayBuf>, Option<usize>),
     /// Any other sequence: item `i` is statement `i`'s value.
     Seq(Py<PyAny>),
+    /// Arrow data (imported through the C data interface): element `i` is statement `i`'s.
+    Arrow(ArrowValues),
     /// No column for this marker: left unset.
     Unset,
 }
@@ -66,6 +69,36 @@ impl Columns {
         Self::checked(sources, specs)
     }
 
+    /// Arrow data: a record batch or table (its columns matched to the bind markers by
+    /// name, as a dict's keys), or for a statement with a single bind marker, one Arrow
+    /// array. None when `values` is not Arrow data.
+    pub fn from_arrow(values: &Bound<'_, PyAny>, specs: &[ColumnSpec<'_>]) -> PyResult<Option<Columns>> {
+        let Some(imported) = from_arrow::import(values)? else {
+            return Ok(None);
+        };
+        if !matches!(imported.data_type(), Some(arrow_schema::DataType::Struct(_))) && specs.len() == 1 {
+            return Self::checked(vec![ColumnSource::Arrow(imported)], specs).map(Some);
+        }
+        let mut fields = imported.into_fields()?;
+        for (name, _) in &fields {
+            if !specs.iter().any(|s| s.name() == name) {
+                let names: Vec<&str> = specs.iter().map(|s| s.name()).collect();
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "Arrow column {name:?} is not a bind marker of the statement (its markers: {})",
+                    names.join(", ")
+                )));
+            }
+        }
+        let mut sources = Vec::with_capacity(specs.len());
+        for spec in specs {
+            sources.push(match fields.iter().position(|(n, _)| n == spec.name()) {
+                Some(k) => ColumnSource::Arrow(fields.swap_remove(k).1),
+                None => ColumnSource::Unset,
+            });
+        }
+        Self::checked(sources, specs).map(Some)
+    }
+
     /// A single array: a 2-D array whose rows are the values of a statement of numeric
     /// markers (as many columns as markers); for a statement with one bind marker, a 2-D
     /// array for a vector marker (a row per statement) or a 1-D array for a number. None
@@ -99,6 +132,9 @@ impl Columns {
     }
 
     fn source(v: &Bound<'_, PyAny>, spec: &ColumnSpec<'_>) -> PyResult<ColumnSource> {
+        if let Some(values) = from_arrow::import(v)? {
+            return Ok(ColumnSource::Arrow(values));
+        }
         let typ = spec.typ();
         let served = match typ {
             ColumnType::Vector { typ: et, .. } => array_elem(et),
@@ -139,6 +175,7 @@ impl Columns {
                 let n = match src {
                     ColumnSource::Array(a, _) => a.shape()[0] as usize,
                     ColumnSource::Seq(s) => s.bind(py).len()?,
+                    ColumnSource::Arrow(a) => a.len(),
                     ColumnSource::Unset => continue,
                 };
                 match rows {
@@ -170,6 +207,7 @@ impl Columns {
             match src {
                 ColumnSource::Unset => out.buf.extend_from_slice(&UNSET.to_be_bytes()),
                 ColumnSource::Seq(s) => write_top(&mut out.buf, &s.bind(py).get_item(row)?, spec, unset)?,
+                ColumnSource::Arrow(a) => a.write_cell(&mut out.buf, row, spec.typ()).map_err(|m| m.for_column(spec))?,
                 ColumnSource::Array(arr, col) => {
                     let start = out.buf.len();
                     out.buf.extend_from_slice(&[0u8; 4]);

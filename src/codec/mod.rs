@@ -8,6 +8,8 @@
 //! - [`arrays`]: numpy arrays (the buffer protocol) read and built without per-element
 //!   objects;
 //! - [`columns`]: parameters given as columns (`execute_concurrent_with_args`);
+//! - [`from_arrow`]: Arrow data (pyarrow, polars) → CQL values, for parameters given as
+//!   Arrow columns; [`from_text`]: a scalar written as text → CQL bytes;
 //! - [`rows`]: a page's bytes → Python rows (tuples) or numpy columns;
 //! - [`arrow`]: a page's bytes → Arrow buffers ([`arrow::ArrowColumn`]), for pyarrow;
 //! - [`named_rows`]: the default row factory's named tuples, made in Rust;
@@ -18,6 +20,8 @@
 pub mod arrays;
 pub mod arrow;
 pub mod columns;
+pub mod from_arrow;
+pub mod from_text;
 pub mod mismatch;
 pub mod named_rows;
 pub mod rows;
