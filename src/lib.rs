@@ -50,6 +50,8 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(codec::named_rows::named_rows, m)?)?;
     m.add_function(wrap_pyfunction!(codec::standalone::encode, m)?)?;
     m.add_function(wrap_pyfunction!(codec::standalone::decode, m)?)?;
+    m.add_function(wrap_pyfunction!(codec::standalone::encode_text, m)?)?;
+    m.add_function(wrap_pyfunction!(codec::standalone::decode_text, m)?)?;
     m.add_function(wrap_pyfunction!(codec::standalone::time_encode, m)?)?;
     m.add_function(wrap_pyfunction!(codec::standalone::time_decode, m)?)?;
     // exec

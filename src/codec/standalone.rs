@@ -3,7 +3,8 @@
 //! For `benchmarks/run_types.py` and tests: [`encode`] / [`decode`] convert one value of
 //! a CQL type given by name (`"int"`, `"map<text, int>"`, `"vector<float, 768>"`, a UDT as
 //! `"udt<ks.name, field type, ...>"`); [`time_encode`] / [`time_decode`] do it for a list
-//! of values `repeat` times in a loop inside Rust and return nanoseconds per value.
+//! of values `repeat` times in a loop inside Rust and return nanoseconds per value;
+//! [`encode_text`] / [`decode_text`] convert between the wire bytes and the CQL text form.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -125,6 +126,26 @@ pub fn encode<'py>(py: Python<'py>, cql_type: &str, value: &Bound<'py, PyAny>) -
 #[pyfunction]
 pub fn decode<'py>(py: Python<'py>, cql_type: &str, data: &[u8]) -> PyResult<Bound<'py, PyAny>> {
     super::rows::to_py(py, data, &typ(cql_type)?)
+}
+
+/// The wire bytes (no length prefix) of the value written as text `text` (a CSV field:
+/// `super::from_text`) of `cql_type`.
+#[pyfunction]
+pub fn encode_text<'py>(py: Python<'py>, cql_type: &str, text: &str) -> PyResult<Bound<'py, PyBytes>> {
+    let t = typ(cql_type)?;
+    let mut buf = Vec::new();
+    super::from_text::write_text_value(&mut buf, text, &t).map_err(|m| mismatch(&t, m))?;
+    Ok(PyBytes::new(py, &buf))
+}
+
+/// The text form (`super::to_text`, what `turbocql unload` writes) of the wire bytes `data`
+/// of `cql_type`.
+#[pyfunction]
+pub fn decode_text(cql_type: &str, data: &[u8]) -> PyResult<String> {
+    let t = typ(cql_type)?;
+    let mut out = String::new();
+    super::to_text::write_text(&mut out, data, &t, false).map_err(|e| PyValueError::new_err(format!("value of CQL type {}: {e}", type_name(&t))))?;
+    Ok(out)
 }
 
 /// Encodes every value of `values` `repeat` times (into one reused buffer); returns
