@@ -111,6 +111,9 @@ objects!(
     /// `turbocql.query.arrow_factory` (pages as `pyarrow.RecordBatch`, made by
     /// `turbocql._arrow`, imported at its first use: pyarrow is optional).
     arrow_factory,
+    /// `turbocql.query.cql_text_factory` (pages as a `pyarrow.RecordBatch` of each value's
+    /// CQL text).
+    cql_text_factory,
     /// The engine's own `named_rows` (`turbocql.query.named_tuple_factory`).
     named_rows,
     /// `turbocql.cluster.ResultSet`.

@@ -1,9 +1,10 @@
 """The ``turbocql`` command line (also ``python -m turbocql``).
 
 Each subcommand lives in its own module that exposes
-``add_parser(subparsers)``: it registers its argparse parser and sets
+``add_parser(subparsers)``: it registers its argparse parser(s) and sets
 ``func`` (``func(args) -> int`` exit code) with ``parser.set_defaults``.
-To add one, add ``"name": "turbocql.module"`` to ``SUBCOMMANDS``.  Such a
+To add one, add ``"name": "turbocql.module"`` to ``SUBCOMMANDS`` (a module
+that registers several names is listed under each, and called once).  Such a
 module must not import the compiled engine at import time (import it inside
 ``func``) so that every subcommand works even before the engine is built; a
 module that fails to import only breaks its own subcommand.
@@ -20,6 +21,9 @@ import sys
 SUBCOMMANDS: dict[str, str] = {
     "localdb": "turbocql.localdb",
     "bench": "turbocql.bench",
+    "load": "turbocql.bulk.cli",
+    "unload": "turbocql.bulk.cli",
+    "count": "turbocql.bulk.cli",
 }
 
 
@@ -40,13 +44,16 @@ def build_parser() -> argparse.ArgumentParser:
         description="turbocql: a Python driver for Apache Cassandra with a Rust engine.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    added: set[str] = set()
     for name, module_name in SUBCOMMANDS.items():
         try:
             module = importlib.import_module(module_name)
         except Exception as e:  # keep the other subcommands usable
             _broken_subcommand(subparsers, name, e)
             continue
-        module.add_parser(subparsers)
+        if module_name not in added:
+            added.add(module_name)
+            module.add_parser(subparsers)
     return parser
 
 

@@ -77,9 +77,13 @@ def to_array(col) -> pa.Array:
         )
     if kind == "map":
         keys, values = children
-        entries = pa.StructArray.from_arrays([keys, values], names=["key", "value"])
+        # The entries exactly as the map type declares them (keys not null): a child whose
+        # type differs from the declared one corrupts memory in writers that trust the type
+        # (pyarrow's Parquet writer freed a bad pointer).
+        map_type = pa.map_(keys.type, values.type)
+        entries = pa.StructArray.from_arrays([keys, values], fields=[map_type.key_field, map_type.item_field])
         return pa.Array.from_buffers(
-            pa.map_(keys.type, values.type),
+            map_type,
             n,
             [validity, _buf(col.buffers[0])],
             null_count=col.null_count,

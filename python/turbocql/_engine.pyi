@@ -358,6 +358,7 @@ class RequestBuilder:
         make_result: Callable[[Page], Any],
         result_cls: Callable[[bool, Any], _T],
         execution_profile: _ExecutionProfileArg = None,
+        check_only: bool = False,
     ) -> ConcurrentRun[_T]: ...
     def pipeline(
         self,

@@ -19,8 +19,18 @@ ExecutionResult = namedtuple("ExecutionResult", ["success", "result_or_exc"])
 """One result of :func:`execute_concurrent`: ``(True, ResultSet)`` or ``(False, exception)``."""
 
 
-def _run(session, statement, source, concurrency, raise_on_first_error, results_generator, execution_profile):
-    """Starts the engine's run: ``statement`` (None: ``source`` holds pairs) once per item."""
+def _run(
+    session,
+    statement,
+    source,
+    concurrency,
+    raise_on_first_error,
+    results_generator,
+    execution_profile,
+    check_only=False,
+):
+    """Starts the engine's run: ``statement`` (None: ``source`` holds pairs) once per item
+    (``check_only``: values converted, nothing sent: ``turbocql.bulk``'s dry run)."""
     builder = session._build_request
     row_factory = builder.row_factory_for(execution_profile)
 
@@ -28,7 +38,14 @@ def _run(session, statement, source, concurrency, raise_on_first_error, results_
         return ResultSet(page, session, None, row_factory, statement)
 
     run = builder.execute_concurrent(
-        statement, source, concurrency, raise_on_first_error, make_result, ExecutionResult, execution_profile
+        statement,
+        source,
+        concurrency,
+        raise_on_first_error,
+        make_result,
+        ExecutionResult,
+        execution_profile,
+        check_only,
     )
     if results_generator:
         return run

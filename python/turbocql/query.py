@@ -47,6 +47,7 @@ __all__ = [
     "ordered_dict_factory",
     "numpy_factory",
     "arrow_factory",
+    "cql_text_factory",
 ]
 
 
@@ -204,6 +205,22 @@ def arrow_factory(colnames, rows):
         return [rows] if rows.num_rows else []
     # Decoded as rows (a batch's result): build the batch here.
     return [_arrow.rows_batch(colnames, rows)] if rows else []
+
+
+def cql_text_factory(colnames, rows):
+    """A page as ONE ``pyarrow.RecordBatch`` of strings: each value in its CQL text form, as
+    cqlsh writes it and ``turbocql load`` reads it back (``2024-01-02 03:04:05.678+0000``,
+    ``0x0aff``, ``{'a': 1}``); null stays null. Needs pyarrow; turbocql's own (what
+    ``turbocql unload`` writes CSV from). The engine writes the text straight from each
+    value's bytes, with no Python object per value.
+    """
+    from turbocql import _arrow
+
+    if isinstance(rows, _arrow.pa.RecordBatch):
+        return [rows] if rows.num_rows else []
+    # Decoded as rows (a batch's result): Python's own text of each value.
+    columns = {name: [None if r[i] is None else str(r[i]) for r in rows] for i, name in enumerate(colnames)}
+    return [_arrow.pa.RecordBatch.from_pydict(columns)] if rows else []
 
 
 # ---------------------------------------------------------------- statements

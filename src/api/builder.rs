@@ -290,8 +290,10 @@ impl RequestBuilder {
     /// Starts `execute_concurrent` (see `super::concurrent`): `statement` with each item of
     /// `parameters` as its values, or, with `statement=None`, items that are
     /// `(statement, parameters)` pairs. Results are `result_cls(success, make_result(page)
-    /// or exception)`.
-    #[pyo3(signature = (statement, parameters, concurrency, raise_on_first_error, make_result, result_cls, execution_profile=None))]
+    /// or exception)`. With `check_only`, each item's values are converted and nothing is
+    /// sent: its result is `result_cls(True, None)` or the conversion's error (the dry run
+    /// of `turbocql load`).
+    #[pyo3(signature = (statement, parameters, concurrency, raise_on_first_error, make_result, result_cls, execution_profile=None, check_only=false))]
     #[allow(clippy::too_many_arguments)]
     fn execute_concurrent(
         &self,
@@ -303,13 +305,14 @@ impl RequestBuilder {
         make_result: Py<PyAny>,
         result_cls: Py<PyAny>,
         execution_profile: Option<Bound<'_, PyAny>>,
+        check_only: bool,
     ) -> PyResult<ConcurrentRun> {
         let query = statement.map(|s| s.clone().unbind());
         let statement = statement.map(|s| classify(py, s)).transpose()?;
         let snap = self.snapshot(py)?;
         let defaults = self.defaults_for(py, &snap, execution_profile.as_ref())?.map_or_else(|| snap.defaults.clone(), |(d, _)| Arc::new(d));
         let engine = self.engine.get();
-        let settings = concurrent::Settings { concurrency, raise_on_first_error, make_result, result_cls };
+        let settings = concurrent::Settings { concurrency, raise_on_first_error, make_result, result_cls, check_only };
         concurrent::start(
             engine.get(py)?,
             engine.hosts_arc(),

@@ -37,6 +37,8 @@ type Pending = Pin<Box<dyn Future<Output = (usize, Result<Outcome, RunError>)> +
 #[allow(clippy::large_enum_variant)]
 enum Done {
     Ok(Outcome),
+    /// Converted, not sent (`Settings::check_only`).
+    Checked,
     Failed(RunError),
     Invalid(PyErr),
 }
@@ -67,6 +69,8 @@ pub struct Settings {
     pub make_result: Py<PyAny>,
     /// `result_cls(success, result_or_exc)`: `ExecutionResult`.
     pub result_cls: Py<PyAny>,
+    /// Convert each item's values, send nothing.
+    pub check_only: bool,
 }
 
 /// One `execute_concurrent` call in progress.
@@ -102,6 +106,9 @@ impl ConcurrentRun {
                     let idx = st.next_index;
                     st.next_index += 1;
                     match cols.bind(py, specs.as_slice(), row).and_then(|bound| request::with_values(py, p, bound, opts)) {
+                        Ok(_) if self.settings.check_only => {
+                            st.done.insert(idx, Done::Checked);
+                        }
                         Ok(kind) => {
                             let mut req = Request::new(kind, opts);
                             match self.query.as_ref().map(|q| req.route(py, opts, q.bind(py))).transpose() {
@@ -137,6 +144,9 @@ impl ConcurrentRun {
             let idx = st.next_index;
             st.next_index += 1;
             match self.convert(py, &item) {
+                Ok(_) if self.settings.check_only => {
+                    st.done.insert(idx, Done::Checked);
+                }
                 Ok(req) => st.ready.push_back((idx, req)),
                 Err(e) => {
                     st.done.insert(idx, Done::Invalid(e));
@@ -244,6 +254,7 @@ impl ConcurrentRun {
                     (true, self.settings.make_result.bind(py).call1((page,))?.unbind())
                 }
             }
+            Done::Checked => (true, py.None()),
             Done::Failed(e) => (false, e.to_py(py, &self.hosts).into_value(py).into_any()),
             Done::Invalid(e) => (false, e.into_value(py).into_any()),
         };

@@ -368,6 +368,33 @@ impl ArrowColumn {
     }
 }
 
+/// All rows of a page as Arrow string columns, each value written as CQL text
+/// (`super::to_text`), one per result column, in order.
+pub fn page_text_columns(py: Python<'_>, rows: &QueryRowsResult) -> PyResult<Vec<ArrowColumn>> {
+    let specs = rows.column_specs();
+    let reserve = rows.rows_num().min(RESERVE_ROWS);
+    let text = ColumnType::Native(NativeType::Text);
+    let mut cols: Vec<Column> = specs.iter().map(|_| Column::new(&text, reserve)).collect();
+    let mut s = String::new();
+    let iter = rows.rows::<ColumnIterator>().map_err(|e| read_err(py, "rows", e))?;
+    for row in iter {
+        let row = row.map_err(|e| read_err(py, "a row", e))?;
+        for (col, cell) in cols.iter_mut().zip(row) {
+            let cell = cell.map_err(|e| read_err(py, "a column", e))?;
+            match cell.slice.map(|b| b.as_slice()) {
+                // As in the classic driver, an empty value of a type with no empty form is null.
+                Some(b) if !b.is_empty() || matches!(cell.spec.typ(), ColumnType::Native(NativeType::Text | NativeType::Ascii | NativeType::Blob)) => {
+                    s.clear();
+                    super::to_text::write_text(&mut s, b, cell.spec.typ(), false).map_err(|e| column_err(py, cell.spec, decode_err(cell.spec.typ(), &e)))?;
+                    col.push(py, Some(s.as_bytes())).map_err(|e| column_err(py, cell.spec, e))?;
+                }
+                _ => col.push_null(py),
+            }
+        }
+    }
+    cols.into_iter().map(|c| c.finish(py)).collect()
+}
+
 /// All rows of a page as Arrow columns, one per result column, in order.
 pub fn page_arrow_columns(py: Python<'_>, rows: &QueryRowsResult) -> PyResult<Vec<ArrowColumn>> {
     let specs = rows.column_specs();

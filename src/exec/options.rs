@@ -69,6 +69,8 @@ pub enum RowShape {
     Columns,
     /// One `pyarrow.RecordBatch` (`arrow_factory`).
     Arrow,
+    /// One `pyarrow.RecordBatch` of strings, each value's CQL text (`cql_text_factory`).
+    Text,
 }
 
 /// Per-request options, the same for every kind of statement.

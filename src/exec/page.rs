@@ -74,8 +74,8 @@ impl Page {
                 let (names, types) = rows::column_meta(py, &r)?;
                 let rows = match shape {
                     RowShape::Columns => rows::page_columns(py, &r)?.into_any(),
-                    RowShape::Arrow => {
-                        let cols = arrow::page_arrow_columns(py, &r)?;
+                    RowShape::Arrow | RowShape::Text => {
+                        let cols = if shape == RowShape::Arrow { arrow::page_arrow_columns(py, &r)? } else { arrow::page_text_columns(py, &r)? };
                         let cols = cols.into_iter().map(|c| Py::new(py, c)).collect::<PyResult<Vec<_>>>()?;
                         py.import("turbocql._arrow")?.call_method1("record_batch", (&names, cols))?
                     }

@@ -84,6 +84,8 @@ impl EngineProfile {
             RowShape::Columns
         } else if row_factory.is(refs.arrow_factory.bind(py)) {
             RowShape::Arrow
+        } else if row_factory.is(refs.cql_text_factory.bind(py)) {
+            RowShape::Text
         } else if row_factory.is(refs.named_rows.bind(py)) {
             RowShape::Named
         } else {

@@ -1,0 +1,71 @@
+"""What the bulk operations need to know of a table (its columns, their CQL types, its
+partition key), read from ``cluster.metadata``, and the CQL they run on it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from turbocql.metadata import protect_name
+
+
+@dataclass(frozen=True)
+class Table:
+    keyspace: str
+    name: str
+    columns: dict[str, str]  # column name -> CQL type, in the table's order
+    partition_key: tuple[str, ...]
+
+    @property
+    def qualified(self) -> str:
+        return "%s.%s" % (protect_name(self.keyspace), protect_name(self.name))
+
+    def token_of_key(self) -> str:
+        return "token(%s)" % ", ".join(protect_name(c) for c in self.partition_key)
+
+
+def lookup(session, keyspace: str, table: str) -> Table:
+    """The table ``keyspace.table`` as the session's cluster knows it; a clear error if it
+    does not exist."""
+    meta = session.cluster.metadata
+    ks = meta.keyspaces.get(keyspace)
+    if ks is None:
+        session.cluster.refresh_schema_metadata()
+        ks = meta.keyspaces.get(keyspace)
+    if ks is None:
+        raise ValueError("keyspace %r does not exist" % keyspace)
+    t = ks.tables.get(table)
+    if t is None:
+        raise ValueError(
+            "table %s.%s does not exist (tables: %s)" % (keyspace, table, ", ".join(sorted(ks.tables)) or "none")
+        )
+    return Table(
+        keyspace=keyspace,
+        name=table,
+        columns={name: col.cql_type for name, col in t.columns.items()},
+        partition_key=tuple(c.name for c in t.partition_key),
+    )
+
+
+def insert_cql(table: Table, columns: list[str], ttl: int | None = None, timestamp: int | None = None) -> str:
+    using = []
+    if ttl is not None:
+        using.append("TTL %d" % int(ttl))
+    if timestamp is not None:
+        using.append("TIMESTAMP %d" % int(timestamp))
+    return "INSERT INTO %s (%s) VALUES (%s)%s" % (
+        table.qualified,
+        ", ".join(protect_name(c) for c in columns),
+        ", ".join("?" * len(columns)),
+        (" USING " + " AND ".join(using)) if using else "",
+    )
+
+
+def range_select_cql(table: Table, columns: list[str], where: str | None = None, count: bool = False) -> str:
+    """The SELECT of one token range ``(?, ?]``; ``where``: more conditions (needs ALLOW
+    FILTERING where the server says so: the user writes it)."""
+    what = "count(*)" if count else ", ".join(protect_name(c) for c in columns)
+    token = table.token_of_key()
+    cql = "SELECT %s FROM %s WHERE %s > ? AND %s <= ?" % (what, table.qualified, token, token)
+    if where:
+        cql += " AND " + where
+    return cql
