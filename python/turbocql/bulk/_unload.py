@@ -170,6 +170,8 @@ def unload(
                 bar.update(done=1)
                 continue
             if item.num_rows:
+                if fmt == "parquet":
+                    item = _parquet_ready(item)
                 writer.write(item)
                 result.rows += item.num_rows
                 bar.update(rows=item.num_rows, nbytes=writer.bytes)
@@ -211,6 +213,39 @@ def count(
     for r in execute_concurrent_with_args(session, select, work, concurrency=concurrency):
         total += r.result_or_exc.one()[0]
     return total
+
+
+def _parquet_ready(batch):
+    """Parquet has no month-day-nano interval: duration columns as their CQL text."""
+    import pyarrow as pa
+
+    for i, f in enumerate(batch.schema):
+        if f.type == pa.month_day_nano_interval():
+            text = [
+                None if v is None else duration_text(v.months, v.days, v.nanoseconds)
+                for v in batch.column(i).to_pylist()
+            ]
+            batch = batch.set_column(i, f.name, pa.array(text, pa.string()))
+    return batch
+
+
+def duration_text(months: int, days: int, nanos: int) -> str:
+    """A duration in the CQL text form (``1y2mo3d4h5m6s7ms8us9ns``) the engine writes and reads."""
+    out = "-" if months < 0 or days < 0 or nanos < 0 else ""
+    months, days, nanos = abs(months), abs(days), abs(nanos)
+    parts = [(months // 12, "y"), (months % 12, "mo"), (days, "d")]
+    for size, unit in (
+        (3_600_000_000_000, "h"),
+        (60_000_000_000, "m"),
+        (1_000_000_000, "s"),
+        (1_000_000, "ms"),
+        (1_000, "us"),
+        (1, "ns"),
+    ):
+        parts.append((nanos // size, unit))
+        nanos %= size
+    body = "".join("%d%s" % (n, u) for n, u in parts if n)
+    return out + (body or "0s")
 
 
 def _base_type(cql_type: str) -> str:
