@@ -58,8 +58,13 @@ def test_arrow_block_runs(cassandra):
     assert lines == ["1000 double", "4 250", "{'click': 666, 'view': 334}"]
 
 
-def test_clusters_block_runs(cassandra):
+def test_bulk_block_runs(cassandra):
     lines = _run(_blocks()[5])
+    assert lines == ["2 1 0", "2", "2"]
+
+
+def test_clusters_block_runs(cassandra):
+    lines = _run(_blocks()[6])
     assert lines[0].startswith("5.")
     assert lines[1] == "['aggregates', 'column_masks', 'columns']"
     assert "datacenter1" in lines[2]
@@ -69,7 +74,7 @@ def test_tls_block_runs(mtls_node):
     from tests.integration.conftest import MTLS_PORT
 
     files = mtls_node.tls_files()
-    code = _blocks()[6].replace("port=9045", "port=%d" % MTLS_PORT)
+    code = _blocks()[7].replace("port=9045", "port=%d" % MTLS_PORT)
     for name, path in (("ca.pem", files.ca), ("client.pem", files.client_cert), ("client-key.pem", files.client_key)):
         code = code.replace('"%s"' % name, repr(str(path)))
     # The TLS node runs without authentication: the provider is offered and never asked.
