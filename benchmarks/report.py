@@ -35,6 +35,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import run_bulk  # noqa: E402
 import run_patterns  # noqa: E402
 import run_sync  # noqa: E402
 import run_tls  # noqa: E402
@@ -264,6 +265,20 @@ def build_markdown(data: dict, plots: list[Path] | None = None) -> str:
             "row's own node. TLS/plain: the TLS row over the same client's plain row "
             "(client CPU µs/op, and ops/s); TLS − plain: the extra client CPU µs per request.",
         ]
+    bulk = scen.get("bulk", {}).get("results", [])
+    if bulk:
+        rows = next((r["rows"] for r in bulk if "rows" in r), 0)
+        parts += [
+            "",
+            "## Bulk load and unload, full-table reads (issue: bulk data)",
+            "",
+            _scenario_heading(scen, ("bulk",)),
+            "",
+            run_bulk.markdown(bulk, rows, scen["bulk"].get("meta", {}).get("unavailable")),
+            "Loads and unloads are whole processes (interpreter start included); CPU = user + "
+            "system of the process and of the worker processes it waited for (cqlsh COPY's); reads "
+            "are timed inside the client around one paged `SELECT *`.",
+        ]
     if plots:
         parts += ["", "## Plots", ""]
         parts += [f"![{p.stem}]({p.name})" for p in plots]
@@ -483,6 +498,40 @@ def plot_vectors(scen: dict, path: Path) -> bool:
     return True
 
 
+def plot_bulk(scen: dict, path: Path) -> bool:
+    """Rows/s and client CPU per row of every load, unload and read of the bulk scenario."""
+    results = [r for r in scen.get("bulk", {}).get("results", []) if "failed" not in r]
+    if not results:
+        return False
+    plt = _plt()
+    kinds = [k for k in ("load", "unload", "read") if any(r["kind"] == k for r in results)]
+    fig, axes = plt.subplots(2, len(kinds), figsize=(5.2 * len(kinds), 8), squeeze=False)
+    for j, kind in enumerate(kinds):
+        rs = [r for r in results if r["kind"] == kind]
+        labels = [f"{r['client']}\n{r['what']}" for r in rs]
+        colors = [
+            "#1f77b4" if "turbocql" in r["client"] else "#7f7f7f" if "Rust" in r["client"] else "#d62728" for r in rs
+        ]
+        for i, (key, title, log) in enumerate(
+            (("rows_per_s", "rows/s", False), ("cpu_us_per_row", "client CPU µs per row (log scale)", True))
+        ):
+            ax = axes[i][j]
+            bars = ax.bar(range(len(rs)), [r[key] for r in rs], color=colors)
+            ax.bar_label(bars, labels=[f"{r[key]:,.1f}" if r[key] < 100 else f"{r[key]:,.0f}" for r in rs], fontsize=7)
+            ax.set_title(f"{kind}: {title}", fontsize=10)
+            ax.set_xticks(range(len(rs)), labels, fontsize=7, rotation=20, ha="right")
+            ax.grid(axis="y", alpha=0.3)
+            if log:
+                ax.set_yscale("log")
+                _plain_log(ax.yaxis)
+            ax.margins(y=0.15)
+    fig.suptitle(f"Bulk data: {results[0]['rows']:,} rows of int, bigint, text, timestamp, uuid, double, set, map")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
 def plot_tuning(scen: dict, path: Path) -> bool:
     results = [r for r in scen.get("tuning", {}).get("results", []) if "failed" not in r and r.get("points")]
     if not results:
@@ -605,6 +654,7 @@ def make_plots(data: dict, out_dir: Path, name: str) -> list[Path]:
         ("tuning", lambda p: plot_tuning(scen, p)),
         ("vectors", lambda p: plot_vectors(scen, p)),
         ("tls", lambda p: plot_tls(scen, p)),
+        ("bulk", lambda p: plot_bulk(scen, p)),
     ):
         path = out_dir / f"{name}-{suffix}.png"
         try:

@@ -12,7 +12,9 @@ measures, and why: benchmarks/README.md):
 * ``vectors``  ``run_vectors.py``: vector ingestion;
 * ``tls``      ``run_tls.py``: ``execute_concurrent`` and asyncio, writes and reads, over TLS
   (a TLS node, ``--tls-port`` 9044, started for the scenario if none answers and then
-  stopped) beside the same runs in plain text.
+  stopped) beside the same runs in plain text;
+* ``bulk``     ``run_bulk.py``: ``turbocql load`` / ``unload`` beside ``cqlsh COPY`` and the Rust
+  reference, and full-table reads into Python (named tuples, numpy, Arrow).
 
 Every client runs in its own process (classic driver, turbocql, the Rust reference, and on
 request scylla-driver and acsylla) against one Cassandra. The Python peers run in their own

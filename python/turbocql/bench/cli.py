@@ -60,6 +60,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument(
         "--vector-rows", type=int, default=None, help="vectors: rows per timed run (default 100000; --quick: 5000)"
     )
+    p.add_argument(
+        "--bulk-rows", type=int, default=None, help="bulk: rows of the table (default 1000000; --quick: 200000)"
+    )
     p.add_argument("--pin-client", metavar="CPU", default=None, help="run every client under taskset -c CPU")
     p.add_argument(
         "--pin-server",

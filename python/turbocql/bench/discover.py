@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-SCENARIOS = ("sync", "patterns", "tuning", "vectors", "tls")
+SCENARIOS = ("sync", "patterns", "tuning", "vectors", "tls", "bulk")
 SYNC_THREADS = "1,2,4,8,16"
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 REQUIRED_FILES = (
@@ -20,6 +20,7 @@ REQUIRED_FILES = (
     "run_tuning.py",
     "run_vectors.py",
     "run_tls.py",
+    "run_bulk.py",
     "report.py",
     "peers.py",
     "common.py",
@@ -74,5 +75,15 @@ def _import_runners(bdir: Path) -> dict:
         sys.path.insert(0, str(bdir))
     return {
         name: importlib.import_module(name)
-        for name in ("run_sync", "run_patterns", "run_tuning", "run_vectors", "run_tls", "report", "peers", "common")
+        for name in (
+            "run_sync",
+            "run_patterns",
+            "run_tuning",
+            "run_vectors",
+            "run_tls",
+            "run_bulk",
+            "report",
+            "peers",
+            "common",
+        )
     }

@@ -119,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
             "server_warmup_ops": server_warmup,
             "sync_threads": args.threads,
             "vector_rows": vector_rows,
+            "bulk_rows": args.bulk_rows or (200_000 if q else 1_000_000),
             "tuning_grid": "fine" if args.fine else "quick" if q else "coarse",
             "tuning_ops": args.tuning_ops,
             "tls_port": args.tls_port if "tls" in scenarios else None,
@@ -234,6 +235,19 @@ def run(args: argparse.Namespace) -> int:
                 if rust_bin is not None:
                     argv += ["--rust-bin", str(rust_bin)]
                 results[s] = _scenario(mods["run_vectors"].main, argv)
+            elif s == "bulk":
+                bulk_clients = [c for c in ("turbocql", "classic", "rust") if c in clients] + ["cqlsh"]
+                argv = ["--host", args.host, "--port", str(args.port), "--python", args.python]
+                argv += ["--clients", ",".join(bulk_clients)]
+                if "classic" in pyclients and pyclients["classic"].python:
+                    argv += ["--classic-python", pyclients["classic"].python]
+                if rust_bin is not None:
+                    argv += ["--rust-bin", str(rust_bin)]
+                if args.bulk_rows:
+                    argv += ["--rows", str(args.bulk_rows)]
+                elif q:
+                    argv.append("--quick")
+                results[s] = _scenario(mods["run_bulk"].main, argv)
             if results.get(s, {}).get("failed"):
                 print(f"scenario {s} failed: {results[s]['failed']}", file=sys.stderr)
     meta["loadavg_end"] = round(os.getloadavg()[0], 2)
