@@ -810,9 +810,28 @@ class Session:
                 )
                 self.__dict__["_legacy_profile_cache"] = legacy
             return legacy._engine_profile()
+        if getattr(ep, "_turbocql_derived", False):
+            return ep._engine_profile()
         if cluster._config_mode == _ConfigMode.LEGACY:
             raise ValueError("Cannot specify execution_profile while using legacy parameters.")
         return self._maybe_get_execution_profile(ep)._engine_profile()
+
+    def _derived_profile(self, **kwargs):
+        """turbocql's own tools (``turbocql.bulk``, ``turbocql.dask``): a copy of the profile
+        requests get by default (the default profile, or in legacy mode the one the
+        session's attributes make) with ``kwargs`` set, usable as ``execution_profile`` in
+        either mode. Users' ``execution_profile`` arguments keep the classic rule."""
+        if self.cluster._config_mode == _ConfigMode.LEGACY:
+            self._engine_profile_for(None)  # makes the legacy profile
+            base = self._legacy_profile_cache
+        else:
+            base = self.cluster.profile_manager.default
+        clone = copy.copy(base)
+        clone.__dict__.pop("_engine_cache", None)
+        for attr, value in kwargs.items():
+            setattr(clone, attr, value)
+        clone.__dict__["_turbocql_derived"] = True
+        return clone
 
     def _host_address(self, host):
         """``"address:port"`` of a ``host=`` argument (a Host or an address)."""

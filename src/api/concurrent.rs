@@ -301,6 +301,44 @@ impl ConcurrentRun {
         Ok(out)
     }
 
+    /// Runs everything and returns only the failures, `[(index, exception)]` in input
+    /// order: no Python object is made for an item that succeeded (the bulk loader's way,
+    /// where results are not read). Stops at the first failure under `raise_on_first_error`
+    /// like `collect`.
+    fn failures<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let mut guard = self.state.lock().map_err(|_| PyRuntimeError::new_err("concurrent run poisoned"))?;
+        let st = &mut *guard;
+        let out = PyList::empty(py);
+        loop {
+            let room = self.window().saturating_sub(st.ready.len() + st.in_flight.len());
+            if room > 0 {
+                self.refill(py, st, room)?;
+            }
+            while let Some(done) = st.done.remove(&st.next_out) {
+                let idx = st.next_out;
+                st.next_out += 1;
+                let exc = match done {
+                    Done::Ok(_) | Done::Checked => continue,
+                    Done::Failed(e) => e.to_py(py, &self.hosts).into_value(py).into_any(),
+                    Done::Invalid(e) => e.into_value(py).into_any(),
+                };
+                st.failed = true;
+                if self.settings.raise_on_first_error {
+                    return Err(PyErr::from_value(exc.into_bound(py)));
+                }
+                out.append((idx, exc))?;
+            }
+            if st.ready.is_empty() && st.in_flight.is_empty() && st.source.is_none() {
+                break;
+            }
+            if st.ready.is_empty() && st.in_flight.is_empty() {
+                continue;
+            }
+            self.drive(py, st, false);
+        }
+        Ok(out)
+    }
+
     fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
         if let Some((s, _)) = &self.statement {
             s.traverse(&visit)?;

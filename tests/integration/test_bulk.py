@@ -204,3 +204,58 @@ def test_command_line_load_unload_count(keyspace, kv_table, tmp_path):
     assert p.returncode == 0, p.stderr
     p = _cli("load", "-k", keyspace, "-t", "no_such_table", "-f", str(src))
     assert p.returncode == 2 and "does not exist" in p.stderr
+
+
+def test_ttl_timestamp_and_consistency_are_applied(session, keyspace, kv_table, tmp_path):
+    from turbocql import ConsistencyLevel
+
+    src = tmp_path / "in.csv"
+    src.write_text("k,v\n1,10\n2,20\n")
+    bulk.load(
+        session,
+        keyspace,
+        kv_table,
+        str(src),
+        ttl=3600,
+        timestamp=1_700_000_000_000_000,
+        consistency_level=ConsistencyLevel.ALL,
+        progress=False,
+    )
+    rows = session.execute("SELECT k, TTL(v) AS t, WRITETIME(v) AS w FROM %s" % kv_table)
+    for r in rows:
+        assert 3500 < r.t <= 3600 and r.w == 1_700_000_000_000_000
+    # A consistency level the single node cannot meet fails every write, typed and counted.
+    with pytest.raises(bulk.BulkError, match="Unavailable|NoHostAvailable"):
+        bulk.load(
+            session,
+            keyspace,
+            kv_table,
+            str(src),
+            consistency_level=ConsistencyLevel.THREE,
+            max_errors=0,
+            progress=False,
+        )
+
+
+def test_a_session_in_legacy_mode_unloads_and_loads(keyspace, kv_table, tmp_path):
+    """Legacy mode (``Cluster(load_balancing_policy=...)``, ``session.row_factory = ...``)
+    forbids ``execution_profile`` arguments; the bulk tools read with the profile the
+    session's attributes make, its row factory replaced."""
+    from turbocql.cluster import Cluster
+    from turbocql.policies import RoundRobinPolicy
+    from turbocql.query import dict_factory
+
+    with pytest.warns(DeprecationWarning, match="Legacy execution parameters"):
+        cluster = Cluster([HOST], port=PORT, load_balancing_policy=RoundRobinPolicy())
+    try:
+        session = cluster.connect(keyspace)
+        session.row_factory = dict_factory
+        src = tmp_path / "in.csv"
+        src.write_text("k,v\n1,10\n2,20\n")
+        assert bulk.load(session, keyspace, kv_table, str(src), progress=False).loaded == 2
+        out = tmp_path / "out.csv"
+        assert bulk.unload(session, keyspace, kv_table, str(out), progress=False).rows == 2
+        assert bulk.count(session, keyspace, kv_table) == 2
+        assert session.execute("SELECT v FROM %s WHERE k = 1" % kv_table).one() == {"v": 10}
+    finally:
+        cluster.shutdown()

@@ -200,20 +200,20 @@ def load(
                     statements[key].consistency_level = consistency_level
             n = chunk.batch.num_rows
             skip = dict(chunk.unparsable)
-            outcomes = _write(session, statements[key], batch, concurrency, dry_run)
+            failures = dict(_write(session, statements[key], batch, concurrency, dry_run))
             rejected = failed = 0
-            for i, r in enumerate(outcomes):
+            for i in sorted(set(failures) | set(skip)):
                 if i in skip:
                     rejected += 1
                     _note(result, bad, "rejected", chunk, i, skip[i])
-                elif not r.success:
-                    exc = r.result_or_exc
-                    kind = "rejected" if isinstance(exc, (ValueError, TypeError)) else "failed"
-                    if kind == "rejected":
-                        rejected += 1
-                    else:
-                        failed += 1
-                    _note(result, bad, kind, chunk, i, "%s: %s" % (type(exc).__name__, exc))
+                    continue
+                exc = failures[i]
+                kind = "rejected" if isinstance(exc, (ValueError, TypeError)) else "failed"
+                if kind == "rejected":
+                    rejected += 1
+                else:
+                    failed += 1
+                _note(result, bad, kind, chunk, i, "%s: %s" % (type(exc).__name__, exc))
             result.records += n
             result.rejected += rejected
             result.failed += failed
@@ -296,8 +296,10 @@ def _select(batch, mapping: dict[str, str] | None, meta: _table.Table):
     return batch
 
 
-def _write(session, insert, batch, concurrency: int, dry_run: bool):
+def _write(session, insert, batch, concurrency: int, dry_run: bool) -> list[tuple[int, BaseException]]:
+    """Every row of ``batch`` written (or, ``dry_run``, converted): the failures, by index."""
     from turbocql.cluster import EXEC_PROFILE_DEFAULT
     from turbocql.concurrent import _run
 
-    return _run(session, insert, batch, concurrency, False, False, EXEC_PROFILE_DEFAULT, check_only=dry_run)
+    run = _run(session, insert, batch, concurrency, False, True, EXEC_PROFILE_DEFAULT, check_only=dry_run)
+    return run.failures()

@@ -55,13 +55,12 @@ class UnloadResult:
 
 
 def _profile(session, row_factory, consistency_level):
-    """The session's default execution profile with the row factory the format needs."""
-    from turbocql.cluster import EXEC_PROFILE_DEFAULT
-
+    """The session's default execution profile (in legacy mode too) with the row factory
+    the format needs."""
     kwargs: dict[str, Any] = {"row_factory": row_factory}
     if consistency_level is not None:
         kwargs["consistency_level"] = consistency_level
-    return session.execution_profile_clone_update(EXEC_PROFILE_DEFAULT, **kwargs)
+    return session._derived_profile(**kwargs)
 
 
 def _ranges(parts: int | None, split: str | tuple[int, int] | None, concurrency: int):
@@ -203,14 +202,16 @@ def count(
     """The rows of ``keyspace.table`` (or of the ``split`` share of its token ring), counted
     by token range in parallel: ``SELECT count(*)`` of each range, summed."""
     from turbocql.concurrent import execute_concurrent_with_args
+    from turbocql.query import tuple_factory
 
     meta = _table.lookup(session, keyspace, table)
     select = session.prepare(_table.range_select_cql(meta, [], where, count=True))
     if consistency_level is not None:
         select.consistency_level = consistency_level
     work = _ranges(ranges, split, concurrency)
+    profile = _profile(session, tuple_factory, None)
     total = 0
-    for r in execute_concurrent_with_args(session, select, work, concurrency=concurrency):
+    for r in execute_concurrent_with_args(session, select, work, concurrency=concurrency, execution_profile=profile):
         total += r.result_or_exc.one()[0]
     return total
 

@@ -1,0 +1,220 @@
+"""Cassandra tables as Dask DataFrames, read and written by turbocql's engine on the workers,
+as the Spark Cassandra Connector does for Spark (needs ``dask[dataframe]``; optional).
+
+* :func:`read_table`: one partition per share of the token ring (``split`` shares); each
+  worker reads its share's token ranges with the engine into Arrow and hands pandas frames
+  with Arrow-backed dtypes (nullable, the same in every partition) to Dask. A partition is a
+  pure function of its share: a task that re-runs (a worker lost mid-read) reads the same
+  rows again, so no row is read twice into the result, and none is missed.
+* :func:`to_table`: each partition written through :func:`turbocql.bulk.load` (from Arrow,
+  in the engine); a partition with a row that could not be written fails its task (Dask
+  retries it; writes are idempotent upserts) and the computation raises.
+
+Each worker process opens one ``Cluster`` per set of connection arguments and reuses it for
+every task (shut down when the process exits). What it does not do: push anything to the
+server beyond the ``columns`` and ``where`` of the SELECT (no aggregation or join pushdown),
+or order rows; partitions follow the token ring, not the partition key's order.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+_SESSIONS: dict[Any, Any] = {}
+_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Connection:
+    """How workers connect: contact points, port and other ``Cluster`` arguments (picklable:
+    plain values only, e.g. ``protocol_version``; credentials as ``username`` /
+    ``password``)."""
+
+    contact_points: tuple[str, ...]
+    port: int = 9042
+    username: str | None = None
+    password: str | None = None
+    local_dc: str | None = None
+    cluster_kwargs: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
+
+    def session(self):
+        """This process's session for these arguments (made once)."""
+        with _LOCK:
+            s = _SESSIONS.get(self)
+            if s is None or s.is_shutdown:
+                s = _SESSIONS[self] = self._connect()
+            return s
+
+    def _connect(self):
+        from turbocql.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+        from turbocql.policies import DCAwareRoundRobinPolicy, RoundRobinPolicy, TokenAwarePolicy
+
+        child = DCAwareRoundRobinPolicy(local_dc=self.local_dc) if self.local_dc else RoundRobinPolicy()
+        kwargs: dict[str, Any] = dict(self.cluster_kwargs)
+        kwargs.setdefault(
+            "execution_profiles",
+            {EXEC_PROFILE_DEFAULT: ExecutionProfile(load_balancing_policy=TokenAwarePolicy(child))},
+        )
+        if self.username is not None:
+            from turbocql.auth import PlainTextAuthProvider
+
+            kwargs["auth_provider"] = PlainTextAuthProvider(self.username, self.password or "")
+        cluster = Cluster(list(self.contact_points), port=self.port, **kwargs)
+        return cluster.connect()
+
+
+@atexit.register
+def _shutdown_sessions() -> None:
+    with _LOCK:
+        for s in _SESSIONS.values():
+            try:
+                s.cluster.shutdown()
+            except Exception:  # exiting anyway: a failed shutdown changes nothing
+                pass
+        _SESSIONS.clear()
+
+
+def _connection(contact_points, port, username, password, local_dc, cluster_kwargs) -> Connection:
+    points = (contact_points,) if isinstance(contact_points, str) else tuple(contact_points)
+    return Connection(points, port, username, password, local_dc, tuple(sorted((cluster_kwargs or {}).items())))
+
+
+def _select(session, keyspace: str, table: str, columns, where):
+    """The prepared range SELECT and the column names (decimal and varint read as their
+    text: the one Arrow type that holds every value of them the same in every partition)."""
+    from turbocql.bulk import _table
+    from turbocql.metadata import protect_name
+
+    meta = _table.lookup(session, keyspace, table)
+    cols = list(columns or meta.columns)
+    unknown = [c for c in cols if c not in meta.columns]
+    if unknown:
+        raise ValueError("%s has no column %s" % (meta.qualified, ", ".join(unknown)))
+    what = [
+        "CAST(%s AS text) AS %s" % (protect_name(c), protect_name(c))
+        if meta.columns[c] in ("decimal", "varint")
+        else protect_name(c)
+        for c in cols
+    ]
+    token = meta.token_of_key()
+    cql = "SELECT %s FROM %s WHERE %s > ? AND %s <= ?" % (", ".join(what), meta.qualified, token, token)
+    if where:
+        cql += " AND " + where
+    return session.prepare(cql), cols
+
+
+def _arrow_profile(session):
+    from turbocql.query import arrow_factory
+
+    return session._derived_profile(row_factory=arrow_factory)
+
+
+def _read(session, select, profile, ranges, page_size: int, schema=None):
+    import pyarrow as pa
+
+    select.fetch_size = page_size
+    tables = [session.execute(select, rng, execution_profile=profile).to_arrow() for rng in ranges]
+    table = pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
+    return table.cast(schema) if schema is not None else table
+
+
+def _read_share(share, conn: Connection, keyspace, table, columns, where, ranges_per_share, page_size, schema):
+    """One partition: share ``share`` = (i, n) of the ring, as a pandas DataFrame."""
+    import pandas as pd
+
+    from turbocql.bulk._ring import token_ranges
+
+    session = conn.session()
+    select, _ = _select(session, keyspace, table, columns, where)
+    t = _read(session, select, _arrow_profile(session), token_ranges(ranges_per_share, share), page_size, schema)
+    return t.to_pandas(types_mapper=pd.ArrowDtype)
+
+
+def read_table(
+    contact_points,
+    keyspace: str,
+    table: str,
+    columns: list[str] | None = None,
+    where: str | None = None,
+    split: int = 16,
+    *,
+    port: int = 9042,
+    username: str | None = None,
+    password: str | None = None,
+    local_dc: str | None = None,
+    ranges_per_split: int = 4,
+    page_size: int = 5000,
+    cluster_kwargs: dict | None = None,
+):
+    """``keyspace.table`` as a ``dask.dataframe.DataFrame`` of ``split`` partitions, one a
+    share of the token ring (each cut into ``ranges_per_split`` token ranges, read in turn).
+    ``columns`` (default all) and ``where`` (more conditions of the SELECT, with ALLOW
+    FILTERING where the server needs it) are the only pushdown."""
+    import dask.dataframe as dd
+    import pandas as pd
+
+    conn = _connection(contact_points, port, username, password, local_dc, cluster_kwargs)
+    session = conn.session()
+    select, cols = _select(session, keyspace, table, columns, where)
+    # An empty token range gives the columns' Arrow types without reading a row.
+    schema = _read(session, select, _arrow_profile(session), [(0, 0)], page_size).schema
+    meta = schema.empty_table().to_pandas(types_mapper=pd.ArrowDtype)
+    shares = [(i, split) for i in range(1, split + 1)]
+    return dd.from_map(
+        _read_share,
+        shares,
+        conn=conn,
+        keyspace=keyspace,
+        table=table,
+        columns=cols,
+        where=where,
+        ranges_per_share=ranges_per_split,
+        page_size=page_size,
+        schema=schema,
+        meta=meta,
+        label="turbocql-read-%s.%s" % (keyspace, table),
+        enforce_metadata=False,
+    )
+
+
+def _write_partition(df, conn: Connection, keyspace, table, concurrency):
+    import pandas as pd
+    import pyarrow as pa
+
+    from turbocql import bulk
+
+    data = pa.Table.from_pandas(df, preserve_index=False)
+    result = bulk.load(
+        conn.session(), keyspace, table, data, concurrency=concurrency, max_errors=0, progress=False, bad_rows=None
+    )
+    if result.rejected or result.failed:
+        raise bulk.BulkError("partition write: %s (first: %s)" % (result, result.errors[:1]), result)
+    return pd.Series([result.loaded])
+
+
+def to_table(
+    ddf,
+    contact_points,
+    keyspace: str,
+    table: str,
+    *,
+    port: int = 9042,
+    username: str | None = None,
+    password: str | None = None,
+    local_dc: str | None = None,
+    concurrency: int = 256,
+    cluster_kwargs: dict | None = None,
+    compute: bool = True,
+):
+    """Writes every partition of ``ddf`` (its columns named as the table's) into
+    ``keyspace.table``; returns the rows written (or, with ``compute=False``, the lazy
+    Dask series of each partition's count). A partition with a row that cannot be written
+    raises :class:`turbocql.bulk.BulkError`, naming the cause."""
+    conn = _connection(contact_points, port, username, password, local_dc, cluster_kwargs)
+    counts = ddf.map_partitions(
+        _write_partition, conn, keyspace, table, concurrency, meta=(None, "int64"), enforce_metadata=False
+    )
+    return int(counts.sum().compute()) if compute else counts
