@@ -28,7 +28,8 @@ def lookup(session, keyspace: str, table: str) -> Table:
     does not exist."""
     meta = session.cluster.metadata
     ks = meta.keyspaces.get(keyspace)
-    if ks is None:
+    if ks is None or table not in ks.tables:
+        # Made since the metadata was read (by another client, say): read it again.
         session.cluster.refresh_schema_metadata()
         ks = meta.keyspaces.get(keyspace)
     if ks is None:
