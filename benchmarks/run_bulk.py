@@ -217,6 +217,16 @@ def _cqlsh(venvs: Path, base_python: str, install: bool, log) -> tuple[str | Non
     return (str(exe), None) if exe.exists() else (None, "cqlsh not installed in %s" % venvs)
 
 
+def _rust_has_bulk(rust: Path) -> bool:
+    """Whether the Rust reference knows the bulk workloads (its option parser refuses an
+    unknown one before connecting)."""
+    try:
+        p = subprocess.run([str(rust), "--workload", "scan", "--port", "1"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "unknown" not in (p.stderr + p.stdout)
+
+
 def _csv_rows(path: Path) -> int:
     with open(path, newline="") as f:
         return max(sum(1 for _ in csv.reader(f)) - 1, 0)
@@ -243,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--clients", default="turbocql,cqlsh,rust,classic", help="of turbocql, cqlsh, rust, classic")
     ap.add_argument("--python", default=sys.executable, help="turbocql's interpreter")
-    ap.add_argument("--rust-bin", default=str(HERE / "rust_ref" / "target" / "release" / "turbocql-rust-ref"))
+    ap.add_argument("--rust-bin", default=str(HERE.parent / "target" / "release" / "turbocql-rust-ref"))
     ap.add_argument("--venvs-dir", default=str(peers.DEFAULT_VENVS_DIR))
     ap.add_argument("--classic-python", default=None)
     ap.add_argument("--no-install", action="store_true", help="do not create the peers' virtualenvs")
@@ -271,6 +281,9 @@ def main(argv: list[str] | None = None) -> int:
     rust = Path(a.rust_bin) if "rust" in wanted else None
     if rust is not None and not rust.exists():
         unavailable["rust"] = "no %s (cargo build --release -p turbocql-rust-ref)" % rust
+        rust = None
+    elif rust is not None and not _rust_has_bulk(rust):
+        unavailable["rust"] = "this build of the Rust reference has no bulk workloads (bulk-load, bulk-unload, scan)"
         rust = None
     classic_py = None
     if "classic" in wanted:
