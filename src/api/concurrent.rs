@@ -58,6 +58,9 @@ struct State {
     done: BTreeMap<usize, Done>,
     next_out: usize,
     failed: bool,
+    /// An item failed to convert under `raise_on_first_error`: the run will raise once the
+    /// items before it are done, so no more input is read (or sent) meanwhile.
+    stop_reading: bool,
     void_result: Option<Py<PyAny>>,
 }
 
@@ -71,6 +74,14 @@ pub struct Settings {
     pub result_cls: Py<PyAny>,
     /// Convert each item's values, send nothing.
     pub check_only: bool,
+}
+
+impl State {
+    /// Item `idx` could not be converted: its result is the error.
+    fn invalid(&mut self, idx: usize, e: PyErr, raise_on_first_error: bool) {
+        self.done.insert(idx, Done::Invalid(e));
+        self.stop_reading |= raise_on_first_error;
+    }
 }
 
 /// One `execute_concurrent` call in progress.
@@ -93,6 +104,9 @@ pub struct ConcurrentRun {
 impl ConcurrentRun {
     /// Reads and converts up to `n` more items from the input (GIL held).
     fn refill(&self, py: Python<'_>, st: &mut State, n: usize) -> PyResult<()> {
+        if st.stop_reading {
+            return Ok(());
+        }
         let source = match st.source.take() {
             None => return Ok(()),
             Some(Source::Columns { cols, next }) => {
@@ -114,12 +128,12 @@ impl ConcurrentRun {
                             match self.query.as_ref().map(|q| req.route(py, opts, q.bind(py))).transpose() {
                                 Ok(_) => st.ready.push_back((idx, req)),
                                 Err(e) => {
-                                    st.done.insert(idx, Done::Invalid(e));
+                                    st.invalid(idx, e, self.settings.raise_on_first_error);
                                 }
                             }
                         }
                         Err(e) => {
-                            st.done.insert(idx, Done::Invalid(e));
+                            st.invalid(idx, e, self.settings.raise_on_first_error);
                         }
                     }
                 }
@@ -149,7 +163,7 @@ impl ConcurrentRun {
                 }
                 Ok(req) => st.ready.push_back((idx, req)),
                 Err(e) => {
-                    st.done.insert(idx, Done::Invalid(e));
+                    st.invalid(idx, e, self.settings.raise_on_first_error);
                 }
             }
         }
@@ -270,6 +284,29 @@ impl ConcurrentRun {
     fn window(&self) -> usize {
         self.settings.concurrency.max(64) * 2
     }
+
+    /// Runs every item, handing each finished one to `deliver` (with its index) in input
+    /// order; stops at `deliver`'s first error.
+    fn run_all(&self, py: Python<'_>, st: &mut State, mut deliver: impl FnMut(&mut State, usize, Done) -> PyResult<()>) -> PyResult<()> {
+        loop {
+            let room = self.window().saturating_sub(st.ready.len() + st.in_flight.len());
+            if room > 0 {
+                self.refill(py, st, room)?;
+            }
+            while let Some(done) = st.done.remove(&st.next_out) {
+                let idx = st.next_out;
+                st.next_out += 1;
+                deliver(st, idx, done)?;
+            }
+            if st.ready.is_empty() && st.in_flight.is_empty() && st.source.is_none() {
+                return Ok(());
+            }
+            if st.ready.is_empty() && st.in_flight.is_empty() {
+                continue; // only input left to read
+            }
+            self.drive(py, st, false);
+        }
+    }
 }
 
 #[pymethods]
@@ -277,27 +314,9 @@ impl ConcurrentRun {
     /// Runs everything and returns the list of results in input order.
     fn collect<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let mut guard = self.state.lock().map_err(|_| PyRuntimeError::new_err("concurrent run poisoned"))?;
-        let st = &mut *guard;
         let out = PyList::empty(py);
-        loop {
-            let room = self.window().saturating_sub(st.ready.len() + st.in_flight.len());
-            if room > 0 {
-                self.refill(py, st, room)?;
-            }
-            // Deliver what is finished, in order.
-            while let Some(done) = st.done.remove(&st.next_out) {
-                st.next_out += 1;
-                out.append(self.to_result(py, st, done)?)?;
-            }
-            if st.ready.is_empty() && st.in_flight.is_empty() && st.source.is_none() {
-                break;
-            }
-            if st.ready.is_empty() && st.in_flight.is_empty() {
-                continue; // only input left to read
-            }
-            self.drive(py, st, false);
-        }
-        debug_assert!(st.done.is_empty());
+        self.run_all(py, &mut guard, |st, _, done| out.append(self.to_result(py, st, done)?))?;
+        debug_assert!(guard.done.is_empty());
         Ok(out)
     }
 
@@ -307,35 +326,19 @@ impl ConcurrentRun {
     /// like `collect`.
     fn failures<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let mut guard = self.state.lock().map_err(|_| PyRuntimeError::new_err("concurrent run poisoned"))?;
-        let st = &mut *guard;
         let out = PyList::empty(py);
-        loop {
-            let room = self.window().saturating_sub(st.ready.len() + st.in_flight.len());
-            if room > 0 {
-                self.refill(py, st, room)?;
+        self.run_all(py, &mut guard, |st, idx, done| {
+            let exc = match done {
+                Done::Ok(_) | Done::Checked => return Ok(()),
+                Done::Failed(e) => e.to_py(py, &self.hosts).into_value(py).into_any(),
+                Done::Invalid(e) => e.into_value(py).into_any(),
+            };
+            st.failed = true;
+            if self.settings.raise_on_first_error {
+                return Err(PyErr::from_value(exc.into_bound(py)));
             }
-            while let Some(done) = st.done.remove(&st.next_out) {
-                let idx = st.next_out;
-                st.next_out += 1;
-                let exc = match done {
-                    Done::Ok(_) | Done::Checked => continue,
-                    Done::Failed(e) => e.to_py(py, &self.hosts).into_value(py).into_any(),
-                    Done::Invalid(e) => e.into_value(py).into_any(),
-                };
-                st.failed = true;
-                if self.settings.raise_on_first_error {
-                    return Err(PyErr::from_value(exc.into_bound(py)));
-                }
-                out.append((idx, exc))?;
-            }
-            if st.ready.is_empty() && st.in_flight.is_empty() && st.source.is_none() {
-                break;
-            }
-            if st.ready.is_empty() && st.in_flight.is_empty() {
-                continue;
-            }
-            self.drive(py, st, false);
-        }
+            out.append((idx, exc))
+        })?;
         Ok(out)
     }
 
@@ -470,6 +473,7 @@ pub(crate) fn start(
             done: BTreeMap::new(),
             next_out: 0,
             failed: false,
+            stop_reading: false,
             void_result: None,
         }),
     })

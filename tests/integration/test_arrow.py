@@ -11,6 +11,7 @@ import weakref
 import pytest
 
 from tests.conftest import HOST, PORT
+from tests.integration._tables import classic_rows
 
 pa = pytest.importorskip("pyarrow")
 
@@ -115,17 +116,6 @@ def typed_table(session, keyspace):
     session.execute("DROP TYPE %s" % udt)
 
 
-def _classic_rows(keyspace, table):
-    from cassandra.cluster import Cluster as ClassicCluster
-
-    classic = ClassicCluster([HOST], port=PORT)
-    try:
-        s = classic.connect(keyspace)
-        return {r.k: r for r in s.execute("SELECT * FROM %s" % table)}
-    finally:
-        classic.shutdown()
-
-
 def _classic_as_arrow_reads_it(name, v):
     """The classic driver's value as turbocql's Arrow column gives it in to_pylist()."""
     from cassandra import util as cutil
@@ -166,7 +156,7 @@ def test_every_type_reads_as_the_classic_driver_reads_it(session, keyspace, type
         table = rs.to_arrow()
     finally:
         session.row_factory = named_tuple_factory
-    classic = _classic_rows(keyspace, typed_table)
+    classic = classic_rows(keyspace, typed_table)
     assert table.num_rows == len(ROWS) == len(classic)
     types = dict(zip(table.schema.names, table.schema.types, strict=True))
     assert types["i"] == pa.int32() and types["bi"] == pa.int64() and types["si"] == pa.int16()

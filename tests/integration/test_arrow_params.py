@@ -10,35 +10,12 @@ import uuid
 
 import pytest
 
-from tests.conftest import HOST, PORT
+from tests.integration._tables import classic_rows, empty_copy
 from tests.integration.test_arrow import ROWS, typed_table  # noqa: F401 (a fixture)
 from turbocql.concurrent import execute_concurrent_with_args
 from turbocql.query import arrow_factory, named_tuple_factory
 
 pa = pytest.importorskip("pyarrow")
-
-
-def _classic_rows(keyspace, table):
-    from cassandra.cluster import Cluster as ClassicCluster
-
-    classic = ClassicCluster([HOST], port=PORT)
-    try:
-        s = classic.connect(keyspace)
-        return {r.k: r._asdict() for r in s.execute("SELECT * FROM %s" % table)}
-    finally:
-        classic.shutdown()
-
-
-def _copy_of(session, keyspace, table):
-    """An empty table with ``table``'s columns and types."""
-    cols = session.execute(
-        "SELECT column_name, type FROM system_schema.columns WHERE keyspace_name = %s AND table_name = %s",
-        (keyspace, table),
-    )
-    name = table + "_copy"
-    body = ", ".join("%s %s" % (c.column_name, c.type) for c in cols if c.column_name != "k")
-    session.execute("CREATE TABLE %s (k int PRIMARY KEY, %s)" % (name, body))
-    return name
 
 
 def _read_arrow(session, table):
@@ -55,11 +32,11 @@ def _insert(session, table, names):
 
 def test_every_type_goes_round_the_trip_through_arrow(session, keyspace, typed_table):  # noqa: F811
     table = _read_arrow(session, typed_table)
-    copy = _copy_of(session, keyspace, typed_table)
+    copy = empty_copy(session, keyspace, typed_table)
     try:
         results = execute_concurrent_with_args(session, _insert(session, copy, table.schema.names), table)
         assert [r.success for r in results] == [True] * len(ROWS), [r.result_or_exc for r in results]
-        original, written = _classic_rows(keyspace, typed_table), _classic_rows(keyspace, copy)
+        original, written = classic_rows(keyspace, typed_table, True), classic_rows(keyspace, copy, True)
         assert len(original) == len(ROWS)
         assert written == original
     finally:

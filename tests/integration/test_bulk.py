@@ -12,6 +12,7 @@ import uuid
 import pytest
 
 from tests.conftest import HOST, PORT
+from tests.integration._tables import classic_rows, empty_copy
 from tests.integration.test_arrow import ROWS, typed_table  # noqa: F401 (a fixture)
 from turbocql import bulk
 from turbocql.concurrent import execute_concurrent_with_args
@@ -21,38 +22,16 @@ pytest.importorskip("pyarrow")
 FORMATS = ["csv", "json", "parquet", "arrow"]
 
 
-def _classic_rows(keyspace, table):
-    from cassandra.cluster import Cluster as ClassicCluster
-
-    classic = ClassicCluster([HOST], port=PORT)
-    try:
-        s = classic.connect(keyspace)
-        return {r.k: r._asdict() for r in s.execute("SELECT * FROM %s" % table)}
-    finally:
-        classic.shutdown()
-
-
-def _copy_of(session, keyspace, table, suffix):
-    cols = session.execute(
-        "SELECT column_name, type FROM system_schema.columns WHERE keyspace_name = %s AND table_name = %s",
-        (keyspace, table),
-    )
-    name = "%s_%s" % (table, suffix)
-    body = ", ".join("%s %s" % (c.column_name, c.type) for c in cols if c.column_name != "k")
-    session.execute("CREATE TABLE %s (k int PRIMARY KEY, %s)" % (name, body))
-    return name
-
-
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_every_type_goes_round_the_trip(session, keyspace, typed_table, tmp_path, fmt):  # noqa: F811
     out = str(tmp_path / ("rows." + fmt))
     unloaded = bulk.unload(session, keyspace, typed_table, out, progress=False)
     assert unloaded.rows == len(ROWS)
-    copy = _copy_of(session, keyspace, typed_table, fmt)
+    copy = empty_copy(session, keyspace, typed_table, fmt)
     try:
         loaded = bulk.load(session, keyspace, copy, out, progress=False, bad_rows=str(tmp_path / "bad.jsonl"))
         assert (loaded.records, loaded.loaded, loaded.rejected, loaded.failed) == (len(ROWS), len(ROWS), 0, 0), loaded
-        assert _classic_rows(keyspace, copy) == _classic_rows(keyspace, typed_table)
+        assert classic_rows(keyspace, copy, True) == classic_rows(keyspace, typed_table, True)
     finally:
         session.execute("DROP TABLE %s" % copy)
 

@@ -217,36 +217,21 @@ def count(
 
 
 def _parquet_ready(batch):
-    """Parquet has no month-day-nano interval: duration columns as their CQL text."""
+    """Parquet has no month-day-nano interval: duration columns as their CQL text, written
+    by the engine's own formatter."""
     import pyarrow as pa
+
+    from turbocql import _engine
+    from turbocql.util import Duration
+
+    def text(v):
+        return _engine.decode_text("duration", _engine.encode("duration", Duration(v.months, v.days, v.nanoseconds)))
 
     for i, f in enumerate(batch.schema):
         if f.type == pa.month_day_nano_interval():
-            text = [
-                None if v is None else duration_text(v.months, v.days, v.nanoseconds)
-                for v in batch.column(i).to_pylist()
-            ]
-            batch = batch.set_column(i, f.name, pa.array(text, pa.string()))
+            values = [None if v is None else text(v) for v in batch.column(i).to_pylist()]
+            batch = batch.set_column(i, f.name, pa.array(values, pa.string()))
     return batch
-
-
-def duration_text(months: int, days: int, nanos: int) -> str:
-    """A duration in the CQL text form (``1y2mo3d4h5m6s7ms8us9ns``) the engine writes and reads."""
-    out = "-" if months < 0 or days < 0 or nanos < 0 else ""
-    months, days, nanos = abs(months), abs(days), abs(nanos)
-    parts = [(months // 12, "y"), (months % 12, "mo"), (days, "d")]
-    for size, unit in (
-        (3_600_000_000_000, "h"),
-        (60_000_000_000, "m"),
-        (1_000_000_000, "s"),
-        (1_000_000, "ms"),
-        (1_000, "us"),
-        (1, "ns"),
-    ):
-        parts.append((nanos // size, unit))
-        nanos %= size
-    body = "".join("%d%s" % (n, u) for n, u in parts if n)
-    return out + (body or "0s")
 
 
 def _base_type(cql_type: str) -> str:
