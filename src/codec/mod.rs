@@ -9,7 +9,8 @@
 //!   objects;
 //! - [`columns`]: parameters given as columns (`execute_concurrent_with_args`);
 //! - [`from_arrow`]: Arrow data (pyarrow, polars) → CQL values, for parameters given as
-//!   Arrow columns; [`from_text`] / [`to_text`]: a value written as CQL text ↔ CQL bytes;
+//!   Arrow columns; [`from_text`] / [`to_text`]: a value written as CQL text ↔ CQL bytes
+//!   ([`text_scalars`]: the single values' text forms read into numbers);
 //! - [`rows`]: a page's bytes → Python rows (tuples) or numpy columns;
 //! - [`arrow`]: a page's bytes → Arrow buffers ([`arrow::ArrowColumn`]), for pyarrow;
 //! - [`named_rows`]: the default row factory's named tuples, made in Rust;
@@ -27,6 +28,7 @@ pub mod named_rows;
 pub mod rows;
 pub mod scalars;
 pub mod standalone;
+pub mod text_scalars;
 pub mod to_text;
 pub mod types;
 pub mod values;
