@@ -13,6 +13,7 @@ import uuid
 
 import pytest
 
+from tests.integration.conftest import drop_keyspace
 from turbocql import ConsistencyLevel, OperationTimedOut, ReadTimeout
 from turbocql.cluster import Cluster
 from turbocql.concurrent import execute_concurrent_with_args
@@ -32,7 +33,7 @@ def ring_keyspace(multidc_cluster):
     s.execute("CREATE TABLE %s.t (k int PRIMARY KEY, v text)" % name)
     yield name
     try:
-        s.execute("DROP KEYSPACE IF EXISTS %s" % name, timeout=60)
+        drop_keyspace(s, name)
     finally:
         c.shutdown()
 

@@ -30,7 +30,7 @@ from cassandra.cluster import Cluster as ClassicCluster
 from cassandra.cluster import ExecutionProfile as CProfile
 
 from tests.integration import _reliability
-from tests.integration.conftest import _wait_all_threads_stopped
+from tests.integration.conftest import _wait_all_threads_stopped, drop_keyspace
 from turbocql import ConsistencyLevel
 from turbocql.cluster import Cluster
 from turbocql.policies import WhiteListRoundRobinPolicy
@@ -52,7 +52,7 @@ def freeze_ks(multidc_cluster):
     s.execute("CREATE KEYSPACE %s WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 2, 'dc2': 1}" % name)
     s.execute("CREATE TABLE %s.t (k int PRIMARY KEY, v int)" % name)
     yield name
-    s.execute("DROP KEYSPACE IF EXISTS %s" % name, timeout=60)
+    drop_keyspace(s, name)
     c.shutdown()
 
 

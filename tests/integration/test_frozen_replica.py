@@ -21,7 +21,7 @@ from cassandra.cluster import EXEC_PROFILE_DEFAULT as C_DEFAULT
 from cassandra.cluster import Cluster as ClassicCluster
 from cassandra.cluster import ExecutionProfile as CProfile
 
-from tests.integration.conftest import _wait_all_threads_stopped
+from tests.integration.conftest import _wait_all_threads_stopped, drop_keyspace
 from turbocql import ConsistencyLevel, OperationTimedOut, ReadTimeout, WriteTimeout
 from turbocql.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
 from turbocql.policies import ConstantSpeculativeExecutionPolicy, RetryPolicy, WhiteListRoundRobinPolicy
@@ -41,7 +41,7 @@ def frozen_ks(multidc_cluster):
     s.execute("CREATE TABLE %s.t (k int PRIMARY KEY, v int)" % name)
     s.execute("INSERT INTO %s.t (k, v) VALUES (1, 1)" % name)
     yield name
-    s.execute("DROP KEYSPACE IF EXISTS %s" % name, timeout=60)
+    drop_keyspace(s, name)
     c.shutdown()
 
 

@@ -9,6 +9,7 @@ import warnings
 import pytest
 from cassandra.cluster import Cluster as ClassicCluster
 
+from tests.integration.conftest import drop_keyspace
 from turbocql.cluster import Cluster
 
 pytestmark = pytest.mark.multinode
@@ -35,7 +36,7 @@ def both(multidc_cluster):
     cc.refresh_schema_metadata()
     yield tc, cc, names
     for name in names.values():
-        ts.execute("DROP KEYSPACE IF EXISTS %s" % name, timeout=60)
+        drop_keyspace(ts, name)
     cc.shutdown()
     tc.shutdown()
 

@@ -15,6 +15,7 @@ import uuid
 import pytest
 
 from tests.integration import _reliability
+from tests.integration.conftest import drop_keyspace
 from tests.integration.test_failover import _count_rows
 from tests.integration.test_frozen_node import Outcomes, _clients_requests
 from turbocql import ConsistencyLevel, localdb
@@ -68,7 +69,7 @@ def flap_ks(multidc_cluster):
     s.execute("CREATE TABLE %s.t (k int PRIMARY KEY, v int)" % name)
     yield name
     try:
-        s.execute("DROP KEYSPACE IF EXISTS %s" % name, timeout=60)
+        drop_keyspace(s, name)
     finally:
         c.shutdown()
 

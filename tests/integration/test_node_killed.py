@@ -24,6 +24,7 @@ import uuid
 import pytest
 
 from tests.integration import _reliability
+from tests.integration.conftest import drop_keyspace
 from tests.integration.test_failover import _count_rows
 from turbocql import ConsistencyLevel
 from turbocql.aio import Session as AioSession
@@ -49,7 +50,7 @@ def kill_ks(multidc_cluster):
     s.execute("CREATE TABLE %s.warm (k int PRIMARY KEY, v text)" % name)
     yield name
     try:
-        s.execute("DROP KEYSPACE IF EXISTS %s" % name, timeout=60)
+        drop_keyspace(s, name)
     finally:
         c.shutdown()
 

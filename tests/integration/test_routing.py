@@ -21,6 +21,7 @@ import uuid
 import pytest
 
 from tests.integration._clients import NOISE, RequestCounter, classic_cluster, receiving
+from tests.integration.conftest import drop_keyspace
 from turbocql import ConsistencyLevel, Unavailable
 from turbocql.aio import Session as AioSession
 from turbocql.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, NoHostAvailable
@@ -90,7 +91,7 @@ def keyspaces(multidc_cluster):
     finally:
         try:
             for name in names.values():
-                session.execute("DROP KEYSPACE IF EXISTS %s" % name, timeout=60)
+                drop_keyspace(session, name)
         finally:
             admin.shutdown()
 
