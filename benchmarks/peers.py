@@ -7,7 +7,11 @@ turbocql or with each other:
 
 * ``classic``  cassandra-driver 3.30.1 (+ numpy for the vector clients), ``<venvs>/classic``;
 * ``scylla``   scylla-driver 3.29.12 (same API, module ``cassandra``) + numpy, ``<venvs>/scylla``;
-* ``acsylla``  acsylla 1.2.0 (asyncio over the C++ driver) + uvloop, ``<venvs>/acsylla``.
+* ``acsylla``  acsylla 1.2.0 (asyncio over the C++ driver) + uvloop, ``<venvs>/acsylla``;
+* ``gevent``   cassandra-driver 3.30.1 + gevent, ``<venvs>/gevent``: the classic driver on
+  ``GeventConnection`` with greenlets (the ``ingest`` scenario's gevent model, document 003);
+  not a client of its own (``--clients`` has no ``gevent``): the ``classic`` client's gevent
+  interpreter, resolved by ``run_ingest.py`` when it runs that model.
 
 ``<venvs>`` is ``benchmarks/.venvs`` (git-ignored) unless ``--venvs-dir`` says otherwise. A
 venv is created with ``<python> -m venv`` (the interpreter that runs the runner, so the peers
@@ -67,6 +71,16 @@ PEERS: dict[str, Peer] = {
     ),
     "acsylla": Peer(
         "acsylla", "acsylla (asyncio)", "acsylla", ("acsylla", "uvloop"), ("acsylla==1.2.0", "uvloop"), "acsylla"
+    ),
+    # The classic driver with gevent (GeventConnection and greenlets), kept apart from the
+    # classic venv so that gevent never sits beside the other classic clients.
+    "gevent": Peer(
+        "gevent",
+        "classic driver + gevent",
+        "gevent",
+        ("cassandra-driver", "gevent"),
+        ("cassandra-driver==3.30.1", "gevent"),
+        "cassandra",
     ),
 }
 TURBOCQL_DISTS = ("turbocql", "numpy", "uvloop")

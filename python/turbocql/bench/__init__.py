@@ -14,7 +14,9 @@ measures, and why: benchmarks/README.md):
   (a TLS node, ``--tls-port`` 9044, started for the scenario if none answers and then
   stopped) beside the same runs in plain text;
 * ``bulk``     ``run_bulk.py``: ``turbocql load`` / ``unload`` beside ``cqlsh COPY`` and the Rust
-  reference, and full-table reads into Python (named tuples, numpy, Arrow).
+  reference, and full-table reads into Python (named tuples, numpy, Arrow);
+* ``ingest``   ``run_ingest.py``: document 003's ingestion (geo rows, then element rows with two
+  SELECTs per chunk) by threads, gevent, asyncio and turbocql's bulk path, by pool size.
 
 Every client runs in its own process (classic driver, turbocql, the Rust reference, and on
 request scylla-driver and acsylla) against one Cassandra. The Python peers run in their own

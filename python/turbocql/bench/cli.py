@@ -63,6 +63,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument(
         "--bulk-rows", type=int, default=None, help="bulk: rows of the table (default 1000000; --quick: 200000)"
     )
+    p.add_argument(
+        "--ingest-records",
+        type=int,
+        default=None,
+        help="ingest: element records per run (default 1440000, + 1/25 as many geo records; --quick: 144000)",
+    )
     p.add_argument("--pin-client", metavar="CPU", default=None, help="run every client under taskset -c CPU")
     p.add_argument(
         "--pin-server",

@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-SCENARIOS = ("sync", "patterns", "tuning", "vectors", "tls", "bulk")
+SCENARIOS = ("sync", "patterns", "tuning", "vectors", "tls", "bulk", "ingest")
 SYNC_THREADS = "1,2,4,8,16"
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 REQUIRED_FILES = (
@@ -21,6 +21,7 @@ REQUIRED_FILES = (
     "run_vectors.py",
     "run_tls.py",
     "run_bulk.py",
+    "run_ingest.py",
     "report.py",
     "peers.py",
     "common.py",
@@ -82,6 +83,7 @@ def _import_runners(bdir: Path) -> dict:
             "run_vectors",
             "run_tls",
             "run_bulk",
+            "run_ingest",
             "report",
             "peers",
             "common",

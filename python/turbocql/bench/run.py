@@ -120,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
             "sync_threads": args.threads,
             "vector_rows": vector_rows,
             "bulk_rows": args.bulk_rows or (200_000 if q else 1_000_000),
+            "ingest_records": args.ingest_records or (144_000 if q else 1_440_000),
             "tuning_grid": "fine" if args.fine else "quick" if q else "coarse",
             "tuning_ops": args.tuning_ops,
             "tls_port": args.tls_port if "tls" in scenarios else None,
@@ -248,6 +249,28 @@ def run(args: argparse.Namespace) -> int:
                 elif q:
                     argv.append("--quick")
                 results[s] = _scenario(mods["run_bulk"].main, argv)
+            elif s == "ingest":
+                ingest_clients = [c for c in ("classic", "turbocql", "acsylla") if c in clients]
+                if not ingest_clients:
+                    continue
+                argv = ["--host", args.host, "--port", str(args.port), "--wait", str(args.wait)]
+                argv += ["--python", args.python, "--clients", ",".join(ingest_clients)]
+                for peer in ("classic", "acsylla"):
+                    if peer in pyclients and pyclients[peer].available:
+                        argv += [f"--{peer}-python", str(pyclients[peer].python)]
+                if args.venvs_dir:
+                    argv += ["--venvs-dir", args.venvs_dir]
+                if args.no_install:  # else the runner creates the gevent peer's venv on first use
+                    argv.append("--no-install")
+                if args.server_pid:  # else found from host and port (several nodes may share the port)
+                    argv += ["--server-pid", str(args.server_pid)]
+                if args.pin_client is not None:
+                    argv += ["--pin-client", args.pin_client]
+                if args.ingest_records:
+                    argv += ["--records", str(args.ingest_records)]
+                if q:
+                    argv.append("--quick")
+                results[s] = _scenario(mods["run_ingest"].main, argv)
             if results.get(s, {}).get("failed"):
                 print(f"scenario {s} failed: {results[s]['failed']}", file=sys.stderr)
     meta["loadavg_end"] = round(os.getloadavg()[0], 2)
