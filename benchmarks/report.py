@@ -11,6 +11,9 @@ Tables (every figure comes from the JSON; ratios are computed within the run):
 * document 000: sync execute with 1, 2, 4, 8, 16 threads, then the request patterns (writes);
 * document 001: sync with 1 thread, the patterns and the pipelines, writes then reads, and the
   ``pipeline_tuning`` result;
+* document 003: ingestion (geo rows, then element rows with two SELECTs per chunk) by threads,
+  gevent, asyncio and turbocql's bulk path, per pool size, with the answer to its question
+  (CPU-bound or not, fastest model) computed from the figures (``run_ingest.markdown``);
 * document 004: vector ingestion, best / average / worst rows/s;
 * TLS: ``execute_concurrent`` and asyncio, writes and reads, each client against the plain
   node and against the TLS node, with the TLS overhead (``run_tls.markdown_table``).
@@ -22,8 +25,9 @@ the runners' own (``run_patterns.markdown_table``, ``run_patterns.row_line``,
 Plots (matplotlib, Agg backend; skipped with a message if matplotlib is missing):
 ``-patterns-write.png`` / ``-patterns-read.png`` (ops/s and client CPU µs/op per pattern and
 client, grouped bars), ``-sync-threads.png`` (ops/s and CPU µs/op against the number of
-threads), ``-vectors.png``, ``-tuning.png`` (ops/s over the grid) and ``-tls.png`` (client CPU
-µs/op and ops/s, plain text and TLS side by side).
+threads), ``-vectors.png``, ``-tuning.png`` (ops/s over the grid), ``-tls.png`` (client CPU
+µs/op and ops/s, plain text and TLS side by side), ``-bulk.png`` and ``-ingest.png`` (records/s
+against the pool size per driver and model, one panel per phase).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import run_bulk  # noqa: E402
+import run_ingest  # noqa: E402
 import run_patterns  # noqa: E402
 import run_sync  # noqa: E402
 import run_tls  # noqa: E402
@@ -234,6 +239,10 @@ def build_markdown(data: dict, plots: list[Path] | None = None) -> str:
                 "",
                 run_tuning.markdown_tables(tuning),
             ]
+    ingest = scen.get("ingest", {})
+    if ingest.get("results"):
+        parts += ["", "## Document 003: ingestion, threads vs gevent vs asyncio by pool size", ""]
+        parts += [_scenario_heading(scen, ("ingest",)), "", ingest_table(ingest)]
     vectors = scen.get("vectors", {}).get("results", [])
     if vectors:
         parts += [
@@ -293,6 +302,20 @@ def build_markdown(data: dict, plots: list[Path] | None = None) -> str:
         "",
     ]
     return "\n".join(parts)
+
+
+def ingest_table(ingest: dict) -> str:
+    """The ``ingest`` scenario's table and answer (``run_ingest.markdown``), with its meta's
+    pool sizes, record count and CPU count (else taken from the results)."""
+    results, meta = ingest.get("results", []), ingest.get("meta", {})
+    pools = meta.get("pools") or sorted({r["pool"] for r in results})
+    records = meta.get("records") or next((r["records"] for r in results if "records" in r), 0)
+    return run_ingest.markdown(results, pools, records, meta.get("cpus")) + (
+        "\n\nPhase 1 inserts the geo records (one INSERT each, a table with two SAI indexes); "
+        "phase 2 the element records, per chunk of about 200 two SELECTs then one INSERT per record. "
+        "Work is queued before timing; client CPU = user + system of the client process per phase "
+        "(getrusage); cores = client CPU seconds per wall second."
+    )
 
 
 def tls_node_line(node: dict) -> str:
@@ -532,6 +555,51 @@ def plot_bulk(scen: dict, path: Path) -> bool:
     return True
 
 
+INGEST_MARKERS = {"threads": "o", "gevent": "^", "asyncio": "s", "bulk": "D"}
+INGEST_LINES = {"threads": "-", "gevent": "--", "asyncio": "-.", "bulk": ":"}
+
+
+def plot_ingest(scen: dict, path: Path) -> bool:
+    """Records/s against the pool size, one line per (driver, model), one panel per phase."""
+    results = [r for r in scen.get("ingest", {}).get("results", []) if "phases" in r and "failed" not in r]
+    if not results:
+        return False
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.8), squeeze=False)
+    pools = sorted({r["pool"] for r in results})
+    for col, (phase, title) in enumerate((("geo", "phase 1: geo records"), ("elements", "phase 2: element records"))):
+        ax = axes[0][col]
+        for client, model in run_ingest.ROWS:
+            pts = sorted(
+                (r["pool"], r["phases"][phase]["records_per_s"])
+                for r in results
+                if r["client"] == client and r["model"] == model and r["phases"][phase].get("records_per_s")
+            )
+            if pts:
+                ax.plot(
+                    [p[0] for p in pts],
+                    [p[1] for p in pts],
+                    marker=INGEST_MARKERS.get(model, "o"),
+                    linestyle=INGEST_LINES.get(model, "-"),
+                    color=CLIENT_COLORS.get(client, "#7f7f7f"),
+                    label=f"{CLIENT_NAMES.get(client, client)}, {model}",
+                )
+        if len(pools) > 1:
+            ax.set_xscale("log")
+        ax.set_xticks(pools, [str(p) for p in pools])
+        ax.set_xlabel("pool size (threads, greenlets, coroutines; bulk: requests in flight)")
+        ax.set_ylabel("records/s")
+        ax.set_ylim(bottom=0)
+        ax.set_title(title, fontsize=10)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle("Ingestion by pool size (seed document 003)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
 def plot_tuning(scen: dict, path: Path) -> bool:
     results = [r for r in scen.get("tuning", {}).get("results", []) if "failed" not in r and r.get("points")]
     if not results:
@@ -655,6 +723,7 @@ def make_plots(data: dict, out_dir: Path, name: str) -> list[Path]:
         ("vectors", lambda p: plot_vectors(scen, p)),
         ("tls", lambda p: plot_tls(scen, p)),
         ("bulk", lambda p: plot_bulk(scen, p)),
+        ("ingest", lambda p: plot_ingest(scen, p)),
     ):
         path = out_dir / f"{name}-{suffix}.png"
         try:

@@ -254,7 +254,11 @@ def answer(results: list[dict], cpus: int | None = None) -> str:
         elif bound:
             verdict = f"CPU-bound in {len(bound)} of {len(cores)} runs ({_range(cores)} cores)"
         else:
-            verdict = f"not CPU-bound ({_range(cores)} cores): it waited on the server" if cores else "no CPU figures"
+            verdict = (
+                f"not CPU-bound ({_range(cores)} cores): it waited part of the time, on responses or for a CPU"
+                if cores
+                else "no CPU figures"
+            )
         server = [r["server_cores"] for r in runs if r.get("server_cores") is not None]
         if server:
             verdict += f"; the server used {_range(server)} cores"

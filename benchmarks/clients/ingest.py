@@ -17,8 +17,9 @@ One ``--driver`` and one ``--model`` per process, ``--pool N`` workers:
 * ``--model bulk`` (``--driver turbocql``): turbocql's bulk path, ``--pool`` = requests in
   flight. Phase 1: ONE ``execute_concurrent_with_args(session, insert, geo_rows,
   concurrency=N)``. Phase 2: ONE ``execute_concurrent`` of every chunk's two SELECTs
-  (streamed back in order, ``results_generator=True``), the chunks' insert parameters built
-  from their results, then ONE ``execute_concurrent_with_args`` of all the inserts.
+  (streamed back in order, ``results_generator=True``, N in flight) feeding ONE
+  ``execute_concurrent_with_args`` of the inserts (N in flight), whose parameter generator
+  builds each chunk's rows from its SELECTs' results as they arrive.
 
 The workload, the document's SQL strategy on Cassandra (keyspace ``bench_ingest``, created with
 the dictionary by ``benchmarks/run_ingest.py``, which must have run once):
@@ -485,8 +486,9 @@ def bulk_geo(session, concurrent, stmts, rows, pool, meter: Meter, errors: Error
 
 
 def bulk_chunks(session, concurrent, stmts, chunks, pool, meter: Meter, errors: Errors) -> dict:
-    """Every chunk's two SELECTs through one ``execute_concurrent`` (in order, streamed),
-    then every insert through one ``execute_concurrent_with_args``."""
+    """Every chunk's two SELECTs through one ``execute_concurrent`` (results streamed back in
+    order), and every insert through one ``execute_concurrent_with_args`` whose parameters
+    are generated from those results as they arrive (both runs in flight at once)."""
     select_dict, select_geo = stmts["select_dictionary"], stmts["select_geo"]
     meter.start()
     selects = []
@@ -496,30 +498,36 @@ def bulk_chunks(session, concurrent, stmts, chunks, pool, meter: Meter, errors: 
     results = concurrent.execute_concurrent(
         session, selects, concurrency=pool, raise_on_first_error=False, results_generator=True
     )
-    params = []
-    bad = 0
-    for logrecno, segment, values in chunks:
-        (ok1, keys_rs), (ok2, geo_rs) = next(results), next(results)
-        if not (ok1 and ok2):
-            bad += 1
-            errors.note(keys_rs if not ok1 else geo_rs)
-            continue
-        keys = [r[0] for r in keys_rs]
-        problem = chunk_problem((logrecno, segment, values), keys, geo_rs.one())
-        if problem:
-            bad += 1
-            errors.note(problem)
-            continue
-        params.extend([(logrecno, segment, key, value) for key, value in zip(keys, values)])
+    bad = [0]
+
+    def params():
+        for line in chunks:
+            (ok1, keys_rs), (ok2, geo_rs) = next(results), next(results)
+            if not (ok1 and ok2):
+                bad[0] += 1
+                errors.note(keys_rs if not ok1 else geo_rs)
+                continue
+            keys = [r[0] for r in keys_rs]
+            problem = chunk_problem(line, keys, geo_rs.one())
+            if problem:
+                bad[0] += 1
+                errors.note(problem)
+                continue
+            logrecno, segment, values = line
+            for key, value in zip(keys, values):
+                yield (logrecno, segment, key, value)
+
     inserted = concurrent.execute_concurrent_with_args(
-        session, stmts["insert_element"], params, concurrency=pool, raise_on_first_error=False
+        session, stmts["insert_element"], params(), concurrency=pool, raise_on_first_error=False
     )
-    failed = 0
-    for ok, res in inserted:
-        if not ok:
+    ok = failed = 0
+    for success, res in inserted:
+        if success:
+            ok += 1
+        else:
             failed += 1
             errors.note(res)
-    return meter.stop(len(params) - failed, chunk_requests(chunks), bad + failed)
+    return meter.stop(ok, chunk_requests(chunks), bad[0] + failed)
 
 
 STATEMENTS = {
