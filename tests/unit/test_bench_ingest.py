@@ -322,5 +322,5 @@ def test_bench_lists_the_scenario_and_its_option():
     assert mods["run_ingest"].main is run_ingest.main
     parser = argparse.ArgumentParser(prog="turbocql")
     bench.add_parser(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["bench", "--scenarios", "ingest", "--ingest-records", "5000"])
-    assert args.ingest_records == 5000
+    args = parser.parse_args(["bench", "--scenarios", "ingest", "--ingest-records", "5000", "--ingest-pools", "15"])
+    assert args.ingest_records == 5000 and args.ingest_pools == "15"

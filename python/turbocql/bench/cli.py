@@ -69,6 +69,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         default=None,
         help="ingest: element records per run (default 1440000, + 1/25 as many geo records; --quick: 144000)",
     )
+    p.add_argument(
+        "--ingest-pools", default=None, help="ingest: pool sizes, comma-separated (default 15,150,350; --quick: 15,150)"
+    )
     p.add_argument("--pin-client", metavar="CPU", default=None, help="run every client under taskset -c CPU")
     p.add_argument(
         "--pin-server",

@@ -121,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
             "vector_rows": vector_rows,
             "bulk_rows": args.bulk_rows or (200_000 if q else 1_000_000),
             "ingest_records": args.ingest_records or (144_000 if q else 1_440_000),
+            "ingest_pools": args.ingest_pools or ("15,150" if q else "15,150,350"),
             "tuning_grid": "fine" if args.fine else "quick" if q else "coarse",
             "tuning_ops": args.tuning_ops,
             "tls_port": args.tls_port if "tls" in scenarios else None,
@@ -268,6 +269,8 @@ def run(args: argparse.Namespace) -> int:
                     argv += ["--pin-client", args.pin_client]
                 if args.ingest_records:
                     argv += ["--records", str(args.ingest_records)]
+                if args.ingest_pools:
+                    argv += ["--pools", args.ingest_pools]
                 if q:
                     argv.append("--quick")
                 results[s] = _scenario(mods["run_ingest"].main, argv)
