@@ -359,6 +359,8 @@ class RequestBuilder:
         result_cls: Callable[[bool, Any], _T],
         execution_profile: _ExecutionProfileArg = None,
         check_only: bool = False,
+        batch_rows: int | None = None,
+        batch_bytes: int = 3584,
     ) -> ConcurrentRun[_T]: ...
     def pipeline(
         self,

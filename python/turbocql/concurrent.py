@@ -28,9 +28,13 @@ def _run(
     results_generator,
     execution_profile,
     check_only=False,
+    batch_rows=None,
+    batch_bytes=3584,
 ):
     """Starts the engine's run: ``statement`` (None: ``source`` holds pairs) once per item
-    (``check_only``: values converted, nothing sent: ``turbocql.bulk``'s dry run)."""
+    (``check_only``: values converted, nothing sent: ``turbocql.bulk``'s dry run;
+    ``batch_rows``: rows grouped by replicas into UNLOGGED batches, ``turbocql.bulk``'s
+    load, read by ``failures()``)."""
     builder = session._build_request
     row_factory = builder.row_factory_for(execution_profile)
 
@@ -46,6 +50,8 @@ def _run(
         ExecutionResult,
         execution_profile,
         check_only,
+        batch_rows,
+        batch_bytes,
     )
     if results_generator:
         return run

@@ -31,6 +31,7 @@ use super::session::Session;
 use crate::errors;
 use crate::exec::options::{duration, Defaults, RowShape, Timeout};
 use crate::exec::profile::EngineProfile;
+use crate::exec::replica_batch::Grouping;
 use crate::exec::request;
 use crate::exec::statement::classify;
 use crate::exec::timestamps::ClientClock;
@@ -292,8 +293,10 @@ impl RequestBuilder {
     /// `(statement, parameters)` pairs. Results are `result_cls(success, make_result(page)
     /// or exception)`. With `check_only`, each item's values are converted and nothing is
     /// sent: its result is `result_cls(True, None)` or the conversion's error (the dry run
-    /// of `turbocql load`).
-    #[pyo3(signature = (statement, parameters, concurrency, raise_on_first_error, make_result, result_cls, execution_profile=None, check_only=false))]
+    /// of `turbocql load`). With `batch_rows`, rows whose partitions have the same replicas
+    /// are written in UNLOGGED batches of up to `batch_rows` rows and `batch_bytes` bytes of
+    /// values (`exec::replica_batch`), and the run is read by `failures()` only.
+    #[pyo3(signature = (statement, parameters, concurrency, raise_on_first_error, make_result, result_cls, execution_profile=None, check_only=false, batch_rows=None, batch_bytes=3584))]
     #[allow(clippy::too_many_arguments)]
     fn execute_concurrent(
         &self,
@@ -306,13 +309,19 @@ impl RequestBuilder {
         result_cls: Py<PyAny>,
         execution_profile: Option<Bound<'_, PyAny>>,
         check_only: bool,
+        batch_rows: Option<usize>,
+        batch_bytes: usize,
     ) -> PyResult<ConcurrentRun> {
         let query = statement.map(|s| s.clone().unbind());
         let statement = statement.map(|s| classify(py, s)).transpose()?;
         let snap = self.snapshot(py)?;
         let defaults = self.defaults_for(py, &snap, execution_profile.as_ref())?.map_or_else(|| snap.defaults.clone(), |(d, _)| Arc::new(d));
         let engine = self.engine.get();
-        let settings = concurrent::Settings { concurrency, raise_on_first_error, make_result, result_cls, check_only };
+        let grouping = match batch_rows {
+            None | Some(0 | 1) => None,
+            Some(max_rows) => Some(Grouping { max_rows, max_bytes: batch_bytes }),
+        };
+        let settings = concurrent::Settings { concurrency, raise_on_first_error, make_result, result_cls, check_only, grouping };
         concurrent::start(
             engine.get(py)?,
             engine.hosts_arc(),

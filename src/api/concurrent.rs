@@ -25,12 +25,15 @@ use crate::codec::columns::Columns;
 use crate::exec::attempts::RunError;
 use crate::exec::options::{Options, Timeout};
 use crate::exec::page::Page;
+use crate::exec::replica_batch::{self, Grouper, Grouping, Items};
 use crate::exec::request::{self, Request};
-use crate::exec::run::{run_owned, Outcome};
+use crate::exec::run::{run_owned, run_shared, Outcome};
 use crate::exec::statement::{classify, Classified, Kind};
 use crate::runtime;
 
-type Pending = Pin<Box<dyn Future<Output = (usize, Result<Outcome, RunError>)> + Send>>;
+/// A request in flight: its items, its outcome, and, for a replica batch, the request (to
+/// be split if the server refuses it: `replica_batch::split`).
+type Pending = Pin<Box<dyn Future<Output = (Items, Result<Outcome, RunError>, Option<Arc<Request>>)> + Send>>;
 
 /// Per-item outcome before it reaches Python. Most are `Ok`: boxing the outcome would cost
 /// an allocation per request to save room on the rare failures.
@@ -40,6 +43,10 @@ enum Done {
     /// Converted, not sent (`Settings::check_only`).
     Checked,
     Failed(RunError),
+    /// Written in a replica batch whose outcome is at its first row's index.
+    Grouped,
+    /// Its replica batch failed (every row of it gets the error).
+    GroupFailed(Arc<RunError>),
     Invalid(PyErr),
 }
 
@@ -53,7 +60,7 @@ enum Source {
 struct State {
     source: Option<Source>,
     next_index: usize,
-    ready: VecDeque<(usize, Request)>,
+    ready: VecDeque<(Items, Request)>,
     in_flight: FuturesUnordered<Pending>,
     done: BTreeMap<usize, Done>,
     next_out: usize,
@@ -74,6 +81,9 @@ pub struct Settings {
     pub result_cls: Py<PyAny>,
     /// Convert each item's values, send nothing.
     pub check_only: bool,
+    /// Rows written in replica batches (`exec::replica_batch`; only `failures()` reads
+    /// such a run: a row has no result of its own).
+    pub grouping: Option<Grouping>,
 }
 
 impl State {
@@ -102,11 +112,26 @@ pub struct ConcurrentRun {
 }
 
 impl ConcurrentRun {
-    /// Reads and converts up to `n` more items from the input (GIL held).
+    /// Reads and converts more items from the input (GIL held): up to `n` requests' worth
+    /// (`n` rows, or `n` replica batches' worth of rows when grouping).
     fn refill(&self, py: Python<'_>, st: &mut State, n: usize) -> PyResult<()> {
         if st.stop_reading {
             return Ok(());
         }
+        let mut grouper = match (&self.settings.grouping, &self.statement) {
+            (Some(g), Some(_)) if !self.settings.check_only => Some(Grouper::new(self.session.get_cluster_state(), *g)),
+            _ => None,
+        };
+        let n = grouper.as_ref().map_or(n, |_| n.saturating_mul(self.settings.grouping.map_or(1, |g| g.max_rows)));
+        let read = self.read(py, st, n, &mut grouper);
+        if let (Some(g), Some((_, opts))) = (grouper, &self.statement) {
+            g.flush(py, opts, &mut st.ready)?;
+        }
+        read
+    }
+
+    /// Reads up to `n` items into `st.ready` (through `grouper` when grouping).
+    fn read(&self, py: Python<'_>, st: &mut State, n: usize, grouper: &mut Option<Grouper>) -> PyResult<()> {
         let source = match st.source.take() {
             None => return Ok(()),
             Some(Source::Columns { cols, next }) => {
@@ -119,23 +144,12 @@ impl ConcurrentRun {
                 for row in next..end {
                     let idx = st.next_index;
                     st.next_index += 1;
-                    match cols.bind(py, specs.as_slice(), row).and_then(|bound| request::with_values(py, p, bound, opts)) {
-                        Ok(_) if self.settings.check_only => {
-                            st.done.insert(idx, Done::Checked);
-                        }
-                        Ok(kind) => {
-                            let mut req = Request::new(kind, opts);
-                            match self.query.as_ref().map(|q| req.route(py, opts, q.bind(py))).transpose() {
-                                Ok(_) => st.ready.push_back((idx, req)),
-                                Err(e) => {
-                                    st.invalid(idx, e, self.settings.raise_on_first_error);
-                                }
-                            }
-                        }
-                        Err(e) => {
-                            st.invalid(idx, e, self.settings.raise_on_first_error);
-                        }
-                    }
+                    let made = cols.bind(py, specs.as_slice(), row).and_then(|bound| request::with_values(py, p, bound, opts)).and_then(|kind| {
+                        let mut req = Request::new(kind, opts);
+                        self.query.as_ref().map(|q| req.route(py, opts, q.bind(py))).transpose()?;
+                        Ok(req)
+                    });
+                    self.queue(py, st, idx, made, grouper)?;
                 }
                 if end < cols.rows() {
                     st.source = Some(Source::Columns { cols, next: end });
@@ -157,15 +171,23 @@ impl ConcurrentRun {
             let item = item?;
             let idx = st.next_index;
             st.next_index += 1;
-            match self.convert(py, &item) {
-                Ok(_) if self.settings.check_only => {
-                    st.done.insert(idx, Done::Checked);
-                }
-                Ok(req) => st.ready.push_back((idx, req)),
-                Err(e) => {
-                    st.invalid(idx, e, self.settings.raise_on_first_error);
-                }
+            let made = self.convert(py, &item);
+            self.queue(py, st, idx, made, grouper)?;
+        }
+        Ok(())
+    }
+
+    /// Item `idx`'s request (or its conversion's error) to where it goes next.
+    fn queue(&self, py: Python<'_>, st: &mut State, idx: usize, made: PyResult<Request>, grouper: &mut Option<Grouper>) -> PyResult<()> {
+        match made {
+            Ok(_) if self.settings.check_only => {
+                st.done.insert(idx, Done::Checked);
             }
+            Ok(req) => match (grouper, &self.statement) {
+                (Some(g), Some((_, opts))) => g.add(py, idx, req, opts, &mut st.ready)?,
+                _ => st.ready.push_back((Items::One(idx), req)),
+            },
+            Err(e) => st.invalid(idx, e, self.settings.raise_on_first_error),
         }
         Ok(())
     }
@@ -215,21 +237,47 @@ impl ConcurrentRun {
             let mut completed = 0usize;
             loop {
                 while in_flight.len() < concurrency {
-                    let Some((idx, req)) = ready.pop_front() else { break };
+                    let Some((items, req)) = ready.pop_front() else { break };
                     let s = session.clone();
-                    let run = run_owned(s, req);
-                    in_flight.push(Box::pin(async move { (idx, run.await) }) as Pending);
+                    let pending: Pending = match items {
+                        Items::One(_) => {
+                            let run = run_owned(s, req);
+                            Box::pin(async move { (items, run.await, None) })
+                        }
+                        Items::Group(_) => {
+                            let req = Arc::new(req);
+                            let run = run_shared(s, req.clone(), None);
+                            Box::pin(async move { (items, run.await, Some(req)) })
+                        }
+                    };
+                    in_flight.push(pending);
                 }
-                let Some((idx, res)) = in_flight.next().await else { break };
+                let Some((items, res, batch)) = in_flight.next().await else { break };
+                if let (Err(e), Some(batch)) = (&res, batch) {
+                    let rows = Arc::try_unwrap(batch).ok().and_then(|batch| replica_batch::split(&items, batch, e));
+                    if let Some(rows) = rows {
+                        rows.into_iter().rev().for_each(|row| ready.push_front(row));
+                        continue;
+                    }
+                }
                 let failed = res.is_err();
-                done.insert(
-                    idx,
-                    match res {
-                        Ok(o) => Done::Ok(o),
-                        Err(e) => Done::Failed(e),
-                    },
-                );
-                completed += 1;
+                completed += items.len();
+                match (items, res) {
+                    (Items::One(idx), Ok(o)) => {
+                        done.insert(idx, Done::Ok(o));
+                    }
+                    (Items::One(idx), Err(e)) => {
+                        done.insert(idx, Done::Failed(e));
+                    }
+                    (Items::Group(ix), Ok(o)) => {
+                        done.insert(ix[0], Done::Ok(o));
+                        done.extend(ix[1..].iter().map(|&i| (i, Done::Grouped)));
+                    }
+                    (Items::Group(ix), Err(e)) => {
+                        let e = Arc::new(e);
+                        done.extend(ix.iter().map(|&i| (i, Done::GroupFailed(e.clone()))));
+                    }
+                }
                 if failed && stop_on_error {
                     break;
                 }
@@ -270,6 +318,7 @@ impl ConcurrentRun {
             }
             Done::Checked => (true, py.None()),
             Done::Failed(e) => (false, e.to_py(py, &self.hosts).into_value(py).into_any()),
+            Done::Grouped | Done::GroupFailed(_) => unreachable!("a run with replica batches is read by failures()"),
             Done::Invalid(e) => (false, e.into_value(py).into_any()),
         };
         if !ok {
@@ -279,6 +328,14 @@ impl ConcurrentRun {
             }
         }
         Ok(self.settings.result_cls.bind(py).call1((ok, obj))?.unbind())
+    }
+
+    /// Refuses results per item where rows were written in replica batches.
+    fn per_item_results(&self) -> PyResult<()> {
+        match self.settings.grouping {
+            Some(_) => Err(PyValueError::new_err("a run with replica batches (batch_rows) has no result per item: read its failures()")),
+            None => Ok(()),
+        }
     }
 
     fn window(&self) -> usize {
@@ -313,6 +370,7 @@ impl ConcurrentRun {
 impl ConcurrentRun {
     /// Runs everything and returns the list of results in input order.
     fn collect<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.per_item_results()?;
         let mut guard = self.state.lock().map_err(|_| PyRuntimeError::new_err("concurrent run poisoned"))?;
         let out = PyList::empty(py);
         self.run_all(py, &mut guard, |st, _, done| out.append(self.to_result(py, st, done)?))?;
@@ -329,8 +387,9 @@ impl ConcurrentRun {
         let out = PyList::empty(py);
         self.run_all(py, &mut guard, |st, idx, done| {
             let exc = match done {
-                Done::Ok(_) | Done::Checked => return Ok(()),
+                Done::Ok(_) | Done::Checked | Done::Grouped => return Ok(()),
                 Done::Failed(e) => e.to_py(py, &self.hosts).into_value(py).into_any(),
+                Done::GroupFailed(e) => e.to_py(py, &self.hosts).into_value(py).into_any(),
                 Done::Invalid(e) => e.into_value(py).into_any(),
             };
             st.failed = true;
@@ -386,6 +445,7 @@ impl ConcurrentRun {
 
     /// The next result in input order (`results_generator=True`).
     fn __next__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.per_item_results()?;
         let mut guard = self.state.lock().map_err(|_| PyRuntimeError::new_err("concurrent run poisoned"))?;
         let st = &mut *guard;
         if st.failed && self.settings.raise_on_first_error {

@@ -18,7 +18,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use pyo3::prelude::*;
-use scylla::errors::{ConnectionPoolError, ExecutionError, RequestAttemptError};
+use scylla::errors::{ConnectionPoolError, DbError, ExecutionError, RequestAttemptError};
 use scylla::policies::retry::{RequestInfo, RetryDecision, RetryPolicy, RetrySession};
 
 use crate::errors;
@@ -68,6 +68,14 @@ impl RunError {
                 matches!(**e, ExecutionError::ConnectionPoolError(ConnectionPoolError::Broken { .. } | ConnectionPoolError::Initializing))
             }
         }
+    }
+}
+
+impl RunError {
+    /// True when the server refused the request for what it holds (`Invalid`: a key too
+    /// long, a batch too large), not for the cluster's state.
+    pub fn refused_as_invalid(&self) -> bool {
+        matches!(self, RunError::Execution(e) if matches!(&**e, ExecutionError::LastAttemptError(RequestAttemptError::DbError(DbError::Invalid, _))))
     }
 }
 

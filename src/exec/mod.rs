@@ -6,6 +6,8 @@
 //! - [`statement`]: what a statement is ([`statement::classify`]), in one place;
 //! - [`request`]: the [`request::Request`] of a classified statement
 //!   ([`request::build`], which every path calls);
+//! - [`replica_batch`]: rows of one statement grouped by replicas into UNLOGGED batches
+//!   (the bulk loader's);
 //! - [`run`]: running a request, one page at a time, under its timeout;
 //! - [`attempts`]: the hosts a request tried, for a plan run out by `RETRY_NEXT_HOST`;
 //! - [`page`]: its outcome as Python sees it ([`page::Page`]);
@@ -26,6 +28,7 @@ pub mod options;
 pub mod page;
 pub mod prepared;
 pub mod profile;
+pub mod replica_batch;
 pub mod request;
 pub mod retry;
 pub mod routing;

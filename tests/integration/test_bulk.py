@@ -10,6 +10,7 @@ import sys
 import uuid
 
 import pytest
+from cassandra.cluster import Cluster as ClassicCluster
 
 from tests.conftest import HOST, PORT
 from tests.integration._tables import classic_rows, empty_copy
@@ -238,3 +239,59 @@ def test_a_session_in_legacy_mode_unloads_and_loads(keyspace, kv_table, tmp_path
         assert session.execute("SELECT v FROM %s WHERE k = 1" % kv_table).one() == {"v": 10}
     finally:
         cluster.shutdown()
+
+
+@pytest.fixture
+def ck_table(session):
+    name = "bulk_ck_" + uuid.uuid4().hex[:8]
+    session.execute("CREATE TABLE %s (k int, ck int, v text, PRIMARY KEY (k, ck))" % name)
+    yield name
+    session.execute("DROP TABLE %s" % name)
+
+
+def test_replica_batches_write_what_rows_one_by_one_write(session, keyspace, ck_table, tmp_path):
+    """The same input loaded a request per row and in replica batches gives the same table
+    (read by the classic driver): a key repeated later in the input wins in both, and a
+    row the server refuses (a null clustering key) fails alone, with its own reason, where
+    its batch is sent again a row at a time."""
+    pa = pytest.importorskip("pyarrow")
+    n = 3000
+    k = [i % 1000 for i in range(n)]  # every key three times: the last one must win
+    ck = [(i % 1000) % 7 for i in range(n)]
+    v = ["v%d" % i for i in range(n)]
+    ck[1234] = None
+    data = pa.table({"k": pa.array(k, pa.int32()), "ck": pa.array(ck, pa.int32()), "v": v})
+    expected = {}
+    for i in range(n):
+        if ck[i] is not None:
+            expected[(k[i], ck[i])] = v[i]
+    seen = {}
+    for batch_rows in (1, 32):
+        session.execute("TRUNCATE %s" % ck_table)
+        bad = tmp_path / ("bad-%d.jsonl" % batch_rows)
+        result = bulk.load(session, keyspace, ck_table, data, batch_rows=batch_rows, bad_rows=str(bad), progress=False)
+        assert (result.records, result.loaded, result.rejected, result.failed) == (n, n - 1, 0, 1), result
+        (line,) = [json.loads(x) for x in bad.read_text().splitlines()]
+        assert (line["record"], line["kind"]) == (1235, "failed")
+        assert "InvalidRequest" in line["error"] and "ck" in line["error"], line
+        classic = ClassicCluster([HOST], port=PORT)
+        try:
+            rows = classic.connect(keyspace).execute("SELECT k, ck, v FROM %s" % ck_table)
+            seen[batch_rows] = {(r.k, r.ck): r.v for r in rows}
+        finally:
+            classic.shutdown()
+    assert seen[1] == expected
+    assert seen[32] == expected
+
+
+def test_a_run_with_replica_batches_has_no_result_per_item(session, kv_table):
+    from turbocql.cluster import EXEC_PROFILE_DEFAULT
+    from turbocql.concurrent import _run
+
+    insert = session.prepare("INSERT INTO %s (k, v) VALUES (?, ?)" % kv_table)
+    run = _run(session, insert, [(i, i) for i in range(10)], 8, False, True, EXEC_PROFILE_DEFAULT, batch_rows=4)
+    with pytest.raises(ValueError, match="no result per item"):
+        run.collect()
+    run = _run(session, insert, [(i, i) for i in range(10)], 8, False, True, EXEC_PROFILE_DEFAULT, batch_rows=4)
+    assert run.failures() == []
+    assert session.execute("SELECT count(*) FROM %s" % kv_table).one()[0] == 10

@@ -153,7 +153,9 @@ def load(
     bad_rows: str | None = None,
     dry_run: bool = False,
     progress: bool | None = None,
-    batch_rows: int = 20_000,
+    batch_rows: int | None = 32,
+    batch_bytes: int = 3584,
+    chunk_rows: int = 20_000,
 ) -> LoadResult:
     """Loads ``source`` into ``keyspace.table`` and returns the counts.
 
@@ -165,7 +167,13 @@ def load(
     without a header (``header=False``) has the table's columns in order, or the mapping's.
     ``max_errors``: rejected and failed rows allowed before the load stops with
     :class:`BulkError` (a negative number: no limit). ``dry_run``: every value converted,
-    nothing written."""
+    nothing written. ``batch_rows``: rows whose partitions have the same replicas are
+    written together, in UNLOGGED batches of up to ``batch_rows`` rows and about
+    ``batch_bytes`` bytes as the server counts a batch's size (it logs a warning per batch
+    past 5 KiB), one request each, sent to a replica of every row (None or 1: one request
+    per row). A batch the server refuses as invalid is sent again a row at a time, so only
+    the bad row fails; one that fails for the cluster's state (a timeout) fails each of its
+    rows. ``chunk_rows``: rows read from the input at a time."""
     t0 = time.monotonic()
     meta = _table.lookup(session, keyspace, table)
     columns_map = parse_mapping(mapping)
@@ -180,7 +188,7 @@ def load(
 
         def chunks() -> Iterator[_formats.Chunk]:
             for f in files:
-                yield from _formats.read_chunks(f, fmt, csv_opts, names, batch_rows)
+                yield from _formats.read_chunks(f, fmt, csv_opts, names, chunk_rows)
 
         total = float(sum(sizes)) or None
     else:
@@ -200,7 +208,7 @@ def load(
                     statements[key].consistency_level = consistency_level
             n = chunk.batch.num_rows
             skip = dict(chunk.unparsable)
-            failures = dict(_write(session, statements[key], batch, concurrency, dry_run))
+            failures = dict(_write(session, statements[key], batch, concurrency, dry_run, batch_rows, batch_bytes))
             rejected = failed = 0
             for i in sorted(set(failures) | set(skip)):
                 if i in skip:
@@ -296,10 +304,23 @@ def _select(batch, mapping: dict[str, str] | None, meta: _table.Table):
     return batch
 
 
-def _write(session, insert, batch, concurrency: int, dry_run: bool) -> list[tuple[int, BaseException]]:
+def _write(
+    session, insert, batch, concurrency: int, dry_run: bool, batch_rows: int | None, batch_bytes: int
+) -> list[tuple[int, BaseException]]:
     """Every row of ``batch`` written (or, ``dry_run``, converted): the failures, by index."""
     from turbocql.cluster import EXEC_PROFILE_DEFAULT
     from turbocql.concurrent import _run
 
-    run = _run(session, insert, batch, concurrency, False, True, EXEC_PROFILE_DEFAULT, check_only=dry_run)
+    run = _run(
+        session,
+        insert,
+        batch,
+        concurrency,
+        False,
+        True,
+        EXEC_PROFILE_DEFAULT,
+        check_only=dry_run,
+        batch_rows=batch_rows,
+        batch_bytes=batch_bytes,
+    )
     return run.failures()

@@ -56,7 +56,20 @@ def add_parser(subparsers) -> None:
     )
     load.add_argument("--bad-rows", default=None, help="where bad rows go (JSON lines; default TABLE.bad.jsonl)")
     load.add_argument("--dry-run", action="store_true", help="read and convert every value, write nothing")
-    load.add_argument("--batch-rows", type=int, default=20_000, help=argparse.SUPPRESS)
+    load.add_argument(
+        "--batch-rows",
+        type=int,
+        default=32,
+        help="rows with the same replicas written together, in UNLOGGED batches of up to N rows "
+        "(default 32; 1: a request per row)",
+    )
+    load.add_argument(
+        "--batch-bytes",
+        type=int,
+        default=3584,
+        help="a batch's size at most, as the server counts it (default 3584; it warns past 5 KiB)",
+    )
+    load.add_argument("--chunk-rows", type=int, default=20_000, help=argparse.SUPPRESS)
     load.set_defaults(func=_load)
 
     unload = subparsers.add_parser("unload", help="unload a table to CSV, JSON lines, Parquet or Arrow IPC")
@@ -166,6 +179,8 @@ def _load(args) -> int:
             dry_run=args.dry_run,
             progress=False if args.quiet else None,
             batch_rows=args.batch_rows,
+            batch_bytes=args.batch_bytes,
+            chunk_rows=args.chunk_rows,
         )
         code = 0 if not (result.rejected or result.failed) else 1
     except BulkError as e:
