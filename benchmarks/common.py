@@ -136,20 +136,41 @@ def require_server(host: str, port: int, wait: float, hint: bool = True) -> bool
     return False
 
 
-def find_server_pid(port: int) -> int | None:
-    """pid of the process listening on ``port`` (read-only look at /proc), or None."""
-    inodes = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+def listen_inodes(tables: list[str], host: str | None, port: int) -> set[str]:
+    """Socket inodes listening on ``host:port`` (or on every address, at that port) in
+    ``/proc/net/tcp``-format tables. Several local nodes listen on one port at different
+    addresses (a cluster on 127.0.0.11-13 beside the node on 127.0.0.1): the address tells
+    them apart. IPv4 hosts only; None or an unresolvable host: any address."""
+    want = None
+    if host is not None:
         try:
-            with open(table) as f:
-                next(f)
-                for line in f:
-                    parts = line.split()
-                    local, state, inode = parts[1], parts[3], parts[9]
-                    if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:
-                        inodes.add(f"socket:[{inode}]")
+            want = socket.inet_aton(socket.gethostbyname(host))[::-1].hex().upper()
+        except OSError:
+            want = None
+    out = set()
+    for table in tables:
+        for line in table.splitlines()[1:]:
+            parts = line.split()
+            if len(parts) < 10 or parts[3] != "0A":
+                continue
+            addr, _, p = parts[1].rpartition(":")
+            if int(p, 16) != port:
+                continue
+            if want is None or len(addr) != 8 or addr in (want, "00000000"):
+                out.add(f"socket:[{parts[9]}]")
+    return out
+
+
+def find_server_pid(port: int, host: str | None = None) -> int | None:
+    """pid of the process listening on ``host:port`` (read-only look at /proc), or None."""
+    tables = []
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(name) as f:
+                tables.append(f.read())
         except OSError:
             pass
+    inodes = listen_inodes(tables, host, port)
     if not inodes:
         return None
     for pid in filter(str.isdigit, os.listdir("/proc")):

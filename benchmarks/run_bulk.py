@@ -269,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     if not require_server(a.host, a.port, 30):
         return 2
     load_start = os.getloadavg()[0]
-    server_pid = find_server_pid(a.port)
+    server_pid = find_server_pid(a.port, a.host)
     log(f"bulk: {rows:,} rows; generating the data files (once) ...")
     csv_path, parquet_path = generate(rows, Path(a.data_dir))
     unavailable: dict[str, str] = {}

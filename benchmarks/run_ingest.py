@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import sys
 from pathlib import Path
 
@@ -100,51 +99,6 @@ def parse_pools(text: str) -> list[int]:
 
 
 # ------------------------------------------------------------------------------------ setup
-
-
-def listen_inodes(tables: list[str], host: str, port: int) -> set[str]:
-    """Socket inodes listening on ``host:port`` (or on every address, at that port) in
-    ``/proc/net/tcp``-format tables; IPv4 hosts only (else: every address at that port)."""
-    try:
-        want = socket.inet_aton(socket.gethostbyname(host))[::-1].hex().upper()
-    except OSError:
-        want = None
-    out = set()
-    for table in tables:
-        for line in table.splitlines()[1:]:
-            parts = line.split()
-            if len(parts) < 10 or parts[3] != "0A":
-                continue
-            addr, _, p = parts[1].rpartition(":")
-            if int(p, 16) != port:
-                continue
-            if want is None or len(addr) != 8 or addr in (want, "00000000"):
-                out.add(f"socket:[{parts[9]}]")
-    return out
-
-
-def find_server_pid_at(host: str, port: int) -> int | None:
-    """pid of the process listening on ``host:port``. ``common.find_server_pid`` matches the
-    port only, which finds another node when several listen on the same port at different
-    addresses (a local cluster on 127.0.0.11-13 beside the node on 127.0.0.1)."""
-    tables = []
-    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            with open(name) as f:
-                tables.append(f.read())
-        except OSError:
-            pass
-    inodes = listen_inodes(tables, host, port)
-    if not inodes:
-        return find_server_pid(port)
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            for fd in os.listdir(f"/proc/{pid}/fd"):
-                if os.readlink(f"/proc/{pid}/fd/{fd}") in inodes:
-                    return int(pid)
-        except OSError:
-            continue
-    return None
 
 
 def setup_schema(host: str, port: int) -> None:
@@ -346,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     if not require_server(a.host, a.port, a.wait):
         return 2
     load_start = os.getloadavg()[0]
-    server_pid = a.server_pid or find_server_pid_at(a.host, a.port)
+    server_pid = a.server_pid or find_server_pid(a.port, a.host)
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
     wanted = []
     for c, m in rows:

@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if not require_server(args.host, args.port, args.wait, hint=False):
         return 2
-    server_pid = args.server_pid or find_server_pid(args.port)
+    server_pid = args.server_pid or find_server_pid(args.port, args.host)
     rust_bin = ensure_rust_bin(args.rust_bin, args.build) if "rust" in clients else None
     pyclients = peers.from_args(args, clients)
     reset_bin = rust_bin or (ensure_rust_bin(args.rust_bin, args.build) if args.reset else None)

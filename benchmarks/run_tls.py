@@ -253,8 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     if not require_server(tls_host, args.tls_port, args.wait, hint=False):
         print("  (start one with: turbocql localdb start --tls --port PORT --heap 768M)", file=sys.stderr)
         return 2
-    server_pid = args.server_pid or find_server_pid(args.port)
-    tls_pid = args.tls_server_pid or find_server_pid(args.tls_port)
+    server_pid = args.server_pid or find_server_pid(args.port, args.host)
+    tls_pid = args.tls_server_pid or find_server_pid(args.tls_port, args.host)
     rust_bin = ensure_rust_bin(args.rust_bin, args.build)
     rust_tls = rust_supports_tls(rust_bin)
     pyclients = peers.from_args(args, clients)

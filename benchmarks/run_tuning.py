@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if not require_server(args.host, args.port, args.wait):
         return 2
-    server_pid = args.server_pid or find_server_pid(args.port)
+    server_pid = args.server_pid or find_server_pid(args.port, args.host)
     common = server_args(args.host, args.port, args.keyspace, server_pid)
     if args.server_warmup_ops > 0:
         warm_up_server(

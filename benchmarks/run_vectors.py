@@ -143,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if not require_server(args.host, args.port, args.wait):
         return 2
-    server_pid = args.server_pid or find_server_pid(args.port)
+    server_pid = args.server_pid or find_server_pid(args.port, args.host)
     rust_bin = ensure_rust_bin(args.rust_bin, args.build) if "rust" in clients else None
     pyclients = peers.from_args(args, clients)
     common = server_args(args.host, args.port, args.keyspace, server_pid)

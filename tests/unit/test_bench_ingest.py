@@ -13,6 +13,7 @@ import pytest
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(BENCH / "clients"))
+import common  # noqa: E402
 import ingest  # noqa: E402
 import peers  # noqa: E402
 import run_ingest  # noqa: E402
@@ -297,9 +298,9 @@ def test_listen_inodes_matches_the_address_not_only_the_port():
         "   3: 0100007F:2352 0100007F:9999 01 00000000:00000000 00:00000000 00000000     0        0 444 1\n"
         "   4: 00000000:2354 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 555 1\n"
     )
-    assert run_ingest.listen_inodes([table], "127.0.0.1", 9042) == {"socket:[222]"}
-    assert run_ingest.listen_inodes([table], "127.0.0.11", 9042) == {"socket:[111]"}
-    assert run_ingest.listen_inodes([table], "127.0.0.1", 9044) == {"socket:[555]"}  # every address
+    assert common.listen_inodes([table], "127.0.0.1", 9042) == {"socket:[222]"}
+    assert common.listen_inodes([table], "127.0.0.11", 9042) == {"socket:[111]"}
+    assert common.listen_inodes([table], "127.0.0.1", 9044) == {"socket:[555]"}  # every address
 
 
 # ------------------------------------------------------------------------------------ report, bench

@@ -40,7 +40,7 @@ def _tls_scenario(args: argparse.Namespace, argv: list[str], main, shared) -> di
     started it are kept in the scenario's ``tls_node``."""
     try:
         with tls_server(args.host, args.tls_port, not args.no_start, args.wait, args.tls_ca, args.tls_heap) as node:
-            pid = shared.find_server_pid(args.tls_port) if args.host in LOCAL_HOSTS else None
+            pid = shared.find_server_pid(args.tls_port, args.host) if args.host in LOCAL_HOSTS else None
             info = {**node.to_json(), "server": describe_server(args.host, args.tls_port, pid, node.ssl_context())}
             argv = [*argv, "--tls-port", str(args.tls_port), "--tls-ca", str(node.ca)]
             if pid:
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
 
     ensure_server(args.host, args.port, not args.no_start, args.wait)
     local = args.host in LOCAL_HOSTS
-    server_pid = args.server_pid or (shared.find_server_pid(args.port) if local else None)
+    server_pid = args.server_pid or (shared.find_server_pid(args.port, args.host) if local else None)
     rust_bin = _rust_bin(shared, bdir, args.build) if "rust" in clients else None
     if "rust" in clients and rust_bin is None:
         print("the Rust reference is not built: its rows are shown as failed", file=sys.stderr)
@@ -263,8 +263,8 @@ def run(args: argparse.Namespace) -> int:
                     argv += ["--venvs-dir", args.venvs_dir]
                 if args.no_install:  # else the runner creates the gevent peer's venv on first use
                     argv.append("--no-install")
-                if args.server_pid:  # else found from host and port (several nodes may share the port)
-                    argv += ["--server-pid", str(args.server_pid)]
+                if server_pid:
+                    argv += ["--server-pid", str(server_pid)]
                 if args.pin_client is not None:
                     argv += ["--pin-client", args.pin_client]
                 if args.ingest_records:
