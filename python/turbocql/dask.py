@@ -86,23 +86,10 @@ def _select(session, keyspace: str, table: str, columns, where):
     """The prepared range SELECT and the column names (decimal and varint read as their
     text: the one Arrow type that holds every value of them the same in every partition)."""
     from turbocql.bulk import _table
-    from turbocql.metadata import protect_name
 
     meta = _table.lookup(session, keyspace, table)
-    cols = list(columns or meta.columns)
-    unknown = [c for c in cols if c not in meta.columns]
-    if unknown:
-        raise ValueError("%s has no column %s" % (meta.qualified, ", ".join(unknown)))
-    what = [
-        "CAST(%s AS text) AS %s" % (protect_name(c), protect_name(c))
-        if meta.columns[c] in ("decimal", "varint")
-        else protect_name(c)
-        for c in cols
-    ]
-    token = meta.token_of_key()
-    cql = "SELECT %s FROM %s WHERE %s > ? AND %s <= ?" % (", ".join(what), meta.qualified, token, token)
-    if where:
-        cql += " AND " + where
+    cols = _table.columns_of(meta, columns)
+    cql = _table.range_select_cql(meta, cols, where, numbers_as_text=True)
     return session.prepare(cql), cols
 
 

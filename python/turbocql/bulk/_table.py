@@ -61,10 +61,35 @@ def insert_cql(table: Table, columns: list[str], ttl: int | None = None, timesta
     )
 
 
-def range_select_cql(table: Table, columns: list[str], where: str | None = None, count: bool = False) -> str:
+# Read as their CQL text into Arrow: the one Arrow type that holds every value of them the
+# same way in every page (their precision varies row to row).
+AS_TEXT_TYPES = frozenset({"decimal", "varint"})
+
+
+def columns_of(table: Table, columns: list[str] | None) -> list[str]:
+    """``columns`` (default: every column, in the table's order), each checked to exist."""
+    cols = list(columns or table.columns)
+    unknown = [c for c in cols if c not in table.columns]
+    if unknown:
+        raise ValueError(
+            "%s has no column %s (its columns: %s)" % (table.qualified, ", ".join(unknown), ", ".join(table.columns))
+        )
+    return cols
+
+
+def range_select_cql(
+    table: Table, columns: list[str], where: str | None = None, count: bool = False, numbers_as_text: bool = False
+) -> str:
     """The SELECT of one token range ``(?, ?]``; ``where``: more conditions (needs ALLOW
-    FILTERING where the server says so: the user writes it)."""
-    what = "count(*)" if count else ", ".join(protect_name(c) for c in columns)
+    FILTERING where the server says so: the user writes it). ``numbers_as_text``: decimal and
+    varint columns read as ``CAST(c AS text)`` under their own names (see AS_TEXT_TYPES)."""
+
+    def column(c: str) -> str:
+        if numbers_as_text and table.columns[c].strip().lower() in AS_TEXT_TYPES:
+            return "CAST(%s AS text) AS %s" % (protect_name(c), protect_name(c))
+        return protect_name(c)
+
+    what = "count(*)" if count else ", ".join(column(c) for c in columns)
     token = table.token_of_key()
     cql = "SELECT %s FROM %s WHERE %s > ? AND %s <= ?" % (what, table.qualified, token, token)
     if where:

@@ -19,12 +19,9 @@ from typing import Any
 
 from turbocql.bulk import _formats, _ring, _table
 from turbocql.bulk._progress import Progress
-from turbocql.metadata import protect_name
 
 # Columns written as JSON numbers or booleans by `unload --format json`.
 _JSON_RAW_TYPES = {"int", "bigint", "smallint", "tinyint", "varint", "counter", "float", "double", "boolean"}
-# Column types read as their CQL text even into Parquet and Arrow IPC (lossless).
-_AS_TEXT_TYPES = {"decimal", "varint"}
 
 
 @dataclass
@@ -101,12 +98,7 @@ def unload(
     t0 = time.monotonic()
     fmt = _formats.format_of(output, format)
     meta = _table.lookup(session, keyspace, table)
-    cols = list(columns or meta.columns)
-    unknown = [c for c in cols if c not in meta.columns]
-    if unknown:
-        raise ValueError(
-            "%s has no column %s (its columns: %s)" % (meta.qualified, ", ".join(unknown), ", ".join(meta.columns))
-        )
+    cols = _table.columns_of(meta, columns)
     text = fmt in ("csv", "json")
     profile = _profile(session, cql_text_factory if text else arrow_factory, consistency_level)
     if query is not None:
@@ -114,16 +106,7 @@ def unload(
         select = SimpleStatement(query, fetch_size=page_size)
     else:
         work = _ranges(ranges, split, concurrency)
-        what = [
-            protect_name(c)
-            if text or _base_type(meta.columns[c]) not in _AS_TEXT_TYPES
-            else "CAST(%s AS text) AS %s" % (protect_name(c), protect_name(c))
-            for c in cols
-        ]
-        token = meta.token_of_key()
-        cql = "SELECT %s FROM %s WHERE %s > ? AND %s <= ?" % (", ".join(what), meta.qualified, token, token)
-        if where:
-            cql += " AND " + where
+        cql = _table.range_select_cql(meta, cols, where, numbers_as_text=not text)
         select = session.prepare(cql)
         select.fetch_size = page_size
     json_raw = frozenset(c for c in cols if _base_type(meta.columns[c]) in _JSON_RAW_TYPES)

@@ -152,12 +152,32 @@ def _summary(args, result) -> None:
                 f.write(text + "\n")
 
 
-def _load(args) -> int:
-    from turbocql.bulk import BulkError, load
+def _run(args, command: str, work):
+    """Connects, runs ``work(session)`` and shuts down: ``(result, stopped)``, where a load
+    stopped by ``BulkError`` gives its counts so far; None (exit status 2) when it could not
+    run (bad arguments or input, said on stderr)."""
+    from turbocql.bulk import BulkError
 
     cluster, session = _connect(args)
     try:
-        result = load(
+        return work(session), False
+    except BulkError as e:
+        print("turbocql %s: %s" % (command, e), file=sys.stderr)
+        return None if e.result is None else (e.result, True)
+    except (ValueError, FileNotFoundError, ImportError) as e:
+        print("turbocql %s: %s" % (command, e), file=sys.stderr)
+        return None
+    finally:
+        cluster.shutdown()
+
+
+def _load(args) -> int:
+    from turbocql.bulk import load
+
+    ran = _run(
+        args,
+        "load",
+        lambda session: load(
             session,
             args.keyspace,
             args.table,
@@ -181,29 +201,23 @@ def _load(args) -> int:
             batch_rows=args.batch_rows,
             batch_bytes=args.batch_bytes,
             chunk_rows=args.chunk_rows,
-        )
-        code = 0 if not (result.rejected or result.failed) else 1
-    except BulkError as e:
-        print("turbocql load: %s" % e, file=sys.stderr)
-        result, code = e.result, 1
-        if result is None:
-            return 2
-    except (ValueError, FileNotFoundError, ImportError) as e:
-        print("turbocql load: %s" % e, file=sys.stderr)
+        ),
+    )
+    if ran is None:
         return 2
-    finally:
-        cluster.shutdown()
+    result, stopped = ran
     print(str(result), file=sys.stderr)
     _summary(args, result)
-    return code
+    return 1 if stopped or result.rejected or result.failed else 0
 
 
 def _unload(args) -> int:
     from turbocql.bulk import unload
 
-    cluster, session = _connect(args)
-    try:
-        result = unload(
+    ran = _run(
+        args,
+        "unload",
+        lambda session: unload(
             session,
             args.keyspace,
             args.table,
@@ -220,23 +234,22 @@ def _unload(args) -> int:
             header=not args.no_header,
             delimiter=args.delimiter,
             progress=False if args.quiet else None,
-        )
-    except (ValueError, FileNotFoundError, ImportError) as e:
-        print("turbocql unload: %s" % e, file=sys.stderr)
+        ),
+    )
+    if ran is None:
         return 2
-    finally:
-        cluster.shutdown()
-    print(str(result), file=sys.stderr)
-    _summary(args, result)
+    print(str(ran[0]), file=sys.stderr)
+    _summary(args, ran[0])
     return 0
 
 
 def _count(args) -> int:
     from turbocql.bulk import count
 
-    cluster, session = _connect(args)
-    try:
-        n = count(
+    ran = _run(
+        args,
+        "count",
+        lambda session: count(
             session,
             args.keyspace,
             args.table,
@@ -245,12 +258,10 @@ def _count(args) -> int:
             ranges=args.ranges,
             concurrency=args.concurrency,
             consistency_level=_consistency(args),
-        )
-    except ValueError as e:
-        print("turbocql count: %s" % e, file=sys.stderr)
+        ),
+    )
+    if ran is None:
         return 2
-    finally:
-        cluster.shutdown()
-    print(n)
-    _summary(args, {"rows": n, "keyspace": args.keyspace, "table": args.table, "split": args.split})
+    print(ran[0])
+    _summary(args, {"rows": ran[0], "keyspace": args.keyspace, "table": args.table, "split": args.split})
     return 0
