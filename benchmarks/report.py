@@ -587,6 +587,7 @@ def plot_ingest(scen: dict, path: Path) -> bool:
         if len(pools) > 1:
             ax.set_xscale("log")
         ax.set_xticks(pools, [str(p) for p in pools])
+        ax.minorticks_off()  # the log scale's minor labels (2x10^1, ...) crowd the pool sizes
         ax.set_xlabel("pool size (threads, greenlets, coroutines; bulk: requests in flight)")
         ax.set_ylabel("records/s")
         ax.set_ylim(bottom=0)
