@@ -8,7 +8,8 @@ file (cqlsh's text forms) and a Parquet file of the same values (typed columns),
 ``benchmarks/.data/``. Then, one process at a time:
 
 * **load** (the table truncated before each): ``turbocql load`` from the CSV and from the
-  Parquet file; ``cqlsh COPY FROM`` the CSV (cqlsh from PyPI, in its own virtualenv
+  Parquet file (rows in replica batches, its default), and from the CSV with a request per
+  row (``--batch-rows 1``); ``cqlsh COPY FROM`` the CSV (cqlsh from PyPI, in its own virtualenv
   ``benchmarks/.venvs/cqlsh``); the Rust reference (``rust_ref --workload bulk-load``: the
   same CSV parsed and inserted by the ``scylla`` crate). The row count is checked after each.
 * **unload** of the loaded table: ``turbocql unload`` to CSV and to Parquet, ``cqlsh COPY TO``
@@ -313,6 +314,11 @@ def main(argv: list[str] | None = None) -> int:
                 cmd += [*common_cli, "--quiet", "--summary-json", "-", "--bad-rows", str(tmp / "bad.jsonl")]
                 cmd += ["--concurrency", str(a.concurrency), "--max-errors", "0"]
                 loads.append(("turbocql load", label, cmd, "loaded"))
+            # A request per row (no replica batches), as the Rust reference and COPY send them.
+            cmd = [a.python, "-m", "turbocql", "load", "-k", KEYSPACE, "-t", TABLE, "-f", str(csv_path)]
+            cmd += [*common_cli, "--quiet", "--summary-json", "-", "--bad-rows", str(tmp / "bad.jsonl")]
+            cmd += ["--concurrency", str(a.concurrency), "--max-errors", "0", "--batch-rows", "1"]
+            loads.append(("turbocql load --batch-rows 1", "CSV", cmd, "loaded"))
         if cqlsh:
             copy = "COPY %s.%s (%s) FROM '%s' WITH HEADER = true" % (KEYSPACE, TABLE, ", ".join(COLUMNS), csv_path)
             loads.append(
