@@ -15,6 +15,14 @@
 //!   each, pseudo-random) are built in memory before timing, `--warmup` rows are inserted
 //!   untimed, then for each of `--runs` runs: TRUNCATE (untimed), insert all rows with
 //!   `--concurrency` in flight (timed). Prints one JSON line with every run and best/avg/worst.
+//! * `--workload bulk-load --file CSV`, `--workload bulk-unload --file OUT --ranges R` and
+//!   `--workload scan --ranges R` (module `bulk`): the bulk benchmark (`run_bulk.py`) on
+//!   `<keyspace>.<table>` (default `bench_bulk.mixed`, eight typed columns). bulk-load parses
+//!   the CSV and inserts every row (one prepared INSERT, CL ONE, `--concurrency` in flight);
+//!   bulk-unload reads the token ring in R equal ranges (`--concurrency` at a time, pages of
+//!   5000) and writes the rows as CSV; scan reads the same way (R = 1: one paged SELECT of the
+//!   whole table) and keeps the typed rows in memory. One JSON line: rows, seconds, rows/s,
+//!   client CPU µs per row.
 //!
 //! Patterns: `sync` (N tokio tasks, each awaiting one request at a time), `sync-threads`
 //! (N OS threads, each blocking on one request at a time with `Handle::block_on`, as N
@@ -28,9 +36,11 @@
 //! TLS: `--tls-ca PATH` connects over TLS (the `scylla` crate's `openssl-010` feature), trusting
 //! the CA in PATH (PEM) and verifying the node's certificate; no client certificate.
 //!
-//! No dependency beyond the package's own (scylla, tokio, futures, and openssl, which the
-//! engine already pulls into the workspace): `getrusage` is declared here by hand so that the
+//! No dependency beyond the package's own (scylla, tokio, futures, and openssl and uuid, which
+//! the engine already pulls into the workspace): `getrusage` is declared here by hand so that the
 //! workspace's Cargo.lock gains no package.
+
+mod bulk;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -98,6 +108,15 @@ enum Workload {
     Populate,
     Reset,
     Vector,
+    BulkLoad,
+    BulkUnload,
+    Scan,
+}
+
+impl Workload {
+    fn is_bulk(self) -> bool {
+        matches!(self, Workload::BulkLoad | Workload::BulkUnload | Workload::Scan)
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -126,14 +145,20 @@ struct Opts {
     runs: usize,
     table: Option<String>,
     tls_ca: Option<String>,
+    /// bulk-load's input, bulk-unload's output.
+    file: Option<String>,
+    /// Token ranges of bulk-unload (default 64) and scan (default 1).
+    ranges: Option<usize>,
 }
 
 const USAGE: &str = "\
 usage: turbocql-rust-ref [--host H] [--port P] [--keyspace KS] [--ops N]
                          [--pattern sync|sync-threads|concurrent] [--threads N] [--concurrency K]
-                         [--workload write|read|populate|reset|vector] [--tokio-workers W]
-                         [--warmup N] [--rows N] [--key-prefix S] [--server-pid PID]
+                         [--workload write|read|populate|reset|vector|bulk-load|bulk-unload|scan]
+                         [--tokio-workers W] [--warmup N] [--rows N] [--key-prefix S] [--server-pid PID]
                          [--dim D] [--runs R] [--table NAME]   (vector workload)
+                         [--file PATH] [--ranges R]   (bulk workloads; there --keyspace defaults
+                         to bench_bulk and --table to mixed)
                          [--tls-ca PATH]   (TLS, trusting the CA certificate in PATH)";
 
 fn parse_args() -> Result<Opts, String> {
@@ -156,7 +181,10 @@ fn parse_args() -> Result<Opts, String> {
         runs: 3,
         table: None,
         tls_ca: None,
+        file: None,
+        ranges: None,
     };
+    let mut keyspace_given = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let (name, inline) = match a.split_once('=') {
@@ -174,7 +202,10 @@ fn parse_args() -> Result<Opts, String> {
         match name.as_str() {
             "--host" => o.host = val()?,
             "--port" => o.port = num(&name, val()?)?,
-            "--keyspace" => o.keyspace = val()?,
+            "--keyspace" => {
+                o.keyspace = val()?;
+                keyspace_given = true;
+            }
             "--ops" => o.ops = num(&name, val()?)?,
             "--threads" => o.threads = num(&name, val()?)?,
             "--concurrency" => o.concurrency = num(&name, val()?)?,
@@ -187,6 +218,8 @@ fn parse_args() -> Result<Opts, String> {
             "--runs" => o.runs = num(&name, val()?)?,
             "--table" => o.table = Some(val()?),
             "--tls-ca" => o.tls_ca = Some(val()?),
+            "--file" => o.file = Some(val()?),
+            "--ranges" => o.ranges = Some(num(&name, val()?)?),
             "--workload" => {
                 o.workload = match val()?.as_str() {
                     "write" => Workload::Write,
@@ -194,6 +227,9 @@ fn parse_args() -> Result<Opts, String> {
                     "populate" => Workload::Populate,
                     "reset" => Workload::Reset,
                     "vector" => Workload::Vector,
+                    "bulk-load" => Workload::BulkLoad,
+                    "bulk-unload" => Workload::BulkUnload,
+                    "scan" => Workload::Scan,
                     v => return Err(format!("--workload: unknown {v:?}")),
                 }
             }
@@ -214,6 +250,17 @@ fn parse_args() -> Result<Opts, String> {
     if o.workload == Workload::Vector && (o.dim == 0 || o.runs == 0 || o.ops == 0) {
         return Err("--dim, --runs and --ops must be > 0 for --workload vector".into());
     }
+    if o.workload.is_bulk() {
+        if !keyspace_given {
+            o.keyspace = "bench_bulk".into();
+        }
+        if o.ranges == Some(0) {
+            return Err("--ranges must be > 0".into());
+        }
+        if matches!(o.workload, Workload::BulkLoad | Workload::BulkUnload) && o.file.is_none() {
+            return Err("--workload bulk-load and bulk-unload need --file PATH".into());
+        }
+    }
     Ok(o)
 }
 
@@ -224,6 +271,7 @@ fn parse_args() -> Result<Opts, String> {
 async fn one(session: &Session, stmt: &PreparedStatement, workload: Workload, key: &str) -> bool {
     match workload {
         Workload::Write | Workload::Populate | Workload::Reset | Workload::Vector => session.execute_unpaged(stmt, (key, "a", "b")).await.is_ok(),
+        Workload::BulkLoad | Workload::BulkUnload | Workload::Scan => unreachable!("the bulk workloads run in module bulk"),
         Workload::Read => {
             let Ok(res) = session.execute_unpaged(stmt, (key,)).await else {
                 return false;
@@ -372,6 +420,9 @@ async fn amain(o: Opts) -> Result<(), Box<dyn std::error::Error>> {
     let session = Arc::new(session);
     if o.workload == Workload::Vector {
         return vector_main(&o, &session).await;
+    }
+    if o.workload.is_bulk() {
+        return bulk::bulk_main(&o, &session).await;
     }
 
     // Setup (untimed).
