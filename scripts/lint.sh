@@ -25,6 +25,7 @@ fi
 check "cargo fmt" cargo fmt --all --check
 check "clippy (engine)" cargo clippy --release -p turbocql-engine -- -D warnings
 check "clippy (rust_ref)" cargo clippy --release -p turbocql-rust-ref -- -D warnings
+check "clippy (pingpong)" cargo clippy --release -p turbocql-pingpong -- -D warnings
 if [ ${#FAILED[@]} -gt 0 ]; then
     printf 'lint: findings in %s\n' "${FAILED[@]}" >&2
     exit 1
