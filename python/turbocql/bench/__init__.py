@@ -16,7 +16,11 @@ measures, and why: benchmarks/README.md):
 * ``bulk``     ``run_bulk.py``: ``turbocql load`` / ``unload`` beside ``cqlsh COPY`` and the Rust
   reference, and full-table reads into Python (named tuples, numpy, Arrow);
 * ``ingest``   ``run_ingest.py``: document 003's ingestion (geo rows, then element rows with two
-  SELECTs per chunk) by threads, gevent, asyncio and turbocql's bulk path, by pool size.
+  SELECTs per chunk) by threads, gevent, asyncio and turbocql's bulk path, by pool size;
+* ``connections`` ``run_connections.py``: document 002's 64-byte ping-pong by connection count
+  (``--connections``, 10 to 10,000) for Python's I/O models (asyncio, uvloop, selectors,
+  threads, gevent) and a Rust tokio client as the limit, against its own Rust echo server (no
+  Cassandra: run alone, it neither needs nor starts one).
 
 Every client runs in its own process (classic driver, turbocql, the Rust reference, and on
 request scylla-driver and acsylla) against one Cassandra. The Python peers run in their own

@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from .discover import DEFAULT_CLIENTS, SCENARIOS, SYNC_THREADS, TLS_HEAP, TLS_PORT
+from .discover import CONNECTIONS, DEFAULT_CLIENTS, QUICK_CONNECTIONS, SCENARIOS, SYNC_THREADS, TLS_HEAP, TLS_PORT
 from .run import _cmd_bench
 
 
@@ -71,6 +71,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--ingest-pools", default=None, help="ingest: pool sizes, comma-separated (default 15,150,350; --quick: 15,150)"
+    )
+    p.add_argument(
+        "--connections",
+        default=None,
+        help=f"connections: connection counts, comma-separated (default {CONNECTIONS}; --quick: {QUICK_CONNECTIONS})",
     )
     p.add_argument("--pin-client", metavar="CPU", default=None, help="run every client under taskset -c CPU")
     p.add_argument(

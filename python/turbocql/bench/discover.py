@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-SCENARIOS = ("sync", "patterns", "tuning", "vectors", "tls", "bulk", "ingest")
+SCENARIOS = ("sync", "patterns", "tuning", "vectors", "tls", "bulk", "ingest", "connections")
 SYNC_THREADS = "1,2,4,8,16"
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 REQUIRED_FILES = (
@@ -22,11 +22,15 @@ REQUIRED_FILES = (
     "run_tls.py",
     "run_bulk.py",
     "run_ingest.py",
+    "run_connections.py",
     "report.py",
     "peers.py",
     "common.py",
 )
 DEFAULT_CLIENTS = "classic,turbocql,rust"
+# The connections scenario (document 002): connection counts; it needs no Cassandra.
+CONNECTIONS = "10,100,1000,10000"
+QUICK_CONNECTIONS = "10,100,1000"
 # The tls scenario's node (`turbocql localdb start --tls`): its port and, when the scenario
 # starts it, its heap.
 TLS_PORT = 9044
@@ -84,6 +88,7 @@ def _import_runners(bdir: Path) -> dict:
             "run_tls",
             "run_bulk",
             "run_ingest",
+            "run_connections",
             "report",
             "peers",
             "common",

@@ -14,7 +14,15 @@ import time
 from pathlib import Path
 
 from .describe import describe_machine, describe_server
-from .discover import LOCAL_HOSTS, SCENARIOS, BenchError, _import_runners, find_benchmarks_dir
+from .discover import (
+    CONNECTIONS,
+    LOCAL_HOSTS,
+    QUICK_CONNECTIONS,
+    SCENARIOS,
+    BenchError,
+    _import_runners,
+    find_benchmarks_dir,
+)
 from .server import _rust_bin, ensure_server, pinned_server, tls_server
 
 
@@ -81,11 +89,15 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise BenchError(str(e)) from None
 
-    ensure_server(args.host, args.port, not args.no_start, args.wait)
+    # The connections scenario (document 002's ping-pong) runs its own echo server: a run of
+    # it alone neither needs nor starts Cassandra.
+    cassandra = any(s != "connections" for s in scenarios)
+    if cassandra:
+        ensure_server(args.host, args.port, not args.no_start, args.wait)
     local = args.host in LOCAL_HOSTS
-    server_pid = args.server_pid or (shared.find_server_pid(args.port, args.host) if local else None)
-    rust_bin = _rust_bin(shared, bdir, args.build) if "rust" in clients else None
-    if "rust" in clients and rust_bin is None:
+    server_pid = args.server_pid or (shared.find_server_pid(args.port, args.host) if local and cassandra else None)
+    rust_bin = _rust_bin(shared, bdir, args.build) if "rust" in clients and cassandra else None
+    if "rust" in clients and rust_bin is None and cassandra:
         print("the Rust reference is not built: its rows are shown as failed", file=sys.stderr)
 
     q = args.quick
@@ -125,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
             "tuning_grid": "fine" if args.fine else "quick" if q else "coarse",
             "tuning_ops": args.tuning_ops,
             "tls_port": args.tls_port if "tls" in scenarios else None,
+            "connections": args.connections or (QUICK_CONNECTIONS if q else CONNECTIONS),
         },
     }
     print(
@@ -144,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
     py_args = [*peers.explicit_args(pyclients), "--no-install"]
     if "turbocql" not in pyclients:
         py_args += ["--python", args.python]
-    server = describe_server(args.host, args.port, server_pid)
+    server = describe_server(args.host, args.port, server_pid) if cassandra else {}
     t0 = time.monotonic()
     results: dict[str, dict] = {}
     with pinned_server(server_pid, args.pin_server):
@@ -274,6 +287,24 @@ def run(args: argparse.Namespace) -> int:
                 if q:
                     argv.append("--quick")
                 results[s] = _scenario(mods["run_ingest"].main, argv)
+            elif s == "connections":
+                # Its own server (pingpong-server, CPU 1) and clients (CPU 0, or --pin-client).
+                argv = ["--python", args.python]
+                if args.connections:
+                    argv += ["--connections", args.connections]
+                if args.venvs_dir:
+                    argv += ["--venvs-dir", args.venvs_dir]
+                if args.no_install:  # else the runner creates the gevent peer's venv on first use
+                    argv.append("--no-install")
+                if "acsylla" in pyclients and pyclients["acsylla"].available:  # uvloop, if --python lacks it
+                    argv += ["--acsylla-python", str(pyclients["acsylla"].python)]
+                if args.repeat > 1:
+                    argv += ["--repeat", str(args.repeat)]
+                if args.pin_client is not None:
+                    argv += ["--pin-client", args.pin_client]
+                if q:
+                    argv.append("--quick")
+                results[s] = _scenario(mods["run_connections"].main, argv)
             if results.get(s, {}).get("failed"):
                 print(f"scenario {s} failed: {results[s]['failed']}", file=sys.stderr)
     meta["loadavg_end"] = round(os.getloadavg()[0], 2)
