@@ -27,7 +27,11 @@ System calls per message: for one sample per model at ``--strace-connections`` (
 client runs under ``strace -c -f`` twice, for ``--strace-seconds`` (2) and for 0 seconds
 (connections opened and closed, no window); (calls of the first - calls of the second) /
 messages of the first, in total and per system call. strace slows the client many times over,
-so these runs' throughput is not reported; only the calls per message.
+so these runs' throughput is not reported; only the calls per message. It also stops each
+thread at every call, so the ``threads`` model's other threads wait on the GIL meanwhile: its
+futex count under strace (about 25 per message) is strace's own. ``--syscall-tool perf`` counts
+with ``perf stat`` on the system calls' tracepoints instead (the document used ``perf stat``;
+there ``threads`` shows about 0.25 futex per message at 1,000 connections).
 
 Prints a Markdown table in the document's style (:func:`markdown`): one row per (client,
 model), per connection count the mean msgs/s (± half the min-max range of the runs, in % of
@@ -203,9 +207,61 @@ def parse_strace_summary(text: str) -> dict[str, int]:
     return calls
 
 
+# perf's counting tracepoints (--syscall-tool perf): the calls the models make per message, and
+# raw_syscalls:sys_enter for the total (those missing on a kernel are left out).
+PERF_SYSCALLS = (
+    "read",
+    "write",
+    "recvfrom",
+    "sendto",
+    "recvmsg",
+    "sendmsg",
+    "readv",
+    "writev",
+    "epoll_wait",
+    "epoll_pwait",
+    "epoll_pwait2",
+    "epoll_ctl",
+    "poll",
+    "ppoll",
+    "select",
+    "pselect6",
+    "io_uring_enter",
+    "futex",
+    "sched_yield",
+    "mmap",
+    "munmap",
+    "mremap",
+    "brk",
+    "madvise",
+    "ioctl",
+    "fcntl",
+    "getsockopt",
+    "setsockopt",
+    "getpid",
+    "clock_gettime",
+)
+
+
+def parse_perf_stat(text: str) -> dict[str, int]:
+    """Calls per system call of ``perf stat -x , -e syscalls:sys_enter_X,...`` (CSV: count,
+    unit, event, ...), ``raw_syscalls:sys_enter`` as ``total``; uncounted events left out."""
+    calls: dict[str, int] = {}
+    for line in text.splitlines():
+        parts = line.split(",")
+        if len(parts) < 3 or not parts[0].strip().isdigit():
+            continue
+        event = parts[2].strip()
+        if event == "raw_syscalls:sys_enter":
+            calls["total"] = int(parts[0])
+        elif event.startswith("syscalls:sys_enter_"):
+            calls[event[len("syscalls:sys_enter_") :]] = int(parts[0])
+    return calls
+
+
 def syscalls_per_message(run: dict[str, int], base: dict[str, int], messages: int) -> dict | None:
     """(calls of the timed run - calls of the 0-second run) / messages: in total and per
-    system call (those at 0.005 or more per message, largest first)."""
+    system call (those at 0.001 or more per message, largest first)."""
     if messages <= 0 or not run:
         return None
     per = {}
@@ -213,7 +269,7 @@ def syscalls_per_message(run: dict[str, int], base: dict[str, int], messages: in
         if name == "total":
             continue
         d = (n - base.get(name, 0)) / messages
-        if d >= 0.005:
+        if d >= 0.001:
             per[name] = round(d, 3)
     total = (run.get("total", sum(run.values())) - base.get("total", 0)) / messages
     return {"total": round(total, 2), "calls": dict(sorted(per.items(), key=lambda kv: (-kv[1], kv[0])))}
@@ -244,7 +300,7 @@ def composition(per: dict | None) -> str:
     """``1.00 sendto + 1.00 recvfrom + 0.01 epoll_wait``, the document's notation."""
     if not per:
         return ""
-    return " + ".join(f"{v:.2f} {k}" for k, v in per["calls"].items())
+    return " + ".join(f"{v:.2f} {k}" if v >= 0.01 else f"{v:.3f} {k}" for k, v in per["calls"].items())
 
 
 def markdown(
@@ -325,14 +381,21 @@ def markdown(
     if notes:
         out += [""] + [f"* {n}" for n in notes]
     made = [(m, s["per_message"]) for (c, m), s in sys_rows.items() if s.get("per_message")]
+    tool = next((s.get("tool") for s in sys_rows.values() if s.get("tool")), "strace")
     if made:
+        how = "`strace -c -f`" if tool == "strace" else "`perf stat` on the syscalls tracepoints"
         out += [
             "",
-            f"System calls per message (`strace -c -f`, {strace_n:,} connections; the calls of a "
+            f"System calls per message ({how}, {strace_n:,} connections; the calls of a "
             "0-second run, which opens and closes the connections, subtracted):",
             "",
         ]
         out += [f"* {m} = {composition(per)}" for m, per in made]
+        if tool == "strace" and any(m == "threads" for m, _ in made):
+            out.append(
+                "* (strace stops each thread at every system call, so the others wait on the GIL: the "
+                "threads model's futex calls are mostly strace's own; `--syscall-tool perf` counts without it)"
+            )
     failed_sys = [
         (m, s.get("failed") or s.get("unavailable")) for (c, m), s in sys_rows.items() if not s.get("per_message")
     ]
@@ -458,26 +521,43 @@ def run_timeout(n: int, seconds: float, warmup: float) -> float:
     return warmup + seconds + 60 + n / 100
 
 
-def strace_sample(cmd_of, n: int, seconds: float, pin: str | None) -> dict:
-    """Two runs under ``strace -c -f``: ``seconds`` and 0 seconds, no warm-up; the calls per
-    message from their difference."""
+def perf_events() -> list[str]:
+    """The tracepoints of :data:`PERF_SYSCALLS` this kernel has, and the total's."""
+    try:
+        listed = subprocess.run(["perf", "list", "syscalls:sys_enter_*"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    have = set(re.findall(r"syscalls:sys_enter_(\w+)", listed.stdout))
+    return ["raw_syscalls:sys_enter", *(f"syscalls:sys_enter_{c}" for c in PERF_SYSCALLS if c in have)]
+
+
+def syscall_sample(cmd_of, n: int, seconds: float, pin: str | None, tool: str = "strace") -> dict:
+    """Two runs under ``strace -c -f`` (or ``perf stat`` with the system calls' tracepoints):
+    ``seconds`` and 0 seconds, no warm-up; the calls per message from their difference."""
     counts = []
     messages = 0
-    with tempfile.TemporaryDirectory(prefix="pingpong-strace-") as tmp:
+    events = perf_events() if tool == "perf" else []
+    if tool == "perf" and not events:
+        return {"tool": tool, "failed": "perf has no syscalls tracepoints here"}
+    with tempfile.TemporaryDirectory(prefix=f"pingpong-{tool}-") as tmp:
         for secs in (seconds, 0.0):
             path = Path(tmp) / f"{secs:g}.txt"
-            cmd = ["strace", "-c", "-f", "-o", str(path), *cmd_of(secs)]
-            r = run_client(cmd, pin, 3 * run_timeout(n, secs, 0) + 60)
+            if tool == "perf":
+                wrap = ["perf", "stat", "-x", ",", "-o", str(path), "-e", ",".join(events)]
+            else:
+                wrap = ["strace", "-c", "-f", "-o", str(path)]
+            r = run_client([*wrap, *cmd_of(secs)], pin, 3 * run_timeout(n, secs, 0) + 60)
             if "failed" in r:
-                return {"failed": r["failed"]}
+                return {"tool": tool, "failed": r["failed"]}
             if secs:
                 messages = r.get("messages") or 0
             try:
-                counts.append(parse_strace_summary(path.read_text()))
+                text = path.read_text()
             except OSError as e:
-                return {"failed": f"no strace summary: {e}"}
+                return {"tool": tool, "failed": f"no {tool} summary: {e}"}
+            counts.append(parse_perf_stat(text) if tool == "perf" else parse_strace_summary(text))
     per = syscalls_per_message(counts[0], counts[1], messages)
-    return {"messages": messages, "calls": counts[0], "baseline_calls": counts[1], "per_message": per}
+    return {"tool": tool, "messages": messages, "calls": counts[0], "baseline_calls": counts[1], "per_message": per}
 
 
 def _line(r: dict) -> str:
@@ -521,6 +601,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--strace-seconds", type=float, default=2.0, help="the system-call sample's seconds (default 2)")
     ap.add_argument("--no-strace", action="store_true", help="no system-call sample")
+    ap.add_argument(
+        "--syscall-tool",
+        choices=("strace", "perf"),
+        default="strace",
+        help="count the sample's system calls with strace -c -f (default; it stops the client at every call) "
+        "or perf stat on the syscalls tracepoints (barely slows it; needs perf and tracepoint access)",
+    )
     peers.add_arguments(ap)
     ap.add_argument(
         "--out",
@@ -618,7 +705,7 @@ def main(argv: list[str] | None = None) -> int:
                     r["interpreter"] = python_of(model) or str(CLIENT_BIN)
                     results.append(r)
                     log(f"{n:,} connections, round {rnd + 1}/{repeat}: {mname}: {_line(r)}")
-        if not a.no_strace and shutil.which("strace"):
+        if not a.no_strace and shutil.which(a.syscall_tool):
             n = a.strace_connections
             for model in models:
                 client, mname = row_key(model)
@@ -632,15 +719,15 @@ def main(argv: list[str] | None = None) -> int:
                     server.ensure()
                     return client_command(model, python_of(model), server.port, n, secs, 0.0)
 
-                s = strace_sample(command, n, a.strace_seconds, pin_client)
+                s = syscall_sample(command, n, a.strace_seconds, pin_client, a.syscall_tool)
                 results.append({**base, "seconds": a.strace_seconds, **s})
                 per = s.get("per_message")
                 log(
-                    f"strace, {n:,} connections: {mname}: "
+                    f"{a.syscall_tool}, {n:,} connections: {mname}: "
                     + (f"{per['total']} calls/msg = {composition(per)}" if per else s.get("failed", "no messages"))
                 )
         elif not a.no_strace:
-            log("strace not found: no system calls per message")
+            log(f"{a.syscall_tool} not found: no system calls per message")
     finally:
         server_nofile = server.nofile()
         server.stop()
@@ -667,7 +754,9 @@ def main(argv: list[str] | None = None) -> int:
         client_binary=str(CLIENT_BIN),
         interpreters=interpreters,
         unavailable=unavailable,
-        strace={"connections": a.strace_connections, "seconds": a.strace_seconds} if not a.no_strace else None,
+        syscalls=None
+        if a.no_strace
+        else {"tool": a.syscall_tool, "connections": a.strace_connections, "seconds": a.strace_seconds},
         sysctl={k: _sysctl(k) for k in ("net.ipv4.ip_local_port_range", "net.core.somaxconn", "net.ipv4.tcp_tw_reuse")},
         per_address=PER_ADDRESS,
     )

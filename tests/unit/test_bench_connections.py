@@ -195,6 +195,23 @@ def test_strace_summary_and_calls_per_message():
     assert rc.syscalls_per_message(new, base, 0) is None
 
 
+PERF_STAT = """\
+# started on Tue Nov 24 06:10:09 2026
+
+149258,,raw_syscalls:sys_enter,534889317,100.00,,
+120,,syscalls:sys_enter_futex,534889317,100.00,,
+73848,,syscalls:sys_enter_recvfrom,534889317,100.00,,
+<not counted>,,syscalls:sys_enter_epoll_pwait2,0,100.00,,
+"""
+
+
+def test_perf_stat_counts():
+    assert rc.parse_perf_stat(PERF_STAT) == {"total": 149258, "futex": 120, "recvfrom": 73848}
+    per = rc.syscalls_per_message(rc.parse_perf_stat(PERF_STAT), {"total": 258, "recvfrom": 48}, 73_800)
+    assert per == {"total": 2.02, "calls": {"recvfrom": 1.0, "futex": 0.002}}
+    assert rc.composition(per) == "1.00 recvfrom + 0.002 futex"
+
+
 def test_number_formats():
     assert [rc.fmt_rate(x) for x in (950, 36_400, 610_000)] == ["950", "36.4k", "610k"]
     assert [rc.fmt_ms(x) for x in (46, 2_500, 24_000, 1_250_000, None)] == ["0.046", "2.50", "24.0", "1,250", "?"]
