@@ -6,8 +6,12 @@
 //! The Python side of the scenario is `benchmarks/clients/pingpong.py` (one client per I/O
 //! model), its runner `benchmarks/run_connections.py`; method and deviations from the
 //! document: `benchmarks/README.md`.
+//!
+//! Module [`cql`] holds what `cql-responder` (the CQL table's server) answers.
 
 use std::time::Duration;
+
+pub mod cql;
 
 /// Every message, both ways: 64 bytes, as in document 002.
 pub const MSG_SIZE: usize = 64;
