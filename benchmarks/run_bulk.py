@@ -304,6 +304,9 @@ def main(argv: list[str] | None = None) -> int:
     setup = Setup(a.host, a.port)
     results: list[dict] = []
     common_cli = ["--host", a.host, "--port", str(a.port)]
+    # As many tokio workers as turbocql's engine runs (TURBOCQL_IO_THREADS, default 1), so that
+    # both sides have the same threads to spread the I/O over.
+    rust_workers = ["--tokio-workers", os.environ.get("TURBOCQL_IO_THREADS", "1")]
     tmp = Path(tempfile.mkdtemp(prefix="turbocql-bulk-"))
     try:
         # ---- loads
@@ -326,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         if rust:
             cmd = [str(rust), *common_cli, "--keyspace", KEYSPACE, "--table", TABLE, "--workload", "bulk-load"]
-            cmd += ["--file", str(csv_path), "--concurrency", str(a.concurrency)]
+            cmd += ["--file", str(csv_path), "--concurrency", str(a.concurrency), *rust_workers]
             loads.append(("Rust reference", "CSV", cmd, "rust"))
         for client, label, cmd, key in loads:
             setup.truncate()
@@ -390,11 +393,14 @@ def main(argv: list[str] | None = None) -> int:
                 str(max(64, 8 * a.unload_concurrency)),
                 "--concurrency",
                 str(a.unload_concurrency),
+                *rust_workers,
             ]
             log("unload: Rust reference ...")
             m = measure(cmd, a.timeout)
             n = _csv_rows(out) if not m["rc"] and out.exists() else None
             results.append(_result("unload", "Rust reference", "CSV", n, m, expected=rows))
+            if "failed" not in results[-1]:
+                results[-1]["in_process"] = _rust_json(m)
             log("  " + _line(results[-1]))
             out.unlink(missing_ok=True)
         # ---- full-table reads into Python
@@ -437,6 +443,7 @@ def main(argv: list[str] | None = None) -> int:
                 "1",
                 "--concurrency",
                 "1",
+                *rust_workers,
             ]
             log("read: Rust reference ...")
             m = measure(cmd, a.timeout)
