@@ -268,6 +268,10 @@ def connect(
     unresponsive_node_threshold: float | None = ...,
     # Requests started without waiting in flight at once (default 32768).
     max_requests_in_flight: int = ...,
+    # The pool: N connections to each node, or to each shard of a ScyllaDB node (not both;
+    # neither: one per shard).
+    connections_per_host: int | None = None,
+    connections_per_shard: int | None = None,
 ) -> Session: ...
 
 # The Murmur3 token of a routing key (a serialized partition key).

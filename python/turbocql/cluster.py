@@ -105,7 +105,7 @@ from turbocql._cluster_names import (  # noqa: F401 - classic names of cassandra
     murmur3,
     protect_name,
 )
-from turbocql._connect import engine_connect
+from turbocql._connect import check_pool_size, engine_connect
 from turbocql._profiles import (  # noqa: F401 - classic names of turbocql.cluster
     _UNSET,
     EXEC_PROFILE_DEFAULT,
@@ -256,6 +256,8 @@ class Cluster:
         column_encryption_policy=None,
         unresponsive_node_threshold=2.0,
         max_requests_in_flight=32768,
+        connections_per_host=None,
+        connections_per_shard=None,
     ):
         # Classic arguments the engine cannot honour raise here (see _cluster_args).
         check_cluster_arguments(
@@ -380,6 +382,12 @@ class Cluster:
         # a slot (at most the request's timeout) and asyncio requests wait in the engine,
         # or raise ConnectionBusy once as many wait.
         self.max_requests_in_flight = max_requests_in_flight
+        # turbocql's own: the engine's pool, N connections to each node or to each shard of
+        # a ScyllaDB node (default: one per shard; Cassandra counts as one shard). The classic
+        # set_core_connections_per_host only applies to protocol v1/v2 and raises here.
+        check_pool_size(connections_per_host, connections_per_shard)
+        self.connections_per_host = connections_per_host
+        self.connections_per_shard = connections_per_shard
         self.schema_event_refresh_window = schema_event_refresh_window
         self.topology_event_refresh_window = topology_event_refresh_window
         self.status_event_refresh_window = status_event_refresh_window
@@ -645,6 +653,36 @@ class Cluster:
         if self.is_shutdown or self._control_engine() is None:
             raise DriverException("Cluster.refresh_nodes: not connected")
         self.metadata._refresh_nodes()
+
+    # The classic pool knobs of protocol v1/v2: the engine speaks v4, where the classic driver
+    # ignores the getters' values and its setters raise; so do these. turbocql's own pool size
+    # is Cluster(connections_per_host=N) / Cluster(connections_per_shard=N).
+    _CLASSIC_CORE_CONNECTIONS = {HostDistance.LOCAL: 2, HostDistance.REMOTE: 1}
+    _CLASSIC_MAX_CONNECTIONS = {HostDistance.LOCAL: 8, HostDistance.REMOTE: 2}
+
+    def get_core_connections_per_host(self, host_distance):
+        """The classic value (2 local, 1 remote), ignored with protocol v3+ as there; the
+        engine's pool size is ``connections_per_host`` / ``connections_per_shard``."""
+        return self._CLASSIC_CORE_CONNECTIONS[host_distance]
+
+    def set_core_connections_per_host(self, host_distance, core_connections):
+        """Raises ``UnsupportedOperation``, as the classic driver does with protocol v3+
+        (use ``Cluster(connections_per_host=N)``)."""
+        raise UnsupportedOperation(
+            "Cluster.set_core_connections_per_host() only has an effect when using protocol_version 1 or 2. "
+            "turbocql: use Cluster(connections_per_host=N) or Cluster(connections_per_shard=N)."
+        )
+
+    def get_max_connections_per_host(self, host_distance):
+        """The classic value (8 local, 2 remote), ignored with protocol v3+ as there."""
+        return self._CLASSIC_MAX_CONNECTIONS[host_distance]
+
+    def set_max_connections_per_host(self, host_distance, max_connections):
+        """Raises ``UnsupportedOperation``, as the classic driver does with protocol v3+."""
+        raise UnsupportedOperation(
+            "Cluster.set_max_connections_per_host() only has an effect when using protocol_version 1 or 2. "
+            "turbocql: use Cluster(connections_per_host=N) or Cluster(connections_per_shard=N)."
+        )
 
     def set_meta_refresh_enabled(self, enabled):
         """*Deprecated* (as in the classic driver): sets ``schema_metadata_enabled`` and

@@ -5,6 +5,7 @@
 //! its defaults; this object only owns the connections.
 
 use std::net::{IpAddr, SocketAddr};
+use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,6 +15,7 @@ use pyo3::prelude::*;
 use scylla::client::session::Session as ScyllaSession;
 use scylla::client::session_builder::SessionBuilder;
 use scylla::client::Compression;
+use scylla::client::PoolSize;
 use scylla::client::SelfIdentity;
 use scylla::errors::ExecutionError;
 use scylla::statement::Consistency;
@@ -197,12 +199,25 @@ pub fn murmur3(key: &[u8]) -> i64 {
     Murmur3Partitioner.hash_one(key).value()
 }
 
+/// The connection pool of every node: `connections_per_host` connections to each node, or
+/// `connections_per_shard` to each shard of a ScyllaDB node (a node that reports no shards,
+/// Cassandra, counts as one shard); neither given: the crate's default, one per shard.
+fn pool_size(per_host: Option<usize>, per_shard: Option<usize>) -> PyResult<PoolSize> {
+    let positive = |n: usize, name: &str| NonZeroUsize::new(n).ok_or_else(|| PyValueError::new_err(format!("{name} must be at least 1")));
+    match (per_host, per_shard) {
+        (Some(_), Some(_)) => Err(PyValueError::new_err("give connections_per_host or connections_per_shard, not both")),
+        (Some(n), None) => Ok(PoolSize::PerHost(positive(n, "connections_per_host")?)),
+        (None, Some(n)) => Ok(PoolSize::PerShard(positive(n, "connections_per_shard")?)),
+        (None, None) => Ok(PoolSize::default()),
+    }
+}
+
 /// Connects to the cluster and returns a `Session`.
 ///
 /// Raises `NoHostAvailable` if no contact point answers within `connect_timeout`,
 /// `InvalidRequest` for an unknown `keyspace`.
 #[pyfunction]
-#[pyo3(signature = (contact_points, port=9042, username=None, password=None, keyspace=None, compression=None, connect_timeout=5.0, tcp_nodelay=true, reconnection=None, on_host_event=None, *, auth_provider=None, ssl_context=None, server_hostname=None, application_name=None, application_version=None, client_id=None, heartbeat_interval=Some(30.0), heartbeat_timeout=Some(30.0), unresponsive_node_threshold=Some(2.0), max_requests_in_flight=inflight::DEFAULT_MAX))]
+#[pyo3(signature = (contact_points, port=9042, username=None, password=None, keyspace=None, compression=None, connect_timeout=5.0, tcp_nodelay=true, reconnection=None, on_host_event=None, *, auth_provider=None, ssl_context=None, server_hostname=None, application_name=None, application_version=None, client_id=None, heartbeat_interval=Some(30.0), heartbeat_timeout=Some(30.0), unresponsive_node_threshold=Some(2.0), max_requests_in_flight=inflight::DEFAULT_MAX, connections_per_host=None, connections_per_shard=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect(
     py: Python<'_>,
@@ -226,10 +241,13 @@ pub fn connect(
     heartbeat_timeout: Option<f64>,
     unresponsive_node_threshold: Option<f64>,
     max_requests_in_flight: usize,
+    connections_per_host: Option<usize>,
+    connections_per_shard: Option<usize>,
 ) -> PyResult<Session> {
     if max_requests_in_flight == 0 {
         return Err(PyValueError::new_err("max_requests_in_flight must be at least 1"));
     }
+    let pool_size = pool_size(connections_per_host, connections_per_shard)?;
     if contact_points.is_empty() {
         return Err(PyValueError::new_err("contact_points must name at least one host"));
     }
@@ -248,6 +266,7 @@ pub fn connect(
         .tcp_nodelay(tcp_nodelay)
         .default_execution_profile_handle(profile)
         .metadata_request_clientside_timeout(connect_timeout)
+        .pool_size(pool_size)
         // Keyspaces and their replication only (routing needs no more): `cluster.metadata`
         // reads the schema tables itself, and the crate's parse of every column type fails
         // the whole fetch on a type it does not know (a UDT named with quotes, say).
