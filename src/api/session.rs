@@ -169,16 +169,26 @@ impl Session {
     /// Closes every connection; later requests raise.
     fn shutdown(&self, py: Python<'_>) {
         let taken = self.inner.write().take();
+        // The last cluster state seen holds the nodes, hence their connection pools: kept,
+        // it would keep every pool connection open after shutdown (the control connection
+        // alone closing) for as long as this Python object lives.
+        let seen = self.seen_state.lock().take();
         if let Some(s) = taken {
             if self.generation != runtime::generation() {
                 // A parent's session in a forked child: its tasks and connections belong to
                 // a runtime the child does not have; it is left alone, not torn down.
                 std::mem::forget(s);
+                std::mem::forget(seen);
                 return;
             }
             health::unregister_session(&s);
             // Dropping the session closes its connections; do it where tokio can run.
-            py.detach(|| runtime::block_on(async move { drop(s) }));
+            py.detach(|| {
+                runtime::block_on(async move {
+                    drop(seen);
+                    drop(s)
+                })
+            });
         }
     }
 }
