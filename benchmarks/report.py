@@ -13,7 +13,9 @@ Tables (every figure comes from the JSON; ratios are computed within the run):
   ``pipeline_tuning`` result;
 * document 002: Python's I/O models (asyncio, uvloop, selectors, threads, gevent; a Rust tokio
   client as the limit) against the number of connections, 64-byte ping-pong: msgs/s, p50/p95,
-  user share, system calls per message (``run_connections.markdown``);
+  user share, system calls per message (``run_connections.markdown``); and the same question
+  for CQL drivers (turbocql, the classic driver, the I/O models speaking CQL, the ``scylla``
+  crate) against the Rust CQL responder (``run_cql_connections.markdown``);
 * document 003: ingestion (geo rows, then element rows with two SELECTs per chunk) by threads,
   gevent, asyncio and turbocql's bulk path, per pool size, with the answer to its question
   (CPU-bound or not, fastest model) computed from the figures (``run_ingest.markdown``);
@@ -30,8 +32,9 @@ Plots (matplotlib, Agg backend; skipped with a message if matplotlib is missing)
 client, grouped bars), ``-sync-threads.png`` (ops/s and CPU µs/op against the number of
 threads), ``-vectors.png``, ``-tuning.png`` (ops/s over the grid), ``-tls.png`` (client CPU
 µs/op and ops/s, plain text and TLS side by side), ``-bulk.png``, ``-ingest.png`` (records/s
-against the pool size per driver and model, one panel per phase) and ``-connections.png``
-(msgs/s and p95 round trip against the connection count, one line per model).
+against the pool size per driver and model, one panel per phase), ``-connections.png``
+(msgs/s and p95 round trip against the connection count, one line per model) and
+``-connections-cql.png`` (the same for the CQL table, one line per client and model).
 """
 
 from __future__ import annotations
@@ -44,13 +47,18 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import run_bulk  # noqa: E402
-import run_connections  # noqa: E402
 import run_ingest  # noqa: E402
 import run_patterns  # noqa: E402
 import run_sync  # noqa: E402
 import run_tls  # noqa: E402
 import run_tuning  # noqa: E402
 import run_vectors  # noqa: E402
+from report_connections import (  # noqa: E402
+    connections_table,
+    cql_connections_table,
+    plot_connections,
+    plot_cql_connections,
+)
 
 CLIENT_COLORS = {
     "classic": "#9e9e9e",
@@ -248,6 +256,10 @@ def build_markdown(data: dict, plots: list[Path] | None = None) -> str:
     if connections.get("results"):
         parts += ["", "## Document 002: Python's I/O models vs connection count (64-byte ping-pong)", ""]
         parts += [_scenario_heading(scen, ("connections",)), "", connections_table(connections)]
+    cql = scen.get("connections_cql", {})
+    if cql.get("results"):
+        parts += ["", "## Document 002's question for CQL drivers (issue 17 §2)", ""]
+        parts += [_scenario_heading(scen, ("connections_cql",)), "", cql_connections_table(cql)]
     ingest = scen.get("ingest", {})
     if ingest.get("results"):
         parts += ["", "## Document 003: ingestion, threads vs gevent vs asyncio by pool size", ""]
@@ -324,28 +336,6 @@ def ingest_table(ingest: dict) -> str:
         "phase 2 the element records, per chunk of about 200 two SELECTs then one INSERT per record. "
         "Work is queued before timing; client CPU = user + system of the client process per phase "
         "(getrusage); cores = client CPU seconds per wall second."
-    )
-
-
-def connections_table(connections: dict) -> str:
-    """The ``connections`` scenario's table (``run_connections.markdown``) with its meta's
-    counts, seconds, warm-up, repeats and CPUs (else the counts taken from the results)."""
-    results, meta = connections.get("results", []), connections.get("meta", {})
-    counts = meta.get("connections") or sorted(
-        {r["connections"] for r in results if r.get("kind", "run") == "run" and "connections" in r}
-    )
-    return run_connections.markdown(
-        results,
-        counts,
-        meta.get("seconds"),
-        meta.get("warmup"),
-        meta.get("repeat"),
-        (meta.get("pin_client"), meta.get("pin_server")),
-    ) + (
-        "\n\nLoopback, the Rust echo server (tokio) standing in for the document's C++ epoll server; "
-        "the client opens the connections and measures (every round trip, from sending a message to "
-        "having its whole echo); user % = user / (user + system) CPU time of the client over the "
-        "window (getrusage). Method and deviations: `benchmarks/README.md`."
     )
 
 
@@ -632,73 +622,6 @@ def plot_ingest(scen: dict, path: Path) -> bool:
     return True
 
 
-CONNECTION_COLORS = {
-    "asyncio": "#1f77b4",
-    "uvloop": "#2ca02c",
-    "selectors": "#ff7f0e",
-    "threads": "#9467bd",
-    "gevent": "#8c564b",
-    "tokio": "#d62728",
-}
-CONNECTION_LINES = {"streams": "-", "protocol": "--", "sock": ":"}
-
-
-def plot_connections(scen: dict, path: Path) -> bool:
-    """Two panels against the connection count (log x): mean msgs/s (bars: the runs' min-max)
-    and the median p95 round trip (ms, log y); one line per (client, model)."""
-    agg = [a for a in run_connections.aggregate(scen.get("connections", {}).get("results", [])) if "msgs_per_s" in a]
-    if not agg:
-        return False
-    plt = _plt()
-    fig, axes = plt.subplots(1, 2, figsize=(13, 5.8), squeeze=False)
-    counts = sorted({a["connections"] for a in agg})
-    for client, model in run_connections.ROWS + tuple(
-        sorted({(a["client"], a["model"]) for a in agg} - set(run_connections.ROWS))
-    ):
-        pts = sorted((a["connections"], a) for a in agg if a["client"] == client and a["model"] == model)
-        if not pts:
-            continue
-        family, _, flavour = model.partition("-")
-        style = {
-            "color": CONNECTION_COLORS.get(family, "#7f7f7f"),
-            "linestyle": CONNECTION_LINES.get(flavour, "-"),
-            "marker": "s" if client == "rust" else "o",
-            "label": f"{model} (Rust, the limit)" if client == "rust" else model,
-        }
-        xs = [n for n, _ in pts]
-        ys = [a["msgs_per_s"] for _, a in pts]
-        err = [
-            [y - a["msgs_per_s_min"] for y, (_, a) in zip(ys, pts)],
-            [a["msgs_per_s_max"] - y for y, (_, a) in zip(ys, pts)],
-        ]
-        axes[0][0].errorbar(xs, ys, yerr=err, capsize=3, **style)
-        lat = [(n, a["p95_us"] / 1000) for n, a in pts if a.get("p95_us")]
-        if lat:
-            axes[0][1].plot([p[0] for p in lat], [p[1] for p in lat], **style)
-    for ax, ylabel, title in (
-        (axes[0][0], "messages/s", "throughput (mean of the runs, bars: min-max)"),
-        (axes[0][1], "p95 round trip, ms", "95th-percentile latency (median of the runs)"),
-    ):
-        if len(counts) > 1:
-            ax.set_xscale("log")
-        ax.set_xticks(counts, [f"{n:,}" for n in counts])
-        ax.minorticks_off()
-        ax.set_xlabel("connections (one 64-byte message outstanding on each)")
-        ax.set_ylabel(ylabel)
-        ax.set_title(title, fontsize=10)
-        ax.grid(alpha=0.3)
-    axes[0][0].set_ylim(bottom=0)
-    axes[0][1].set_yscale("log")
-    _plain_log(axes[0][1].yaxis)
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=5, fontsize=8)
-    fig.suptitle("Python's I/O models vs connection count (seed document 002), client on one core")
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
-
-
 def plot_tuning(scen: dict, path: Path) -> bool:
     results = [r for r in scen.get("tuning", {}).get("results", []) if "failed" not in r and r.get("points")]
     if not results:
@@ -824,6 +747,7 @@ def make_plots(data: dict, out_dir: Path, name: str) -> list[Path]:
         ("bulk", lambda p: plot_bulk(scen, p)),
         ("ingest", lambda p: plot_ingest(scen, p)),
         ("connections", lambda p: plot_connections(scen, p)),
+        ("connections-cql", lambda p: plot_cql_connections(scen, p)),
     ):
         path = out_dir / f"{name}-{suffix}.png"
         try:

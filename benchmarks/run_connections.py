@@ -408,17 +408,18 @@ def markdown(
 
 
 class Server:
-    """``pingpong-server`` on 127.0.0.1, a free port, pinned to ``cpu``; restarted if it dies."""
+    """``pingpong-server`` on 127.0.0.1, a free port, pinned to ``cpu``; restarted if it dies.
+    (``cql-responder`` too, with its own options in ``extra``: run_cql_connections.py.)"""
 
-    def __init__(self, binary: Path, cpu: str | None, threads: int) -> None:
-        self.binary, self.cpu, self.threads = binary, cpu, threads
+    def __init__(self, binary: Path, cpu: str | None, threads: int, extra: tuple[str, ...] = ()) -> None:
+        self.binary, self.cpu, self.threads, self.extra = binary, cpu, threads, extra
         self.proc: subprocess.Popen | None = None
         self.port = 0
         self.starts = 0
         self.tail: list[str] = []
 
     def start(self, timeout: float = 20.0) -> None:
-        cmd = [str(self.binary), "--listen", "127.0.0.1:0", "--threads", str(self.threads)]
+        cmd = [str(self.binary), "--listen", "127.0.0.1:0", "--threads", str(self.threads), *self.extra]
         if self.cpu is not None:
             cmd = ["taskset", "-c", self.cpu, *cmd]
         p = subprocess.Popen(
@@ -432,7 +433,7 @@ class Server:
         if not m:
             p.kill()
             p.wait()
-            raise RuntimeError(f"pingpong-server did not start: {(got[0] if got else '').strip() or 'no output'}")
+            raise RuntimeError(f"{self.binary.name} did not start: {(got[0] if got else '').strip() or 'no output'}")
         self.proc, self.port = p, int(m.group(1))
         self.starts += 1
         threading.Thread(target=self._drain, args=(p,), daemon=True).start()
@@ -444,7 +445,7 @@ class Server:
     def ensure(self) -> None:
         if self.proc is None or self.proc.poll() is not None:
             if self.proc is not None:
-                print(f"  pingpong-server exited ({self.proc.returncode}); starting it again", file=sys.stderr)
+                print(f"  {self.binary.name} exited ({self.proc.returncode}); starting it again", file=sys.stderr)
             self.start()
 
     def nofile(self) -> int | None:

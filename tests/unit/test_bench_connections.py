@@ -282,7 +282,18 @@ def test_bench_runs_the_scenario_alone_without_cassandra(monkeypatch, tmp_path):
             written.update(data=data) or {"markdown": tmp_path / "r.md", "plots": []}
         )
     )
-    mods = {**real, "run_connections": SimpleNamespace(main=fake_main), "peers": peers, "report": report}
+    # The CQL table (run_cql_connections.py, tests/unit/test_bench_cql_connections.py) runs
+    # after it: faked here too.
+    cql = SimpleNamespace(
+        main=lambda argv: Path(argv[argv.index("--out") + 1]).write_text('{"meta": {}, "results": []}') and 0
+    )
+    mods = {
+        **real,
+        "run_connections": SimpleNamespace(main=fake_main),
+        "run_cql_connections": cql,
+        "peers": peers,
+        "report": report,
+    }
     monkeypatch.setattr(bench_run, "_import_runners", lambda bdir: mods)
     monkeypatch.setattr(bench_run, "ensure_server", no_cassandra)
     monkeypatch.setattr(bench_run, "describe_server", no_cassandra)

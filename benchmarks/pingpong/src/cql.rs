@@ -439,11 +439,15 @@ pub fn answer_select(nodes: &Nodes, me: usize, s: &Select) -> Answer {
                 ("requests", Value::BigInt(REQUESTS.load(Ordering::Relaxed) as i64)),
                 ("nodes", Value::BigInt(nodes.addrs.len() as i64)),
             ];
+            let picked: Vec<&(&str, Value)> = match &s.columns {
+                None => stats.iter().collect(),
+                Some(cols) => cols.iter().filter_map(|c| stats.iter().find(|(n, _)| n == c)).collect(),
+            };
             Answer::Rows(Rows {
                 keyspace: "responder".into(),
                 table: "stats".into(),
-                columns: stats.iter().map(|(n, _)| (n.to_string(), Type::BigInt)).collect(),
-                rows: vec![stats.into_iter().map(|(_, v)| v).collect()],
+                columns: picked.iter().map(|(n, _)| (n.to_string(), Type::BigInt)).collect(),
+                rows: vec![picked.iter().map(|(_, v)| v.clone()).collect()],
             })
         }
         ("system_schema" | "system_virtual_schema", t) if !t.starts_with("scylla_") => {
@@ -571,6 +575,10 @@ mod tests {
         assert_eq!(peers.rows, vec![vec![Value::Inet(Ipv4Addr::new(127, 0, 0, 1)), Value::Null], vec![Value::Inet(Ipv4Addr::new(127, 0, 0, 3)), Value::Null]]);
         assert_eq!(nodes.token(0), i64::MIN.to_string());
         assert!(matches!(answer_select(&nodes, 0, &parse_select("SELECT * FROM system.peers_v2").unwrap()), Answer::Error(error_code::INVALID, _)));
+        match answer_select(&nodes, 0, &parse_select("SELECT connections, nodes FROM responder.stats").unwrap()) {
+            Answer::Rows(r) => assert_eq!(r.columns, vec![("connections".to_string(), Type::BigInt), ("nodes".to_string(), Type::BigInt)]),
+            _ => panic!("responder.stats"),
+        }
     }
 
     #[test]

@@ -305,6 +305,15 @@ def run(args: argparse.Namespace) -> int:
                 if q:
                     argv.append("--quick")
                 results[s] = _scenario(mods["run_connections"].main, argv)
+                # The same question for CQL drivers (issue 17 section 2): its own Rust CQL
+                # responder (CPU 1), the same counts, pinning and repeats; the classic driver
+                # from its peer venv when the run resolved one (else --python's).
+                cql_argv = list(argv)
+                if "classic" in pyclients and pyclients["classic"].available:
+                    cql_argv += ["--classic-python", str(pyclients["classic"].python)]
+                results["connections_cql"] = _scenario(mods["run_cql_connections"].main, cql_argv)
+                if results["connections_cql"].get("failed"):
+                    print(f"scenario connections (CQL) failed: {results['connections_cql']['failed']}", file=sys.stderr)
             if results.get(s, {}).get("failed"):
                 print(f"scenario {s} failed: {results[s]['failed']}", file=sys.stderr)
     meta["loadavg_end"] = round(os.getloadavg()[0], 2)

@@ -1,0 +1,373 @@
+"""The connections scenario's CQL table, the drivers (issue 17, section 2): turbocql and the
+classic driver holding N connections to ``cql-responder``, N requests in flight (runner
+``benchmarks/run_cql_connections.py``).
+
+One ``--client`` and ``--model`` per process:
+
+* ``turbocql``: ``Cluster(connections_per_host=N)``, one node (the responder), N connections
+  in its pool; models ``execute_concurrent`` (``execute_concurrent_with_args(session,
+  prepared, [(1,)] * chunk, concurrency=N)`` called back to back, each chunk about a quarter
+  of the window; the engine hands no per-request times back, so the latency given is the mean,
+  N / rate, by Little's law), ``asyncio`` (``turbocql.aio``, N coroutines each awaiting
+  ``session.execute``) and ``futures`` (N callback chains: ``execute_async`` +
+  ``add_callbacks``, the callback submits the next request);
+* ``classic`` (the cassandra-driver): with protocol v4 it holds ONE connection per host,
+  whatever the pool settings, so the responder plays N nodes (``--nodes N``, one per
+  127.0.0.x address, each listed in the others' ``system.peers``) and the driver holds N
+  connections, one per host, requests spread round robin (``RoundRobinPolicy``); models
+  ``default`` (the driver's default reactor, libev where its extension is built) and
+  ``asyncio`` (``AsyncioConnection``), both driven by N callback chains as ``futures``.
+
+Every client first waits until the responder counts N + 1 open connections (the pool and the
+control connection; ``SELECT connections FROM responder.stats``), since pools fill in the
+background, then prepares ``SELECT k, v FROM bench.kv WHERE k = ?`` and runs. Requests that
+complete within the window (after ``--warmup`` s, for ``--seconds``) are counted and timed
+(submit → result, ``perf_counter_ns``), ``getrusage`` taken at the window's ends (user and
+system time of all the process's threads: the engine's too). Prints one JSON line (the keys
+of ``pingpong.py``'s), or ``{"failed": ...}`` when the connections cannot be opened or held
+(the runner's "FF").
+"""
+
+from __future__ import annotations
+
+import argparse
+import array
+import json
+import os
+import resource
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pingpong import Failed, now_ns, percentile, raise_nofile  # noqa: E402
+
+QUERY = "SELECT k, v FROM bench.kv WHERE k = ?"
+MODELS = {"turbocql": ("execute_concurrent", "asyncio", "futures"), "classic": ("default", "asyncio")}
+STOP_GRACE = 30.0
+
+
+def result_line(a, messages: int, window: float, lat, ru0, ru1, errors: list[str], **extra) -> dict:
+    """The JSON line of a run (``lat``: per-request times in ns, or None)."""
+    lats = sorted(lat) if lat is not None else []
+    user, sys_ = ru1.ru_utime - ru0.ru_utime, ru1.ru_stime - ru0.ru_stime
+    cpu = user + sys_
+    us = lambda v: None if v is None else round(v / 1000, 1)  # noqa: E731
+    rate = messages / window if window > 0 else 0.0
+    return {
+        "client": a.client,
+        "model": a.model,
+        "connections": a.connections,
+        "seconds": round(window, 3),
+        "warmup": a.warmup,
+        "messages": messages,
+        "msgs_per_s": round(rate, 1),
+        "p50_us": us(percentile(lats, 0.5)),
+        "p95_us": us(percentile(lats, 0.95)),
+        "p99_us": us(percentile(lats, 0.99)),
+        "mean_latency_us": round(a.connections / rate * 1e6, 1) if rate > 0 else None,
+        "user_s": round(user, 4),
+        "sys_s": round(sys_, 4),
+        "user_share": round(user / cpu, 3) if cpu > 0 else None,
+        "cpu_cores": round(cpu / window, 3) if window > 0 else None,
+        "cpu_us_per_request": round(cpu * 1e6 / messages, 2) if messages else None,
+        "errors": len(errors),
+        "first_error": errors[0] if errors else None,
+        "rlimit_nofile": resource.getrlimit(resource.RLIMIT_NOFILE)[0],
+        "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "python_version": sys.version.split()[0],
+        **extra,
+    }
+
+
+def wait_for_connections(execute, want: int, timeout: float) -> int:
+    """Polls the responder's open-connection count until it reaches ``want``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        have = execute("SELECT connections FROM responder.stats").one()[0]
+        if have >= want:
+            return have
+        if time.monotonic() >= deadline:
+            raise Failed(f"only {have} of {want} connections (pool + control) open after {timeout:.0f} s")
+        time.sleep(0.05)
+
+
+def connect_timeout(n: int) -> float:
+    return 60.0 + n / 50
+
+
+# ---------------------------------------------------------------------------------------------
+# Callback chains (turbocql futures, and the classic driver's two reactors)
+
+
+def run_chains(a, session, stmt, **extra) -> dict:
+    lat = array.array("q")
+    errors: list[str] = []
+    count = [0]
+    clock = [now_ns() + int(a.warmup * 1e9), 0]
+    clock[1] = clock[0] + int(a.seconds * 1e9)
+    running = [a.connections]
+    lock = threading.Lock()
+    done = threading.Event()
+    params = (1,)
+    execute_async = session.execute_async
+
+    def finish() -> None:
+        with lock:
+            running[0] -= 1
+            if running[0] == 0:
+                done.set()
+
+    def submit() -> None:
+        t0 = now_ns()
+        try:
+            fut = execute_async(stmt, params)
+        except Exception as e:
+            errors.append(f"{type(e).__name__}: {e}")
+            finish()
+            return
+        fut.add_callbacks(on_result, on_error, callback_args=(t0,), errback_args=(t0,))
+
+    def on_result(rows, t0) -> None:
+        # The callback gets the first page's rows (a list in the classic driver): take the row.
+        next(iter(rows), None)
+        n = now_ns()
+        if n >= clock[1]:
+            return finish()
+        if n >= clock[0]:
+            lat.append(n - t0)
+        submit()
+
+    def on_error(exc, t0) -> None:
+        errors.append(f"{type(exc).__name__}: {exc}")
+        if now_ns() >= clock[1]:
+            return finish()
+        submit()
+
+    for _ in range(a.connections):
+        submit()
+    time.sleep(max(0, clock[0] - now_ns()) / 1e9)
+    ru0 = resource.getrusage(resource.RUSAGE_SELF)
+    time.sleep(max(0, clock[1] - now_ns()) / 1e9)
+    ru1 = resource.getrusage(resource.RUSAGE_SELF)
+    count[0] = len(lat)
+    if not done.wait(STOP_GRACE):
+        errors.append(f"{running[0]} chains still running {STOP_GRACE:.0f} s after the end")
+    return result_line(a, count[0], a.seconds, lat, ru0, ru1, errors, **extra)
+
+
+# ---------------------------------------------------------------------------------------------
+# turbocql
+
+
+def turbocql_cluster(a, module: str = "turbocql.cluster"):
+    import importlib
+
+    Cluster = importlib.import_module(module).Cluster
+    return Cluster(
+        [a.host],
+        port=a.port,
+        compression=False,
+        connections_per_host=a.connections,
+        connect_timeout=connect_timeout(a.connections),
+    )
+
+
+def run_turbocql(a) -> dict:
+    import turbocql
+
+    if a.model == "asyncio":
+        return run_turbocql_asyncio(a)
+    cluster = turbocql_cluster(a)
+    try:
+        session = cluster.connect()
+        wait_for_connections(session.execute, a.connections + 1, connect_timeout(a.connections))
+        stmt = session.prepare(QUERY)
+        extra = {"turbocql_version": turbocql.__version__, "pool": f"connections_per_host={a.connections}"}
+        if a.model == "futures":
+            return run_chains(a, session, stmt, **extra)
+        return run_execute_concurrent(a, session, stmt, **extra)
+    finally:
+        cluster.shutdown()
+
+
+def run_execute_concurrent(a, session, stmt, **extra) -> dict:
+    from turbocql.concurrent import execute_concurrent_with_args
+
+    errors: list[str] = []
+
+    def call(n: int) -> int:
+        ok = 0
+        for success, result in execute_concurrent_with_args(
+            session, stmt, [(1,)] * n, concurrency=a.connections, raise_on_first_error=False
+        ):
+            if success:
+                result.one()
+                ok += 1
+            elif len(errors) < 10:
+                errors.append(f"{type(result).__name__}: {result}")
+        return ok
+
+    # Warm-up: calls of 2N for --warmup seconds; their rate sizes the measured calls (about a
+    # quarter of the window each, so that each call's ramp-down is a small part of it).
+    t0, rate = time.perf_counter(), 0.0
+    while True:
+        t = time.perf_counter()
+        n = call(2 * a.connections)
+        rate = n / max(time.perf_counter() - t, 1e-6)
+        if time.perf_counter() - t0 >= a.warmup:
+            break
+    chunk = max(2 * a.connections, int(rate * a.seconds / 4))
+    messages = 0
+    ru0 = resource.getrusage(resource.RUSAGE_SELF)
+    start = time.perf_counter()
+    while time.perf_counter() - start < a.seconds:
+        messages += call(chunk)
+    window = time.perf_counter() - start
+    ru1 = resource.getrusage(resource.RUSAGE_SELF)
+    return result_line(a, messages, window, None, ru0, ru1, errors, chunk=chunk, latency="mean only: N / rate", **extra)
+
+
+def run_turbocql_asyncio(a) -> dict:
+    import asyncio
+
+    import turbocql
+    from turbocql import aio
+
+    async def amain() -> dict:
+        async with aio.Cluster(
+            [a.host],
+            port=a.port,
+            compression=False,
+            connections_per_host=a.connections,
+            connect_timeout=connect_timeout(a.connections),
+        ) as cluster:
+            session = await cluster.connect()
+            deadline = time.monotonic() + connect_timeout(a.connections)
+            while (
+                have := (await session.execute("SELECT connections FROM responder.stats")).one()[0]
+            ) < a.connections + 1:
+                if time.monotonic() >= deadline:
+                    raise Failed(f"only {have} of {a.connections + 1} connections (pool + control) open")
+                await asyncio.sleep(0.05)
+            stmt = await session.prepare(QUERY)
+            lat = array.array("q")
+            errors: list[str] = []
+            warm_end = now_ns() + int(a.warmup * 1e9)
+            end = warm_end + int(a.seconds * 1e9)
+            execute, record, params = session.execute, lat.append, (1,)
+
+            async def worker() -> None:
+                while True:
+                    t0 = now_ns()
+                    try:
+                        (await execute(stmt, params)).one()
+                    except Exception as e:
+                        errors.append(f"{type(e).__name__}: {e}")
+                    n = now_ns()
+                    if n >= end:
+                        return
+                    if n >= warm_end:
+                        record(n - t0)
+
+            tasks = [asyncio.ensure_future(worker()) for _ in range(a.connections)]
+            await asyncio.sleep(max(0, warm_end - now_ns()) / 1e9)
+            ru0 = resource.getrusage(resource.RUSAGE_SELF)
+            await asyncio.sleep(max(0, end - now_ns()) / 1e9)
+            ru1 = resource.getrusage(resource.RUSAGE_SELF)
+            _, pending = await asyncio.wait(tasks, timeout=STOP_GRACE)
+            for t in pending:
+                t.cancel()
+            extra = {"turbocql_version": turbocql.__version__, "pool": f"connections_per_host={a.connections}"}
+            return result_line(a, len(lat), a.seconds, lat, ru0, ru1, errors, **extra)
+
+    return asyncio.run(amain())
+
+
+# ---------------------------------------------------------------------------------------------
+# The classic driver
+
+
+def run_classic(a) -> dict:
+    import cassandra
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+    from cassandra.policies import RoundRobinPolicy
+
+    kwargs = {}
+    if a.model == "asyncio":
+        from cassandra.io.asyncioreactor import AsyncioConnection
+
+        kwargs["connection_class"] = AsyncioConnection
+    cluster = Cluster(
+        [a.host],
+        port=a.port,
+        protocol_version=4,
+        compression=False,
+        connect_timeout=connect_timeout(a.connections),
+        control_connection_timeout=connect_timeout(a.connections),
+        execution_profiles={EXEC_PROFILE_DEFAULT: ExecutionProfile(load_balancing_policy=RoundRobinPolicy())},
+        **kwargs,
+    )
+    try:
+        try:
+            session = cluster.connect()
+        except Exception as e:
+            raise Failed(f"connect: {type(e).__name__}: {str(e)[:300]}") from None
+        hosts = len(cluster.metadata.all_hosts())
+        if hosts < a.connections:
+            raise Failed(f"the driver sees {hosts} of {a.connections} hosts")
+        wait_for_connections(session.execute, a.connections + 1, connect_timeout(a.connections))
+        stmt = session.prepare(QUERY)
+        reactor = (
+            type(cluster.connection_class).__name__
+            if not isinstance(cluster.connection_class, type)
+            else cluster.connection_class.__name__
+        )
+        return run_chains(
+            a, session, stmt, classic_version=cassandra.__version__, reactor=reactor, hosts=hosts, pool="one per host"
+        )
+    finally:
+        cluster.shutdown()
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--client", required=True, choices=sorted(MODELS))
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--connect", required=True, metavar="HOST:PORT", help="the CQL responder (its first node)")
+    ap.add_argument("--connections", type=int, required=True)
+    ap.add_argument("--seconds", type=float, required=True, help="measured window")
+    ap.add_argument("--warmup", type=float, default=1.0, help="seconds before the window (default 1)")
+    a = ap.parse_args(argv)
+    if a.model not in MODELS[a.client]:
+        ap.error(f"--model for {a.client}: one of {', '.join(MODELS[a.client])}")
+    host, _, port = a.connect.rpartition(":")
+    if not host or not port.isdigit():
+        ap.error(f"--connect: HOST:PORT, not {a.connect!r}")
+    # --seconds 0: connect, fill the pool, prepare, warm up and stop (the runner's system-call
+    # sample subtracts such a run from a timed one).
+    if a.connections <= 0 or a.seconds < 0 or a.warmup < 0:
+        ap.error("--connections must be positive, --seconds and --warmup not negative")
+    a.host, a.port = host, int(port)
+    return a
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parse_args(argv)
+    raise_nofile()
+    base = {"client": a.client, "model": a.model, "connections": a.connections, "seconds": a.seconds}
+    try:
+        result = (run_turbocql if a.client == "turbocql" else run_classic)(a)
+    except Failed as e:
+        result = {**base, "failed": str(e)}
+    except Exception as e:  # NoHostAvailable, OperationTimedOut, EMFILE...: the FF cell, with why
+        result = {**base, "failed": f"{type(e).__name__}: {str(e)[:300]}"}
+    print(json.dumps(result), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    rc = main()
+    sys.stdout.flush()
+    # Skip the interpreter's teardown: thousands of connections may still be closing.
+    os._exit(rc)

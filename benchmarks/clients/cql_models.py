@@ -1,0 +1,359 @@
+"""The connections scenario's CQL table, Python's own I/O models (issue 17, section 2): the
+models of ``pingpong.py`` speaking the CQL native protocol v4 themselves, against
+``cql-responder`` (runner ``benchmarks/run_cql_connections.py``).
+
+One ``--model`` per process (``asyncio-protocol``, ``uvloop-protocol``, ``selectors``),
+``--connections N`` TCP connections (bound to the ``--addresses`` source addresses, round
+robin, as in ``pingpong.py``). Each connection does the handshake first, blocking, one after
+the other (``STARTUP`` → ``READY``); the first one prepares ``SELECT k, v FROM bench.kv WHERE
+k = ?`` (the responder's prepared statements are shared by its connections, as a node's are).
+Then each connection keeps ONE ``EXECUTE`` outstanding (stream 1, consistency ONE, the value
+k = 1, the skip-metadata flag a driver sets): send the 36-byte frame, read the RESULT frame
+(header, then its length), send again. A frame that is not a RESULT counts as an error.
+
+Measured as ``pingpong.py`` does (every round trip in the window, ``getrusage`` over the
+window), printing the same JSON line with ``"client": "python-cql"``, or ``{"failed": ...}``
+when the N connections cannot be opened (the runner's "FF").
+"""
+
+from __future__ import annotations
+
+import argparse
+import array
+import json
+import os
+import resource
+import struct
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pingpong import (  # noqa: E402
+    STOP_GRACE,
+    Failed,
+    connect_blocking,
+    now_ns,
+    parse_addresses,
+    raise_nofile,
+    summary,
+)
+
+MODELS = ("asyncio-protocol", "uvloop-protocol", "selectors")
+QUERY = "SELECT k, v FROM bench.kv WHERE k = ?"
+HEADER = 9
+OP_ERROR, OP_STARTUP, OP_READY, OP_RESULT, OP_PREPARE, OP_EXECUTE = 0x00, 0x01, 0x02, 0x08, 0x09, 0x0A
+
+
+# ---------------------------------------------------------------------------------------------
+# Framing (pure; unit-tested)
+
+
+def frame(stream: int, opcode: int, body: bytes) -> bytes:
+    """A v4 request frame."""
+    return struct.pack(">BBhBi", 0x04, 0, stream, opcode, len(body)) + body
+
+
+def startup_frame(stream: int = 0) -> bytes:
+    key, value = b"CQL_VERSION", b"3.0.0"
+    body = struct.pack(">H", 1) + struct.pack(">H", len(key)) + key + struct.pack(">H", len(value)) + value
+    return frame(stream, OP_STARTUP, body)
+
+
+def prepare_frame(query: str, stream: int = 0) -> bytes:
+    q = query.encode()
+    return frame(stream, OP_PREPARE, struct.pack(">i", len(q)) + q)
+
+
+def execute_frame(statement_id: bytes, stream: int = 1) -> bytes:
+    """EXECUTE at consistency ONE, flags VALUES | SKIP_METADATA, one int value (1)."""
+    body = struct.pack(">H", len(statement_id)) + statement_id
+    body += struct.pack(">HB", 0x0001, 0x01 | 0x02) + struct.pack(">H", 1) + struct.pack(">ii", 4, 1)
+    return frame(stream, OP_EXECUTE, body)
+
+
+def parse_header(buf) -> tuple[int, int, int]:
+    """(stream, opcode, body length) of a response header."""
+    _, _, stream, opcode, length = struct.unpack_from(">BBhBi", buf)
+    return stream, opcode, length
+
+
+def error_message(body: bytes) -> str:
+    code, n = struct.unpack_from(">iH", body)
+    return f"error {code:#06x}: {body[6 : 6 + n].decode(errors='replace')}"
+
+
+def prepared_id(body: bytes) -> bytes:
+    """The statement id of a RESULT Prepared body."""
+    kind, n = struct.unpack_from(">iH", body)
+    if kind != 4:
+        raise ValueError(f"RESULT kind {kind}, not Prepared")
+    return bytes(body[6 : 6 + n])
+
+
+# ---------------------------------------------------------------------------------------------
+# The handshake (blocking)
+
+
+def read_frame(sock) -> tuple[int, bytes]:
+    buf = b""
+    while len(buf) < HEADER:
+        got = sock.recv(HEADER - len(buf))
+        if not got:
+            raise ConnectionError("closed by the server")
+        buf += got
+    _, opcode, length = parse_header(buf)
+    body = b""
+    while len(body) < length:
+        got = sock.recv(length - len(body))
+        if not got:
+            raise ConnectionError("closed by the server")
+        body += got
+    return opcode, body
+
+
+def handshake(socks: list) -> bytes:
+    """STARTUP on every connection, PREPARE on the first; the statement id."""
+    for i, s in enumerate(socks):
+        try:
+            s.sendall(startup_frame())
+            op, body = read_frame(s)
+        except OSError as e:
+            raise Failed(f"handshake of connection {i + 1} of {len(socks)}: {e}") from None
+        if op != OP_READY:
+            raise Failed(
+                f"STARTUP of connection {i + 1}: opcode {op:#04x}"
+                + (f", {error_message(body)}" if op == OP_ERROR else "")
+            )
+    socks[0].sendall(prepare_frame(QUERY))
+    op, body = read_frame(socks[0])
+    if op != OP_RESULT:
+        raise Failed(f"PREPARE: opcode {op:#04x}" + (f", {error_message(body)}" if op == OP_ERROR else ""))
+    return prepared_id(body)
+
+
+# ---------------------------------------------------------------------------------------------
+# asyncio and uvloop
+
+
+class CqlPingPong:
+    """The ``*-protocol`` models: ``data_received`` sends the next EXECUTE as soon as the
+    RESULT frame is complete."""
+
+    __slots__ = ("clock", "lat", "errors", "request", "transport", "buf", "need", "t", "done")
+
+    def __init__(self, clock: list, lat: array.array, errors: list, request: bytes) -> None:
+        self.clock, self.lat, self.errors, self.request = clock, lat, errors, request
+        self.transport = None
+        self.buf = bytearray()
+        self.need = HEADER
+        self.t = 0
+        self.done = False
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+
+    def start(self) -> None:
+        self.t = now_ns()
+        self.transport.write(self.request)
+
+    def data_received(self, data: bytes) -> None:
+        buf = self.buf
+        buf += data
+        if self.need == HEADER and len(buf) >= HEADER:
+            self.need = HEADER + struct.unpack_from(">i", buf, 5)[0]
+        if len(buf) < self.need or self.done:
+            return
+        if buf[4] != OP_RESULT:
+            self.errors.append(f"opcode {buf[4]:#04x}")
+        del buf[: self.need]
+        self.need = HEADER
+        n = now_ns()
+        if n >= self.clock[1]:
+            self.done = True
+            return
+        if n >= self.clock[0]:
+            self.lat.append(n - self.t)
+        self.t = n
+        self.transport.write(self.request)
+
+    def eof_received(self) -> None:
+        return None
+
+    def connection_lost(self, exc) -> None:
+        if not self.done:
+            self.done = True
+            self.errors.append(f"connection lost: {exc or 'closed by the server'}")
+        self.transport = None
+
+    def pause_writing(self) -> None:
+        pass
+
+    def resume_writing(self) -> None:
+        pass
+
+
+def run_asyncio(a: argparse.Namespace) -> dict:
+    import asyncio
+
+    if a.model.startswith("uvloop"):
+        try:
+            import uvloop
+        except ImportError as e:
+            raise Failed(f"uvloop is not installed in {sys.executable}: {e}") from None
+        loop = uvloop.new_event_loop()
+    else:
+        loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    socks = connect_blocking(a, blocking=True)
+    try:
+        request = execute_frame(handshake(socks))
+        for s in socks:
+            s.setblocking(False)
+        return loop.run_until_complete(_amain(a, loop, socks, request))
+    finally:
+        for s in socks:
+            s.close()
+        loop.close()
+
+
+async def _amain(a, loop, socks: list, request: bytes) -> dict:
+    import asyncio
+
+    lat = array.array("q")
+    errors: list[str] = []
+    clock = [0, 0]
+    protos = []
+    for s in socks:
+        _, p = await loop.create_connection(lambda: CqlPingPong(clock, lat, errors, request), sock=s)
+        protos.append(p)
+    clock[0] = now_ns() + int(a.warmup * 1e9)
+    clock[1] = clock[0] + int(a.seconds * 1e9)
+    for p in protos:
+        p.start()
+    await asyncio.sleep(max(0, clock[0] - now_ns()) / 1e9)
+    ru0 = resource.getrusage(resource.RUSAGE_SELF)
+    await asyncio.sleep(max(0, clock[1] - now_ns()) / 1e9)
+    ru1 = resource.getrusage(resource.RUSAGE_SELF)
+    deadline = now_ns() + int(STOP_GRACE * 1e9)
+    while any(not p.done for p in protos) and now_ns() < deadline:
+        await asyncio.sleep(0.01)
+    for p in protos:
+        if p.transport is not None:
+            p.transport.close()
+    await asyncio.sleep(0)
+    return summary(a, lat, ru0, ru1, errors)
+
+
+# ---------------------------------------------------------------------------------------------
+# selectors
+
+
+def run_selectors(a: argparse.Namespace) -> dict:
+    import selectors
+
+    socks = connect_blocking(a, blocking=True)
+    lat = array.array("q")
+    append = lat.append
+    errors: list[str] = []
+    sel = selectors.DefaultSelector()
+    try:
+        request = execute_frame(handshake(socks))
+        warm_end = now_ns() + int(a.warmup * 1e9)
+        end = warm_end + int(a.seconds * 1e9)
+        for s in socks:
+            s.setblocking(False)
+            sel.register(s, selectors.EVENT_READ, [bytearray(), HEADER, now_ns()])  # buffer, bytes needed, start
+            s.send(request)
+        ru0 = None
+        open_ = len(socks)
+        while open_:
+            events = sel.select(0.05)
+            n = now_ns()
+            if ru0 is None and n >= warm_end:
+                ru0 = resource.getrusage(resource.RUSAGE_SELF)
+            if n >= end:
+                break
+            for key, _ in events:
+                s, st = key.fileobj, key.data
+                try:
+                    data = s.recv(65536)
+                except BlockingIOError:
+                    continue
+                except OSError as e:
+                    data = None
+                    errors.append(f"{type(e).__name__}: {e}")
+                if not data:
+                    if data is not None:
+                        errors.append("closed by the server")
+                    sel.unregister(s)
+                    open_ -= 1
+                    continue
+                buf = st[0]
+                buf += data
+                if st[1] == HEADER and len(buf) >= HEADER:
+                    st[1] = HEADER + struct.unpack_from(">i", buf, 5)[0]
+                if len(buf) < st[1]:
+                    continue
+                if buf[4] != OP_RESULT:
+                    errors.append(f"opcode {buf[4]:#04x}")
+                del buf[: st[1]]
+                st[1] = HEADER
+                n = now_ns()
+                if warm_end <= n < end:
+                    append(n - st[2])
+                st[2] = n
+                s.send(request)  # 36 bytes into an empty send buffer: never short
+        ru1 = resource.getrusage(resource.RUSAGE_SELF)
+        if ru0 is None:
+            ru0 = ru1
+    finally:
+        sel.close()
+        for s in socks:
+            s.close()
+    return summary(a, lat, ru0, ru1, errors)
+
+
+RUNNERS = {"asyncio-protocol": run_asyncio, "uvloop-protocol": run_asyncio, "selectors": run_selectors}
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", required=True, choices=MODELS)
+    ap.add_argument("--connect", required=True, metavar="HOST:PORT", help="the CQL responder")
+    ap.add_argument("--connections", type=int, required=True)
+    ap.add_argument("--seconds", type=float, required=True, help="measured window")
+    ap.add_argument("--warmup", type=float, default=1.0, help="seconds before the window (default 1)")
+    ap.add_argument("--addresses", default="127.0.0.1", help="local source addresses, comma-separated")
+    a = ap.parse_args(argv)
+    host, _, port = a.connect.rpartition(":")
+    if not host or not port.isdigit():
+        ap.error(f"--connect: HOST:PORT, not {a.connect!r}")
+    if a.connections <= 0 or a.seconds < 0 or a.warmup < 0:
+        ap.error("--connections must be positive, --seconds and --warmup not negative")
+    a.addresses = parse_addresses(a.addresses)
+    a.host, a.port = host, int(port)
+    return a
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parse_args(argv)
+    raise_nofile()
+    try:
+        result = RUNNERS[a.model](a)
+    except Failed as e:
+        result = {"client": "python", "model": a.model, "connections": a.connections, "failed": str(e)}
+    except OSError as e:
+        result = {
+            "client": "python",
+            "model": a.model,
+            "connections": a.connections,
+            "failed": f"{type(e).__name__}: {e}",
+        }
+    result["client"] = "python-cql"
+    print(json.dumps(result), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    rc = main()
+    sys.stdout.flush()
+    os._exit(rc)

@@ -1,0 +1,247 @@
+"""The connections scenario's CQL table (issue 17 §2) without a server: the runner's pure parts
+(models, commands, the responder's node count, the table with FF cells, the execute_concurrent
+mean latency and the targets), the CQL framing of the Python I/O models, the drivers client's
+options and result line, the report's section and plot, and `turbocql bench` running the CQL
+table after the ping-pong one."""
+
+import argparse
+import importlib.util
+import json
+import resource
+import struct
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+sys.path.insert(0, str(BENCH))
+import run_cql_connections as rcc  # noqa: E402
+from turbocql import bench  # noqa: E402
+from turbocql.bench import discover  # noqa: E402
+
+bench_run = importlib.import_module("turbocql.bench.run")
+
+
+def _load(name):
+    # By path: benchmarks/pingpong/ (the Rust crate) would shadow `pingpong` as a namespace
+    # package, so the clients' directory goes first on sys.path while they load.
+    sys.path.insert(0, str(BENCH / "clients"))
+    try:
+        spec = importlib.util.spec_from_file_location(f"cql_{name}_client", BENCH / "clients" / f"{name}.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path.remove(str(BENCH / "clients"))
+    return mod
+
+
+def run(key, n, rate, p50=100.0, p95=200.0, cores=0.9, share=0.6, rnd=1, **extra):
+    client, model = rcc.MODELS[key]
+    return {
+        "kind": "run",
+        "client": client,
+        "model": model,
+        "connections": n,
+        "round": rnd,
+        "msgs_per_s": rate,
+        "p50_us": p50,
+        "p95_us": p95,
+        "cpu_cores": cores,
+        "user_share": share,
+        "errors": 0,
+        **extra,
+    }
+
+
+CANNED = [
+    run("turbocql-concurrent", 10_000, 40_000.0, p50=None, p95=None, cores=0.5),
+    run("turbocql-futures", 10_000, 30_000.0, p50=300_000.0, p95=400_000.0, cores=0.9),
+    run("uvloop-protocol", 10_000, 16_000.0, cores=1.0),
+    run("selectors", 10_000, 10_000.0, cores=1.0),
+    {**run("classic-default", 10_000, 0), "failed": "only 3000 of 10001 connections (pool + control) open"},
+    run("rust", 10_000, 50_000.0, p50=180_000.0, p95=250_000.0, cores=0.4),
+    run("rust", 10, 30_000.0, p50=300.0, p95=500.0, cores=0.5),
+]
+
+
+def test_models_commands_and_nodes():
+    assert rcc.parse_models("rust, turbocql-futures,rust") == ["rust", "turbocql-futures"]
+    with pytest.raises(ValueError, match="unknown model"):
+        rcc.parse_models("threads")
+    with pytest.raises(ValueError):
+        rcc.parse_models(" , ")
+    # The classic driver holds one connection per host: N responder nodes; the others one.
+    assert rcc.responder_nodes("classic-asyncio", 1000) == 1000
+    assert rcc.responder_nodes("turbocql-asyncio", 1000) == 1
+    cmd = rcc.client_command("turbocql-futures", "/py", 9000, 100, 3, 1)
+    assert cmd[:2] == ["/py", str(rcc.DRIVERS)] and cmd[cmd.index("--client") + 1] == "turbocql"
+    assert cmd[cmd.index("--model") + 1] == "futures" and cmd[cmd.index("--connect") + 1] == "127.0.0.1:9000"
+    cmd = rcc.client_command("selectors", "/py", 9000, 10_000, 3, 1)
+    assert cmd[1] == str(rcc.MODELS_PY) and cmd[cmd.index("--addresses") + 1] == "127.0.0.1,127.0.0.2,127.0.0.3"
+    cmd = rcc.client_command("rust", None, 9000, 10, 2.5, 0)
+    assert cmd[0] == str(rcc.RUST_BIN) and cmd[cmd.index("--seconds") + 1] == "2.5"
+
+
+def test_table_has_ff_cells_mean_latency_cpu_per_request_and_targets():
+    md = rcc.markdown(CANNED, [10, 10_000], 10, 1, 1)
+    lines = md.splitlines()
+    head = next(line for line in lines if line.startswith("| client"))
+    assert "10,000: CPU µs/req (user %)" in head
+    concurrent = next(line for line in lines if "| execute_concurrent |" in line)
+    # No percentiles from execute_concurrent: the mean, N / rate = 10,000 / 40,000 s = 250 ms.
+    assert "| 40.0k | mean 250 | 12.5 (60) |" in concurrent
+    futures = next(line for line in lines if "| futures |" in line)
+    assert "| 30.0k | 300/400 | 30.0 (60) |" in futures
+    assert "| FF |" in next(line for line in lines if line.startswith("| classic driver | default |"))
+    assert "* FF: classic default, 10,000 connections: only 3000 of 10001" in md
+    rust = next(line for line in lines if line.startswith("| Rust"))
+    assert "| 30.0k | 0.300/0.500 |" in rust and "| 50.0k | 180/250 | 8.0 (60) |" in rust
+    # Targets at the largest count, from the figures.
+    assert "Targets at 10,000 connections:" in md
+    assert "rate: turbocql-concurrent 40,000/s = 2.50× the best pure-Python model (uvloop-protocol" in md
+    assert "CPU per request: turbocql-concurrent 12.5 µs = 1.56× the Rust crate's (8.0 µs)" in md
+    assert "p95: turbocql-futures 400 ms = 1.60× the Rust crate's (250 ms)" in md
+
+
+def test_table_lists_system_calls_per_request():
+    sample = {
+        "kind": "syscalls",
+        "client": "turbocql",
+        "model": "futures",
+        "connections": 1000,
+        "tool": "perf",
+        "per_message": {"total": 1.5, "calls": {"sendmsg": 0.5, "recvmsg": 0.5, "epoll_wait": 0.5}},
+    }
+    failed = {"kind": "syscalls", "client": "rust", "model": "scylla", "connections": 1000, "failed": "no perf"}
+    md = rcc.markdown([*CANNED, sample, failed], [10, 10_000])
+    assert "syscalls/req (1,000 conn.)" in md
+    assert "* turbocql futures = 0.50 sendmsg + 0.50 recvmsg + 0.50 epoll_wait" in md
+    assert "* rust scylla: no system-call figure (no perf)" in md
+    assert "`perf stat`" in md
+
+
+def test_cql_framing_of_the_python_models():
+    m = _load("cql_models")
+    startup = m.startup_frame()
+    assert startup[:5] == bytes([0x04, 0, 0, 0, m.OP_STARTUP])
+    assert struct.unpack(">i", startup[5:9])[0] == len(startup) - 9 and b"CQL_VERSION" in startup
+    sid = bytes(range(16))
+    ex = m.execute_frame(sid)
+    assert len(ex) == 9 + 2 + 16 + 2 + 1 + 2 + 8
+    assert m.parse_header(ex) == (1, m.OP_EXECUTE, len(ex) - 9)
+    # consistency ONE, flags VALUES | SKIP_METADATA, one value: int 1
+    assert ex[27:] == bytes([0, 1, 3, 0, 1, 0, 0, 0, 4, 0, 0, 0, 1])
+    body = struct.pack(">iH", 4, 16) + sid + b"metadata..."
+    assert m.prepared_id(body) == sid
+    with pytest.raises(ValueError):
+        m.prepared_id(struct.pack(">iH", 2, 0))
+    err = struct.pack(">iH", 0x2200, 5) + b"oops!"
+    assert m.error_message(err) == "error 0x2200: oops!"
+
+
+def test_drivers_client_options_and_result_line():
+    d = _load("cql_drivers")
+    a = d.parse_args(
+        [
+            "--client",
+            "turbocql",
+            "--model",
+            "asyncio",
+            "--connect",
+            "127.0.0.1:9",
+            "--connections",
+            "4",
+            "--seconds",
+            "2",
+        ]
+    )
+    assert (a.host, a.port, a.seconds, a.warmup) == ("127.0.0.1", 9, 2.0, 1.0)
+    with pytest.raises(SystemExit):
+        d.parse_args(
+            ["--client", "classic", "--model", "futures", "--connect", "h:1", "--connections", "1", "--seconds", "1"]
+        )
+    with pytest.raises(SystemExit):
+        d.parse_args(
+            ["--client", "turbocql", "--model", "asyncio", "--connect", "h:1", "--connections", "0", "--seconds", "1"]
+        )
+    a = d.parse_args(
+        ["--client", "classic", "--model", "default", "--connect", "h:1", "--connections", "2", "--seconds", "0"]
+    )
+    ru0 = resource.getrusage(resource.RUSAGE_SELF)
+    ru1 = SimpleNamespace(ru_utime=ru0.ru_utime + 0.3, ru_stime=ru0.ru_stime + 0.1)
+    line = d.result_line(a, 4000, 2.0, [1000, 2000, 3000, 4000], ru0, ru1, ["boom"], reactor="LibevConnection")
+    assert line["msgs_per_s"] == 2000.0 and line["p50_us"] == 2.0 and line["p95_us"] == 4.0
+    assert line["cpu_us_per_request"] == 100.0 and line["user_share"] == 0.75 and line["errors"] == 1
+    assert line["mean_latency_us"] == 1000.0 and line["reactor"] == "LibevConnection"
+    json.dumps(line)
+
+
+def test_report_has_the_cql_section_and_plot(tmp_path):
+    import report
+
+    meta = {"connections": [10, 10_000], "seconds": 10, "warmup": 1, "repeat": 1, "pin_client": "0", "pin_server": "1"}
+    scen = {"connections_cql": {"heading": "CQL.", "meta": meta, "results": CANNED}}
+    md = report.build_markdown({"meta": {}, "machine": {}, "server": {}, "scenarios": scen})
+    assert "## Document 002's question for CQL drivers (issue 17 §2)" in md
+    assert "| turbocql | futures |  |  |  | 30.0k | 300/400 |" in md and "Rust CQL responder" in md
+    pytest.importorskip("matplotlib")
+    assert report.plot_cql_connections(scen, tmp_path / "c.png") and (tmp_path / "c.png").stat().st_size > 0
+    assert not report.plot_cql_connections({}, tmp_path / "none.png")
+
+
+def test_bench_runs_the_cql_table_after_the_ping_pong(monkeypatch, tmp_path):
+    seen = {}
+
+    def fake(name):
+        def main(argv):
+            seen[name] = argv
+            out = Path(argv[argv.index("--out") + 1])
+            key = "threads" if name == "pingpong" else None
+            res = [{"kind": "run", "client": "python", "model": key, "connections": 10}] if key else CANNED
+            out.write_text(json.dumps({"meta": {"heading": name}, "results": res}))
+            return 0
+
+        return main
+
+    real = discover._import_runners(BENCH)
+    assert real["run_cql_connections"].main is rcc.main and "run_cql_connections.py" in discover.REQUIRED_FILES
+    classic = real["peers"].Client(
+        "classic", python="/venvs/classic/bin/python", versions={"packages": {"cassandra-driver": "3.30.1"}}
+    )
+    peers = SimpleNamespace(
+        parse_clients=real["peers"].parse_clients,
+        from_args=lambda args, names: {"classic": classic},
+        explicit_args=lambda clients: [],
+    )
+    written = {}
+    report = SimpleNamespace(
+        write_report=lambda data, out_dir, name, plots=True: (
+            written.update(data=data) or {"markdown": tmp_path / "r.md", "plots": []}
+        )
+    )
+    mods = {
+        **real,
+        "run_connections": SimpleNamespace(main=fake("pingpong")),
+        "run_cql_connections": SimpleNamespace(main=fake("cql")),
+        "peers": peers,
+        "report": report,
+    }
+    monkeypatch.setattr(bench_run, "_import_runners", lambda bdir: mods)
+    monkeypatch.setattr(bench_run, "ensure_server", lambda *a, **k: pytest.fail("Cassandra was needed"))
+    monkeypatch.setattr(bench_run, "describe_server", lambda *a, **k: pytest.fail("Cassandra was needed"))
+    monkeypatch.setattr(bench_run, "describe_machine", lambda python, bdir: {})
+    (tmp_path / "r.md").write_text("")
+    parser = argparse.ArgumentParser(prog="turbocql")
+    bench.add_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(
+        ["bench", "--scenarios", "connections", "--quick", "--out-dir", str(tmp_path), "--no-plots"]
+        + ["--benchmarks-dir", str(BENCH)]
+    )
+    assert bench_run.run(args) == 0
+    cql = seen["cql"]
+    assert "--quick" in cql and cql[cql.index("--classic-python") + 1] == "/venvs/classic/bin/python"
+    scen = written["data"]["scenarios"]
+    assert scen["connections"]["results"][0]["model"] == "threads"
+    assert scen["connections_cql"]["results"] == CANNED
