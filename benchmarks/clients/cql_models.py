@@ -2,7 +2,8 @@
 models of ``pingpong.py`` speaking the CQL native protocol v4 themselves, against
 ``cql-responder`` (runner ``benchmarks/run_cql_connections.py``).
 
-One ``--model`` per process (``asyncio-protocol``, ``uvloop-protocol``, ``selectors``),
+One ``--model`` per process (``asyncio-protocol``, ``uvloop-protocol``, ``selectors``, and
+``uvloop-protocol-rows``, ``selectors-rows``),
 ``--connections N`` TCP connections (bound to the ``--addresses`` source addresses, round
 robin, as in ``pingpong.py``). Each connection does the handshake first, blocking, one after
 the other (``STARTUP`` → ``READY``); the first one prepares ``SELECT k, v FROM bench.kv WHERE
@@ -10,6 +11,12 @@ k = ?`` (the responder's prepared statements are shared by its connections, as a
 Then each connection keeps ONE ``EXECUTE`` outstanding (stream 1, consistency ONE, the value
 k = 1, the skip-metadata flag a driver sets): send the 36-byte frame, read the RESULT frame
 (header, then its length), send again. A frame that is not a RESULT counts as an error.
+
+The ``-rows`` models also do a driver's least work per request, in Python: the key is bound
+anew for each EXECUTE (a counter packed into the frame) and the RESULT's row is decoded into
+a tuple of Python values (``decode_rows``: the int and text columns the PREPARE announced).
+Without it the plain models only move bytes, which no driver can do: they measure the I/O
+model, the ``-rows`` ones what a pure-Python driver core would cost at the least.
 
 Measured as ``pingpong.py`` does (every round trip in the window, ``getrusage`` over the
 window), printing the same JSON line with ``"client": "python-cql"``, or ``{"failed": ...}``
@@ -37,7 +44,8 @@ from pingpong import (  # noqa: E402
     summary,
 )
 
-MODELS = ("asyncio-protocol", "uvloop-protocol", "selectors")
+MODELS = ("asyncio-protocol", "uvloop-protocol", "selectors", "uvloop-protocol-rows", "selectors-rows")
+ROWS_SUFFIX = "-rows"
 QUERY = "SELECT k, v FROM bench.kv WHERE k = ?"
 HEADER = 9
 OP_ERROR, OP_STARTUP, OP_READY, OP_RESULT, OP_PREPARE, OP_EXECUTE = 0x00, 0x01, 0x02, 0x08, 0x09, 0x0A
@@ -68,6 +76,63 @@ def execute_frame(statement_id: bytes, stream: int = 1) -> bytes:
     body = struct.pack(">H", len(statement_id)) + statement_id
     body += struct.pack(">HB", 0x0001, 0x01 | 0x02) + struct.pack(">H", 1) + struct.pack(">ii", 4, 1)
     return frame(stream, OP_EXECUTE, body)
+
+
+class Requests:
+    """The EXECUTE frames of one connection: the fixed frame, or with ``bind`` a new key for
+    each request packed behind the frame's fixed part (what a driver's bind costs at least)."""
+
+    __slots__ = ("fixed", "head", "key", "bind")
+
+    def __init__(self, statement_id: bytes, bind: bool) -> None:
+        self.fixed = execute_frame(statement_id)
+        self.head = self.fixed[:-4]
+        self.key = 0
+        self.bind = bind
+
+    def next(self) -> bytes:
+        if not self.bind:
+            return self.fixed
+        self.key = (self.key + 1) & 0x7FFFFFFF
+        return self.head + self.key.to_bytes(4, "big")
+
+
+def _string_end(body, pos: int) -> int:
+    (n,) = struct.unpack_from(">H", body, pos)
+    return pos + 2 + n
+
+
+def decode_rows(body) -> list[tuple]:
+    """The rows of a RESULT Rows body of ``SELECT k, v`` (int, text) as tuples; the metadata,
+    when the server sends it, is read and skipped (simple column types only)."""
+    kind, flags, ncols = struct.unpack_from(">iii", body)
+    if kind != 2:
+        raise ValueError(f"RESULT kind {kind}, not Rows")
+    pos = 12
+    if flags & 0x0002:  # HAS_MORE_PAGES: the paging state
+        (n,) = struct.unpack_from(">i", body, pos)
+        pos += 4 + max(n, 0)
+    if not flags & 0x0004:  # the metadata: [global table spec], then name and type per column
+        if flags & 0x0001:
+            pos = _string_end(body, _string_end(body, pos))
+        for _ in range(ncols):
+            if not flags & 0x0001:
+                pos = _string_end(body, _string_end(body, pos))
+            pos = _string_end(body, pos) + 2
+    (nrows,) = struct.unpack_from(">i", body, pos)
+    pos += 4
+    rows = []
+    for _ in range(nrows):
+        (n,) = struct.unpack_from(">i", body, pos)
+        pos += 4
+        k = None if n < 0 else int.from_bytes(body[pos : pos + n], "big", signed=True)
+        pos += max(n, 0)
+        (n,) = struct.unpack_from(">i", body, pos)
+        pos += 4
+        v = None if n < 0 else bytes(body[pos : pos + n]).decode()
+        pos += max(n, 0)
+        rows.append((k, v))
+    return rows
 
 
 def parse_header(buf) -> tuple[int, int, int]:
@@ -138,10 +203,11 @@ class CqlPingPong:
     """The ``*-protocol`` models: ``data_received`` sends the next EXECUTE as soon as the
     RESULT frame is complete."""
 
-    __slots__ = ("clock", "lat", "errors", "request", "transport", "buf", "need", "t", "done")
+    __slots__ = ("clock", "lat", "errors", "requests", "decode", "transport", "buf", "need", "t", "done")
 
-    def __init__(self, clock: list, lat: array.array, errors: list, request: bytes) -> None:
-        self.clock, self.lat, self.errors, self.request = clock, lat, errors, request
+    def __init__(self, clock: list, lat: array.array, errors: list, requests: Requests) -> None:
+        self.clock, self.lat, self.errors, self.requests = clock, lat, errors, requests
+        self.decode = requests.bind
         self.transport = None
         self.buf = bytearray()
         self.need = HEADER
@@ -153,7 +219,7 @@ class CqlPingPong:
 
     def start(self) -> None:
         self.t = now_ns()
-        self.transport.write(self.request)
+        self.transport.write(self.requests.next())
 
     def data_received(self, data: bytes) -> None:
         buf = self.buf
@@ -164,6 +230,8 @@ class CqlPingPong:
             return
         if buf[4] != OP_RESULT:
             self.errors.append(f"opcode {buf[4]:#04x}")
+        elif self.decode and len(decode_rows(memoryview(buf)[HEADER : self.need])) != 1:
+            self.errors.append("not one row")
         del buf[: self.need]
         self.need = HEADER
         n = now_ns()
@@ -173,7 +241,7 @@ class CqlPingPong:
         if n >= self.clock[0]:
             self.lat.append(n - self.t)
         self.t = n
-        self.transport.write(self.request)
+        self.transport.write(self.requests.next())
 
     def eof_received(self) -> None:
         return None
@@ -205,17 +273,17 @@ def run_asyncio(a: argparse.Namespace) -> dict:
     asyncio.set_event_loop(loop)
     socks = connect_blocking(a, blocking=True)
     try:
-        request = execute_frame(handshake(socks))
+        statement_id = handshake(socks)
         for s in socks:
             s.setblocking(False)
-        return loop.run_until_complete(_amain(a, loop, socks, request))
+        return loop.run_until_complete(_amain(a, loop, socks, statement_id))
     finally:
         for s in socks:
             s.close()
         loop.close()
 
 
-async def _amain(a, loop, socks: list, request: bytes) -> dict:
+async def _amain(a, loop, socks: list, statement_id: bytes) -> dict:
     import asyncio
 
     lat = array.array("q")
@@ -223,7 +291,8 @@ async def _amain(a, loop, socks: list, request: bytes) -> dict:
     clock = [0, 0]
     protos = []
     for s in socks:
-        _, p = await loop.create_connection(lambda: CqlPingPong(clock, lat, errors, request), sock=s)
+        requests = Requests(statement_id, a.rows)
+        _, p = await loop.create_connection(lambda r=requests: CqlPingPong(clock, lat, errors, r), sock=s)
         protos.append(p)
     clock[0] = now_ns() + int(a.warmup * 1e9)
     clock[1] = clock[0] + int(a.seconds * 1e9)
@@ -256,13 +325,16 @@ def run_selectors(a: argparse.Namespace) -> dict:
     errors: list[str] = []
     sel = selectors.DefaultSelector()
     try:
-        request = execute_frame(handshake(socks))
+        statement_id = handshake(socks)
+        decode = a.rows
         warm_end = now_ns() + int(a.warmup * 1e9)
         end = warm_end + int(a.seconds * 1e9)
         for s in socks:
             s.setblocking(False)
-            sel.register(s, selectors.EVENT_READ, [bytearray(), HEADER, now_ns()])  # buffer, bytes needed, start
-            s.send(request)
+            requests = Requests(statement_id, a.rows)
+            # buffer, bytes needed, start, the connection's requests
+            sel.register(s, selectors.EVENT_READ, [bytearray(), HEADER, now_ns(), requests])
+            s.send(requests.next())
         ru0 = None
         open_ = len(socks)
         while open_:
@@ -295,13 +367,15 @@ def run_selectors(a: argparse.Namespace) -> dict:
                     continue
                 if buf[4] != OP_RESULT:
                     errors.append(f"opcode {buf[4]:#04x}")
+                elif decode and len(decode_rows(memoryview(buf)[HEADER : st[1]])) != 1:
+                    errors.append("not one row")
                 del buf[: st[1]]
                 st[1] = HEADER
                 n = now_ns()
                 if warm_end <= n < end:
                     append(n - st[2])
                 st[2] = n
-                s.send(request)  # 36 bytes into an empty send buffer: never short
+                s.send(st[3].next())  # 36 bytes into an empty send buffer: never short
         ru1 = resource.getrusage(resource.RUSAGE_SELF)
         if ru0 is None:
             ru0 = ru1
@@ -330,6 +404,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if a.connections <= 0 or a.seconds < 0 or a.warmup < 0:
         ap.error("--connections must be positive, --seconds and --warmup not negative")
     a.addresses = parse_addresses(a.addresses)
+    a.rows = a.model.endswith(ROWS_SUFFIX)
+    a.io_model = a.model.removesuffix(ROWS_SUFFIX)
     a.host, a.port = host, int(port)
     return a
 
@@ -338,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
     a = parse_args(argv)
     raise_nofile()
     try:
-        result = RUNNERS[a.model](a)
+        result = RUNNERS[a.io_model](a)
     except Failed as e:
         result = {"client": "python", "model": a.model, "connections": a.connections, "failed": str(e)}
     except OSError as e:

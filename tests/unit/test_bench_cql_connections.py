@@ -245,3 +245,29 @@ def test_bench_runs_the_cql_table_after_the_ping_pong(monkeypatch, tmp_path):
     scen = written["data"]["scenarios"]
     assert scen["connections"]["results"][0]["model"] == "threads"
     assert scen["connections_cql"]["results"] == CANNED
+
+
+def test_the_rows_models_bind_a_key_per_request_and_decode_the_row():
+    m = _load("cql_models")
+    sid = bytes(range(16))
+    fixed = m.Requests(sid, bind=False)
+    assert fixed.next() == fixed.next() == m.execute_frame(sid)
+    bound = m.Requests(sid, bind=True)
+    first, second = bound.next(), bound.next()
+    assert len(first) == len(m.execute_frame(sid)) and first[:-4] == m.execute_frame(sid)[:-4]
+    assert struct.unpack(">i", first[-4:])[0] == 1 and struct.unpack(">i", second[-4:])[0] == 2
+    # RESULT Rows, NO_METADATA, 2 columns, 2 rows: (7, "seven") and (null, "")
+    cells = struct.pack(">ii", 4, 7) + struct.pack(">i", 5) + b"seven" + struct.pack(">ii", -1, 0)
+    body = struct.pack(">iiii", 2, 0x0004, 2, 2) + cells
+    assert m.decode_rows(body) == [(7, "seven"), (None, "")]
+    # With metadata: global table spec, then name and type (int 0x0009, varchar 0x000D) per column.
+    spec = struct.pack(">H", 5) + b"bench" + struct.pack(">H", 2) + b"kv"
+    cols = struct.pack(">H", 1) + b"k" + struct.pack(">H", 0x0009) + struct.pack(">H", 1) + b"v"
+    cols += struct.pack(">H", 0x000D)
+    body = struct.pack(">iii", 2, 0x0001, 2) + spec + cols + struct.pack(">i", 1) + cells[:17]
+    assert m.decode_rows(body) == [(7, "seven")]
+    with pytest.raises(ValueError):
+        m.decode_rows(struct.pack(">iii", 1, 0, 0))
+    argv = ["--model", "selectors-rows", "--connect", "127.0.0.1:1", "--connections", "1", "--seconds", "1"]
+    args = m.parse_args(argv)
+    assert args.rows and args.io_model == "selectors"
