@@ -294,7 +294,12 @@ impl ConcurrentRun {
             }
             (ready, in_flight, done)
         };
-        let handle = runtime::get().spawn(task);
+        // Unconstrained: every request of the window is polled from this one task, so tokio's
+        // per-task budget (128 operations) would run out early in each poll; past it every
+        // operation of the crate's futures returns Pending and wakes itself, and the window is
+        // polled over and over for nothing (with 10,000 requests in flight it was the most of the
+        // client's CPU). FuturesUnordered yields on its own once it has polled each future.
+        let handle = runtime::get().spawn(tokio::task::unconstrained(task));
         let (ready, in_flight, done) = py.detach(|| runtime::block_on(handle)).expect("turbocql: concurrent task panicked");
         st.ready = ready;
         st.in_flight = in_flight;

@@ -304,7 +304,15 @@ pub(crate) fn start(
     }
     let (tx, rx) = mpsc::channel(max_unsent);
     let shared = Shared::new();
-    runtime::get().spawn(drive(session, rx, shared.clone(), max_in_flight, max_unconsumed.map(|n| n as u64), error_handler.is_some()));
+    // Unconstrained for the reason `concurrent` gives: one task polls every request in flight.
+    runtime::get().spawn(tokio::task::unconstrained(drive(
+        session,
+        rx,
+        shared.clone(),
+        max_in_flight,
+        max_unconsumed.map(|n| n as u64),
+        error_handler.is_some(),
+    )));
     Ok(PipelineCore {
         hosts,
         defaults,
