@@ -11,45 +11,37 @@ import run_connections
 import run_cql_connections
 
 
-def connections_table(connections: dict) -> str:
-    """The ``connections`` scenario's table (``run_connections.markdown``) with its meta's
-    counts, seconds, warm-up, repeats and CPUs (else the counts taken from the results)."""
-    results, meta = connections.get("results", []), connections.get("meta", {})
+def _table(scen: dict, markdown, footer: str) -> str:
+    """A connections table (``markdown`` of its runner) with its meta's counts, seconds,
+    warm-up, repeats and CPUs (else the counts taken from the results), then ``footer``."""
+    results, meta = scen.get("results", []), scen.get("meta", {})
     counts = meta.get("connections") or sorted(
         {r["connections"] for r in results if r.get("kind", "run") == "run" and "connections" in r}
     )
-    return run_connections.markdown(
-        results,
-        counts,
-        meta.get("seconds"),
-        meta.get("warmup"),
-        meta.get("repeat"),
-        (meta.get("pin_client"), meta.get("pin_server")),
-    ) + (
+    pins = (meta.get("pin_client"), meta.get("pin_server"))
+    return markdown(results, counts, meta.get("seconds"), meta.get("warmup"), meta.get("repeat"), pins) + footer
+
+
+def connections_table(connections: dict) -> str:
+    """The ``connections`` scenario's table (``run_connections.markdown``)."""
+    return _table(
+        connections,
+        run_connections.markdown,
         "\n\nLoopback, the Rust echo server (tokio) standing in for the document's C++ epoll server; "
         "the client opens the connections and measures (every round trip, from sending a message to "
         "having its whole echo); user % = user / (user + system) CPU time of the client over the "
-        "window (getrusage). Method and deviations: `benchmarks/README.md`."
+        "window (getrusage). Method and deviations: `benchmarks/README.md`.",
     )
 
 
 def cql_connections_table(cql: dict) -> str:
-    """The CQL table (``run_cql_connections.markdown``) with its meta's settings."""
-    results, meta = cql.get("results", []), cql.get("meta", {})
-    counts = meta.get("connections") or sorted(
-        {r["connections"] for r in results if r.get("kind", "run") == "run" and "connections" in r}
-    )
-    return run_cql_connections.markdown(
-        results,
-        counts,
-        meta.get("seconds"),
-        meta.get("warmup"),
-        meta.get("repeat"),
-        (meta.get("pin_client"), meta.get("pin_server")),
-    ) + (
+    """The CQL table (``run_cql_connections.markdown``)."""
+    return _table(
+        cql,
+        run_cql_connections.markdown,
         "\n\nLoopback, the Rust CQL responder (tokio, `benchmarks/pingpong`) standing in for Cassandra; "
         "latency from submitting a request to having its row; CPU µs/req = client user + system CPU "
-        "(getrusage, all its threads) per request. Method and deviations: `benchmarks/README.md`."
+        "(getrusage, all its threads) per request. Method and deviations: `benchmarks/README.md`.",
     )
 
 

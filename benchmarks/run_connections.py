@@ -303,6 +303,35 @@ def composition(per: dict | None) -> str:
     return " + ".join(f"{v:.2f} {k}" if v >= 0.01 else f"{v:.3f} {k}" for k, v in per["calls"].items())
 
 
+def count_cells(a: dict | None, name: str, n: int, notes: list[str], details) -> list[str]:
+    """The three cells of one row at ``n`` connections, from its aggregate ``a``: empty when
+    not run, "n/a" or "FF" (the reason added to ``notes``), else the rate (± the runs'
+    spread, failed runs, errors) and the two cells ``details(a, n)`` gives. Both
+    connections tables use it."""
+    if a is None:
+        return ["", "", ""]
+    if "unavailable" in a:
+        notes.append(f"n/a: {name}: {a['unavailable']}")
+        return ["n/a", "", ""]
+    if "failed" in a:
+        notes.append(f"FF: {name}, {n:,} connections: {a['failed']}")
+        return ["FF", "", ""]
+    rate = fmt_rate(a["msgs_per_s"])
+    if a["ok_runs"] > 1:
+        rate += f" ±{a['spread_pct']:.0f}%"
+    if a["failed_runs"]:
+        rate += f" ({a['failed_runs']} of {a['runs']} FF)"
+        notes.append(f"FF in {a['failed_runs']} run(s): {name}, {n:,} connections: {a['first_failure']}")
+    if a["errors"]:
+        rate += f" ({a['errors']:,} errors)"
+    return [rate, *details(a, n)]
+
+
+def _latency_and_share(a: dict, n: int) -> list[str]:
+    share = a.get("user_share")
+    return [f"{fmt_ms(a.get('p50_us'))}/{fmt_ms(a.get('p95_us'))}", "" if share is None else f"{100 * share:.0f}"]
+
+
 def markdown(
     results: list[dict],
     counts: list[int],
@@ -344,30 +373,7 @@ def markdown(
     for client, model in rows:
         cells = [CLIENT_NAMES.get(client, client), model]
         for n in counts:
-            a = agg.get((client, model, n))
-            if a is None:
-                cells += ["", "", ""]
-            elif "unavailable" in a:
-                cells += ["n/a", "", ""]
-                notes.append(f"n/a: {model}: {a['unavailable']}")
-            elif "failed" in a:
-                cells += ["FF", "", ""]
-                notes.append(f"FF: {model}, {n:,} connections: {a['failed']}")
-            else:
-                rate = fmt_rate(a["msgs_per_s"])
-                if a["ok_runs"] > 1:
-                    rate += f" ±{a['spread_pct']:.0f}%"
-                if a["failed_runs"]:
-                    rate += f" ({a['failed_runs']} of {a['runs']} FF)"
-                    notes.append(f"FF in {a['failed_runs']} run(s): {model}, {n:,} connections: {a['first_failure']}")
-                if a["errors"]:
-                    rate += f" ({a['errors']:,} errors)"
-                share = a.get("user_share")
-                cells += [
-                    rate,
-                    f"{fmt_ms(a.get('p50_us'))}/{fmt_ms(a.get('p95_us'))}",
-                    "" if share is None else f"{100 * share:.0f}",
-                ]
+            cells += count_cells(agg.get((client, model, n)), model, n, notes, _latency_and_share)
         if sys_rows:
             s = sys_rows.get((client, model))
             if s is None:

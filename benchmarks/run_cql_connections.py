@@ -161,6 +161,17 @@ def targets(agg: dict, n: int) -> list[str]:
     return out
 
 
+def _latency_and_cpu(a: dict, n: int) -> list[str]:
+    """p50/p95 (the mean, N / rate by Little's law, where the client gives no percentiles:
+    execute_concurrent) and CPU µs per request (user %)."""
+    if a.get("p95_us") is not None:
+        lat = f"{rc.fmt_ms(a.get('p50_us'))}/{rc.fmt_ms(a['p95_us'])}"
+    else:
+        lat = f"mean {rc.fmt_ms(n / a['msgs_per_s'] * 1e6)}"
+    cpu, share = cpu_us(a), a.get("user_share")
+    return [lat, ("?" if cpu is None else f"{cpu:.1f}") + ("" if share is None else f" ({100 * share:.0f})")]
+
+
 def markdown(results: list[dict], counts: list[int], seconds=None, warmup=None, repeat=None, pins=("0", "1")) -> str:
     """The CQL table: per (client, model) and connection count, msgs/s, p50/p95 ms, client CPU
     µs per request and user share; "FF" where the client could not open or hold the
@@ -196,35 +207,7 @@ def markdown(results: list[dict], counts: list[int], seconds=None, warmup=None, 
     for client, model in rows:
         cells = [CLIENT_NAMES.get(client, client), model]
         for n in counts:
-            a = agg.get((client, model, n))
-            if a is None:
-                cells += ["", "", ""]
-            elif "unavailable" in a:
-                cells += ["n/a", "", ""]
-                notes.append(f"n/a: {client} {model}: {a['unavailable']}")
-            elif "failed" in a:
-                cells += ["FF", "", ""]
-                notes.append(f"FF: {client} {model}, {n:,} connections: {a['failed']}")
-            else:
-                rate = rc.fmt_rate(a["msgs_per_s"])
-                if a["ok_runs"] > 1:
-                    rate += f" ±{a['spread_pct']:.0f}%"
-                if a["failed_runs"]:
-                    rate += f" ({a['failed_runs']} of {a['runs']} FF)"
-                    notes.append(f"FF in {a['failed_runs']} run(s): {client} {model}, {n:,}: {a['first_failure']}")
-                if a["errors"]:
-                    rate += f" ({a['errors']:,} errors)"
-                if a.get("p95_us") is not None:
-                    lat = f"{rc.fmt_ms(a.get('p50_us'))}/{rc.fmt_ms(a['p95_us'])}"
-                else:  # execute_concurrent: the mean, N / rate (Little's law)
-                    lat = f"mean {rc.fmt_ms(n / a['msgs_per_s'] * 1e6)}"
-                cpu = cpu_us(a)
-                share = a.get("user_share")
-                cells += [
-                    rate,
-                    lat,
-                    ("?" if cpu is None else f"{cpu:.1f}") + ("" if share is None else f" ({100 * share:.0f})"),
-                ]
+            cells += rc.count_cells(agg.get((client, model, n)), f"{client} {model}", n, notes, _latency_and_cpu)
         if sys_rows:
             s = sys_rows.get((client, model))
             per = (s or {}).get("per_message")
