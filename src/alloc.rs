@@ -145,9 +145,12 @@ mod tests {
         // 223 GB: what 2^31 column specs claimed; more than this machine's RAM and swap.
         let size = 223usize << 30;
         let rss_before = vm_kib("VmRSS:");
-        let mut v: Vec<u8> = Vec::with_capacity(size);
+        // black_box: without it the optimizer may drop an allocation whose bytes it can
+        // follow (written, then read back), and nothing would be mapped to measure.
+        let mut v: Vec<u8> = std::hint::black_box(Vec::with_capacity(size));
         assert!(v.capacity() >= size);
         v.extend_from_slice(&[7u8; 1 << 20]);
+        std::hint::black_box(&mut v);
         assert!(vm_kib("VmSize:") >= (size >> 10) as u64);
         assert!(vm_kib("VmRSS:") < rss_before + 64 * 1024, "RSS grew by more than 64 MiB");
         assert_eq!(v[(1 << 20) - 1], 7);
