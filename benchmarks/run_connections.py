@@ -580,8 +580,11 @@ def _line(r: dict) -> str:
     return text
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_run_arguments(ap: argparse.ArgumentParser, model_keys, server: str, binaries: str) -> None:
+    """The options both connections runners take (this one and run_cql_connections.py):
+    counts, run length, models, pinning, the server's threads, the build, the system-call
+    sample and the peers' interpreters; ``server`` and ``binaries`` name what is pinned and
+    built."""
     ap.add_argument(
         "--connections",
         default=None,
@@ -597,12 +600,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--quick", action="store_true", help=f"counts {QUICK_CONNECTIONS}, {QUICK_SECONDS:g} s, {QUICK_REPEAT} run"
     )
-    ap.add_argument("--models", default=",".join(MODEL_KEYS), help=f"of {', '.join(MODEL_KEYS)} (default all)")
+    ap.add_argument("--models", default=",".join(model_keys), help=f"of {', '.join(model_keys)} (default all)")
     ap.add_argument("--pin-client", metavar="CPU", default="0", help="taskset -c CPU for every client (default 0)")
-    ap.add_argument("--pin-server", metavar="CPU", default="1", help="taskset -c CPU for the echo server (default 1)")
+    ap.add_argument("--pin-server", metavar="CPU", default="1", help=f"taskset -c CPU for {server} (default 1)")
     ap.add_argument("--no-pin", action="store_true", help="pin neither")
-    ap.add_argument("--server-threads", type=int, default=1, help="the echo server's worker threads (default 1)")
-    ap.add_argument("--build", action="store_true", help="cargo build the ping-pong server and client first")
+    ap.add_argument("--server-threads", type=int, default=1, help=f"{server}'s worker threads (default 1)")
+    ap.add_argument("--build", action="store_true", help=f"cargo build {binaries} first")
     ap.add_argument(
         "--strace-connections", type=int, default=1000, help="the system-call sample's connections (default 1000)"
     )
@@ -616,18 +619,12 @@ def main(argv: list[str] | None = None) -> int:
         "or perf stat on the syscalls tracepoints (barely slows it; needs perf and tracepoint access)",
     )
     peers.add_arguments(ap)
-    ap.add_argument(
-        "--out",
-        nargs="?",
-        const="",
-        default=None,
-        metavar="PATH",
-        help="write raw JSON (default path benchmarks/results/connections-<date>.json)",
-    )
-    ap.add_argument(
-        "--timeout", type=float, default=None, help="per client run, seconds (default warm-up + seconds + 60 + N/100)"
-    )
-    a = ap.parse_args(argv)
+
+
+def run_settings(ap: argparse.ArgumentParser, a: argparse.Namespace, parse_models):
+    """(counts, models, seconds, repeat, (client CPU, server CPU)) from the options of
+    :func:`add_run_arguments`, ``--quick`` filling what was not given; a bad value is
+    ``ap.error``; no pinning without taskset."""
     try:
         counts = parse_counts(a.connections or (QUICK_CONNECTIONS if a.quick else DEFAULT_CONNECTIONS))
         models = parse_models(a.models)
@@ -641,6 +638,25 @@ def main(argv: list[str] | None = None) -> int:
     if (pin_client or pin_server) and not shutil.which("taskset"):
         print("taskset not found: clients and server are not pinned", file=sys.stderr)
         pin_client = pin_server = None
+    return counts, models, seconds, repeat, (pin_client, pin_server)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_run_arguments(ap, MODEL_KEYS, "the echo server", "the ping-pong server and client")
+    ap.add_argument(
+        "--out",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="PATH",
+        help="write raw JSON (default path benchmarks/results/connections-<date>.json)",
+    )
+    ap.add_argument(
+        "--timeout", type=float, default=None, help="per client run, seconds (default warm-up + seconds + 60 + N/100)"
+    )
+    a = ap.parse_args(argv)
+    counts, models, seconds, repeat, (pin_client, pin_server) = run_settings(ap, a, parse_models)
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
     load_start = os.getloadavg()[0]
 

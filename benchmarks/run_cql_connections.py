@@ -267,48 +267,11 @@ def _line(r: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument(
-        "--connections", default=None, help=f"counts (default {rc.DEFAULT_CONNECTIONS}; --quick {rc.QUICK_CONNECTIONS})"
-    )
-    ap.add_argument(
-        "--seconds",
-        type=float,
-        default=None,
-        help=f"per run (default {rc.DEFAULT_SECONDS:g}; --quick {rc.QUICK_SECONDS:g})",
-    )
-    ap.add_argument("--warmup", type=float, default=1.0, help="seconds before each run's window (default 1)")
-    ap.add_argument(
-        "--repeat", type=int, default=None, help=f"runs each (default {rc.DEFAULT_REPEAT}; --quick {rc.QUICK_REPEAT})"
-    )
-    ap.add_argument(
-        "--quick", action="store_true", help=f"counts {rc.QUICK_CONNECTIONS}, {rc.QUICK_SECONDS:g} s, 1 run"
-    )
-    ap.add_argument("--models", default=",".join(MODELS), help=f"of {', '.join(MODELS)} (default all)")
-    ap.add_argument("--pin-client", metavar="CPU", default="0", help="taskset -c CPU for every client (default 0)")
-    ap.add_argument("--pin-server", metavar="CPU", default="1", help="taskset -c CPU for the responder (default 1)")
-    ap.add_argument("--no-pin", action="store_true", help="pin neither")
-    ap.add_argument("--server-threads", type=int, default=1, help="the responder's worker threads (default 1)")
-    ap.add_argument("--build", action="store_true", help="cargo build the responder and the Rust client first")
-    ap.add_argument("--strace-connections", type=int, default=1000, help="the system-call sample's connections")
-    ap.add_argument("--strace-seconds", type=float, default=2.0, help="the system-call sample's seconds (default 2)")
-    ap.add_argument("--no-strace", action="store_true", help="no system-call sample")
-    ap.add_argument("--syscall-tool", choices=("strace", "perf"), default="strace", help="as run_connections.py")
-    peers.add_arguments(ap)
+    rc.add_run_arguments(ap, MODELS, "the responder", "the responder and the Rust client")
     ap.add_argument("--out", nargs="?", const="", default=None, metavar="PATH", help="write raw JSON")
     ap.add_argument("--timeout", type=float, default=None, help="per client run, seconds")
     a = ap.parse_args(argv)
-    try:
-        counts = rc.parse_counts(a.connections or (rc.QUICK_CONNECTIONS if a.quick else rc.DEFAULT_CONNECTIONS))
-        models = parse_models(a.models)
-    except ValueError as e:
-        ap.error(str(e))
-    seconds = a.seconds if a.seconds is not None else (rc.QUICK_SECONDS if a.quick else rc.DEFAULT_SECONDS)
-    repeat = a.repeat or (rc.QUICK_REPEAT if a.quick else rc.DEFAULT_REPEAT)
-    if seconds <= 0 or repeat <= 0 or a.warmup < 0:
-        ap.error("--seconds and --repeat must be positive, --warmup not negative")
-    pin_client, pin_server = (None, None) if a.no_pin else (a.pin_client, a.pin_server)
-    if (pin_client or pin_server) and not shutil.which("taskset"):
-        pin_client = pin_server = None
+    counts, models, seconds, repeat, (pin_client, pin_server) = rc.run_settings(ap, a, parse_models)
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
     load_start = os.getloadavg()[0]
     why = ensure_bins(a.build)
