@@ -48,6 +48,7 @@ Example::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import shutil
@@ -85,6 +86,17 @@ DEFAULT_CONNECTIONS, QUICK_CONNECTIONS = "10,100,1000,10000", "10,100,1000"
 DEFAULT_SECONDS, QUICK_SECONDS = 10.0, 3.0
 DEFAULT_REPEAT, QUICK_REPEAT = 3, 1
 PER_ADDRESS = 4000  # connections per 127.0.0.x source address
+# The kernel settings during the runs (--local-port-range, --max-tw-buckets). The scylla crate
+# binds every socket to port 0 before connecting, and the kernel's bind() searches half the
+# local port range for a port no socket holds, TIME_WAIT ones included: at 10,000 connections
+# Linux's default 32768-60999 is nearly full, more so after the previous run's 10,000 closed
+# connections, and each bind() costs about 1 ms of system time (measured: 13 s to fill a
+# 10,000-connection pool, stalling its first requests past their 10 s timeout; 0.3 s with the
+# wider range). A run's client closes its connections first, so each run leaves N TIME_WAIT
+# sockets for 60 s: capping them keeps one run's debris out of the next one's port search.
+PORT_RANGE_SYSCTL = "net.ipv4.ip_local_port_range"
+TW_BUCKETS_SYSCTL = "net.ipv4.tcp_max_tw_buckets"
+DEFAULT_PORT_RANGE, DEFAULT_TW_BUCKETS = "10240-65535", "1024"
 CLIENT_NAMES = {"python": "Python", "rust": "Rust (limit)"}
 
 
@@ -505,11 +517,76 @@ def has_module(python: str, module: str) -> bool:
         return False
 
 
+def _sysctl_path(name: str) -> Path:
+    return Path("/proc/sys/" + name.replace(".", "/"))
+
+
 def _sysctl(name: str) -> str | None:
     try:
-        return Path("/proc/sys/" + name.replace(".", "/")).read_text().split("\n")[0].replace("\t", " ")
+        return _sysctl_path(name).read_text().split("\n")[0].replace("\t", " ")
     except OSError:
         return None
+
+
+def parse_port_range(text: str) -> tuple[int, int] | None:
+    """``LO-HI`` as a pair, or None for ``keep``; ValueError otherwise."""
+    if text.strip() == "keep":
+        return None
+    lo, sep, hi = text.partition("-")
+    try:
+        pair = (int(lo), int(hi))
+    except ValueError:
+        pair = (0, 0)
+    if not sep or not 1024 <= pair[0] < pair[1] <= 65535:
+        raise ValueError(f"--local-port-range: LO-HI within 1024-65535, or keep; not {text!r}")
+    return pair
+
+
+def parse_tw_buckets(text: str) -> int | None:
+    """A count, or None for ``keep``; ValueError otherwise."""
+    if text.strip() == "keep":
+        return None
+    if not text.strip().isdigit():
+        raise ValueError(f"--max-tw-buckets: a count, or keep; not {text!r}")
+    return int(text)
+
+
+def run_sysctl_values(port_range: tuple[int, int] | None, tw_buckets: int | None, current) -> dict[str, str]:
+    """The sysctls to set for the runs, given ``current(name)`` (the value now, or None): the
+    port range widened to cover ``port_range`` (never narrowed), TIME_WAIT buckets capped at
+    ``tw_buckets`` (never raised); what already is so is left out."""
+    want: dict[str, str] = {}
+    now = current(PORT_RANGE_SYSCTL)
+    if port_range is not None and now is not None:
+        lo, hi = (int(x) for x in now.split())
+        wide = (min(port_range[0], lo), max(port_range[1], hi))
+        if wide != (lo, hi):
+            want[PORT_RANGE_SYSCTL] = f"{wide[0]} {wide[1]}"
+    now = current(TW_BUCKETS_SYSCTL)
+    if tw_buckets is not None and now is not None and tw_buckets < int(now):
+        want[TW_BUCKETS_SYSCTL] = str(tw_buckets)
+    return want
+
+
+@contextlib.contextmanager
+def run_sysctls(port_range: tuple[int, int] | None, tw_buckets: int | None):
+    """Sets :func:`run_sysctl_values` for the block and puts the old values back after;
+    yields what it did, for the meta: per sysctl ``before`` and ``during``, and ``reason``
+    where it could not write one (not root, or a read-only /proc/sys)."""
+    done: dict[str, dict] = {}
+    try:
+        for name, value in run_sysctl_values(port_range, tw_buckets, _sysctl).items():
+            done[name] = {"before": _sysctl(name), "during": _sysctl(name)}
+            try:
+                _sysctl_path(name).write_text(value + "\n")
+                done[name]["during"] = value
+            except OSError as e:
+                done[name]["reason"] = f"not set to {value}: {e.strerror or e}"
+        yield done
+    finally:
+        for name, d in done.items():
+            if d["during"] != d["before"]:
+                _sysctl_path(name).write_text(d["before"] + "\n")
 
 
 # ------------------------------------------------------------------------------------ runs
@@ -612,6 +689,20 @@ def add_run_arguments(ap: argparse.ArgumentParser, model_keys, server: str, bina
     ap.add_argument("--strace-seconds", type=float, default=2.0, help="the system-call sample's seconds (default 2)")
     ap.add_argument("--no-strace", action="store_true", help="no system-call sample")
     ap.add_argument(
+        "--local-port-range",
+        default=DEFAULT_PORT_RANGE,
+        metavar="LO-HI|keep",
+        help=f"widen {PORT_RANGE_SYSCTL} to cover LO-HI during the runs, restored after (default "
+        f"{DEFAULT_PORT_RANGE}; needs root, else it is kept and the meta says why), or keep it",
+    )
+    ap.add_argument(
+        "--max-tw-buckets",
+        default=DEFAULT_TW_BUCKETS,
+        metavar="N|keep",
+        help=f"cap {TW_BUCKETS_SYSCTL} (sockets kept in TIME_WAIT) at N during the runs, restored after "
+        f"(default {DEFAULT_TW_BUCKETS}; needs root), or keep it",
+    )
+    ap.add_argument(
         "--syscall-tool",
         choices=("strace", "perf"),
         default="strace",
@@ -628,6 +719,8 @@ def run_settings(ap: argparse.ArgumentParser, a: argparse.Namespace, parse_model
     try:
         counts = parse_counts(a.connections or (QUICK_CONNECTIONS if a.quick else DEFAULT_CONNECTIONS))
         models = parse_models(a.models)
+        a.port_range = parse_port_range(a.local_port_range)
+        a.tw_buckets = parse_tw_buckets(a.max_tw_buckets)
     except ValueError as e:
         ap.error(str(e))
     seconds = a.seconds if a.seconds is not None else (QUICK_SECONDS if a.quick else DEFAULT_SECONDS)
@@ -704,56 +797,57 @@ def main(argv: list[str] | None = None) -> int:
             return unavailable.get("uvloop")
         return unavailable.get(model)
 
-    server = Server(SERVER_BIN, pin_server, a.server_threads)
-    results: list[dict] = []
-    try:
-        server.start()
-        log(
-            f"connections: pingpong-server on 127.0.0.1:{server.port} (CPU {pin_server}, RLIMIT_NOFILE "
-            f"{server.nofile()}); counts {counts}, {seconds:g} s + {a.warmup:g} s warm-up, {repeat} run(s) each"
-        )
-        for n in counts:
-            for rnd in range(repeat):
+    with run_sysctls(a.port_range, a.tw_buckets) as sysctls_set:
+        server = Server(SERVER_BIN, pin_server, a.server_threads)
+        results: list[dict] = []
+        try:
+            server.start()
+            log(
+                f"connections: pingpong-server on 127.0.0.1:{server.port} (CPU {pin_server}, RLIMIT_NOFILE "
+                f"{server.nofile()}); counts {counts}, {seconds:g} s + {a.warmup:g} s warm-up, {repeat} run(s) each"
+            )
+            for n in counts:
+                for rnd in range(repeat):
+                    for model in models:
+                        client, mname = row_key(model)
+                        base = {"kind": "run", "client": client, "model": mname, "connections": n, "round": rnd + 1}
+                        why = reason_unavailable(model)
+                        if why:
+                            results.append({**base, "unavailable": why})
+                            continue
+                        server.ensure()
+                        cmd = client_command(model, python_of(model), server.port, n, seconds, a.warmup)
+                        r = run_client(cmd, pin_client, a.timeout or run_timeout(n, seconds, a.warmup))
+                        r = {**base, **r} if "failed" in r else {**r, **base}
+                        r["interpreter"] = python_of(model) or str(CLIENT_BIN)
+                        results.append(r)
+                        log(f"{n:,} connections, round {rnd + 1}/{repeat}: {mname}: {_line(r)}")
+            if not a.no_strace and shutil.which(a.syscall_tool):
+                n = a.strace_connections
                 for model in models:
                     client, mname = row_key(model)
-                    base = {"kind": "run", "client": client, "model": mname, "connections": n, "round": rnd + 1}
+                    base = {"kind": "syscalls", "client": client, "model": mname, "connections": n}
                     why = reason_unavailable(model)
                     if why:
                         results.append({**base, "unavailable": why})
                         continue
-                    server.ensure()
-                    cmd = client_command(model, python_of(model), server.port, n, seconds, a.warmup)
-                    r = run_client(cmd, pin_client, a.timeout or run_timeout(n, seconds, a.warmup))
-                    r = {**base, **r} if "failed" in r else {**r, **base}
-                    r["interpreter"] = python_of(model) or str(CLIENT_BIN)
-                    results.append(r)
-                    log(f"{n:,} connections, round {rnd + 1}/{repeat}: {mname}: {_line(r)}")
-        if not a.no_strace and shutil.which(a.syscall_tool):
-            n = a.strace_connections
-            for model in models:
-                client, mname = row_key(model)
-                base = {"kind": "syscalls", "client": client, "model": mname, "connections": n}
-                why = reason_unavailable(model)
-                if why:
-                    results.append({**base, "unavailable": why})
-                    continue
 
-                def command(secs: float, model: str = model) -> list[str]:
-                    server.ensure()
-                    return client_command(model, python_of(model), server.port, n, secs, 0.0)
+                    def command(secs: float, model: str = model) -> list[str]:
+                        server.ensure()
+                        return client_command(model, python_of(model), server.port, n, secs, 0.0)
 
-                s = syscall_sample(command, n, a.strace_seconds, pin_client, a.syscall_tool)
-                results.append({**base, "seconds": a.strace_seconds, **s})
-                per = s.get("per_message")
-                log(
-                    f"{a.syscall_tool}, {n:,} connections: {mname}: "
-                    + (f"{per['total']} calls/msg = {composition(per)}" if per else s.get("failed", "no messages"))
-                )
-        elif not a.no_strace:
-            log(f"{a.syscall_tool} not found: no system calls per message")
-    finally:
-        server_nofile = server.nofile()
-        server.stop()
+                    s = syscall_sample(command, n, a.strace_seconds, pin_client, a.syscall_tool)
+                    results.append({**base, "seconds": a.strace_seconds, **s})
+                    per = s.get("per_message")
+                    log(
+                        f"{a.syscall_tool}, {n:,} connections: {mname}: "
+                        + (f"{per['total']} calls/msg = {composition(per)}" if per else s.get("failed", "no messages"))
+                    )
+            elif not a.no_strace:
+                log(f"{a.syscall_tool} not found: no system calls per message")
+        finally:
+            server_nofile = server.nofile()
+            server.stop()
     meta = run_meta(
         sys.argv if argv is None else argv,
         load_start,
@@ -780,8 +874,17 @@ def main(argv: list[str] | None = None) -> int:
         syscalls=None
         if a.no_strace
         else {"tool": a.syscall_tool, "connections": a.strace_connections, "seconds": a.strace_seconds},
-        sysctl={k: _sysctl(k) for k in ("net.ipv4.ip_local_port_range", "net.core.somaxconn", "net.ipv4.tcp_tw_reuse")},
+        sysctl={
+            k: _sysctl(k)
+            for k in (
+                "net.ipv4.ip_local_port_range",
+                "net.core.somaxconn",
+                "net.ipv4.tcp_tw_reuse",
+                "net.ipv4.tcp_max_tw_buckets",
+            )
+        },
         per_address=PER_ADDRESS,
+        sysctls_set=sysctls_set,
     )
     print(markdown(results, counts, seconds, a.warmup, repeat, (pin_client, pin_server)))
     if a.out is not None:

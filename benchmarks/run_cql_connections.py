@@ -316,50 +316,55 @@ def main(argv: list[str] | None = None) -> int:
         server.start(timeout=60 + n / 100)
         return server
 
-    try:
-        log(f"connections (CQL): counts {counts}, {seconds:g} s + {a.warmup:g} s warm-up, {repeat} run(s) each")
-        for n in counts:
-            for rnd in range(repeat):
+    with rc.run_sysctls(a.port_range, a.tw_buckets) as sysctls_set:
+        try:
+            log(f"connections (CQL): counts {counts}, {seconds:g} s + {a.warmup:g} s warm-up, {repeat} run(s) each")
+            for n in counts:
+                for rnd in range(repeat):
+                    for key in models:
+                        client, model = MODELS[key]
+                        base = {"kind": "run", "client": client, "model": model, "connections": n, "round": rnd + 1}
+                        if reason(key):
+                            results.append({**base, "unavailable": reason(key)})
+                            continue
+                        try:
+                            srv = fresh_server(key, n)
+                        except RuntimeError as e:
+                            results.append({**base, "failed": f"the responder: {e}"})
+                            continue
+                        cmd = client_command(key, python_of(key), srv.port, n, seconds, a.warmup)
+                        r = run_client(cmd, pin_client, a.timeout or run_timeout(key, n, seconds, a.warmup))
+                        r = {**base, **r} if "failed" in r else {**r, **base}
+                        r["responder_nodes"] = responder_nodes(key, n)
+                        results.append(r)
+                        log(f"{n:,} connections, round {rnd + 1}/{repeat}: {client} {model}: {_line(r)}")
+            if not a.no_strace and shutil.which(a.syscall_tool):
+                n = a.strace_connections
                 for key in models:
                     client, model = MODELS[key]
-                    base = {"kind": "run", "client": client, "model": model, "connections": n, "round": rnd + 1}
+                    base = {"kind": "syscalls", "client": client, "model": model, "connections": n}
                     if reason(key):
                         results.append({**base, "unavailable": reason(key)})
                         continue
-                    try:
+
+                    def command(secs: float, key: str = key) -> list[str]:
                         srv = fresh_server(key, n)
-                    except RuntimeError as e:
-                        results.append({**base, "failed": f"the responder: {e}"})
-                        continue
-                    cmd = client_command(key, python_of(key), srv.port, n, seconds, a.warmup)
-                    r = run_client(cmd, pin_client, a.timeout or run_timeout(key, n, seconds, a.warmup))
-                    r = {**base, **r} if "failed" in r else {**r, **base}
-                    r["responder_nodes"] = responder_nodes(key, n)
-                    results.append(r)
-                    log(f"{n:,} connections, round {rnd + 1}/{repeat}: {client} {model}: {_line(r)}")
-        if not a.no_strace and shutil.which(a.syscall_tool):
-            n = a.strace_connections
-            for key in models:
-                client, model = MODELS[key]
-                base = {"kind": "syscalls", "client": client, "model": model, "connections": n}
-                if reason(key):
-                    results.append({**base, "unavailable": reason(key)})
-                    continue
+                        return client_command(key, python_of(key), srv.port, n, secs, 0.0)
 
-                def command(secs: float, key: str = key) -> list[str]:
-                    srv = fresh_server(key, n)
-                    return client_command(key, python_of(key), srv.port, n, secs, 0.0)
-
-                s = rc.syscall_sample(command, n, a.strace_seconds, pin_client, a.syscall_tool)
-                results.append({**base, "seconds": a.strace_seconds, **s})
-                per = s.get("per_message")
-                log(
-                    f"{a.syscall_tool}, {n:,} connections: {client} {model}: "
-                    + (f"{per['total']} calls/req = {rc.composition(per)}" if per else s.get("failed", "no requests"))
-                )
-    finally:
-        if server is not None:
-            server.stop()
+                    s = rc.syscall_sample(command, n, a.strace_seconds, pin_client, a.syscall_tool)
+                    results.append({**base, "seconds": a.strace_seconds, **s})
+                    per = s.get("per_message")
+                    log(
+                        f"{a.syscall_tool}, {n:,} connections: {client} {model}: "
+                        + (
+                            f"{per['total']} calls/req = {rc.composition(per)}"
+                            if per
+                            else s.get("failed", "no requests")
+                        )
+                    )
+        finally:
+            if server is not None:
+                server.stop()
     meta = run_meta(
         sys.argv if argv is None else argv,
         load_start,
@@ -382,8 +387,15 @@ def main(argv: list[str] | None = None) -> int:
         if a.no_strace
         else {"tool": a.syscall_tool, "connections": a.strace_connections, "seconds": a.strace_seconds},
         sysctl={
-            k: rc._sysctl(k) for k in ("net.ipv4.ip_local_port_range", "net.core.somaxconn", "net.ipv4.tcp_tw_reuse")
+            k: rc._sysctl(k)
+            for k in (
+                "net.ipv4.ip_local_port_range",
+                "net.core.somaxconn",
+                "net.ipv4.tcp_tw_reuse",
+                "net.ipv4.tcp_max_tw_buckets",
+            )
         },
+        sysctls_set=sysctls_set,
     )
     print(markdown(results, counts, seconds, a.warmup, repeat, (pin_client, pin_server)))
     if a.out is not None:

@@ -80,13 +80,15 @@ def result_line(a, messages: int, window: float, lat, ru0, ru1, errors: list[str
     }
 
 
-def wait_for_connections(execute, want: int, timeout: float) -> int:
-    """Polls the responder's open-connection count until it reaches ``want``."""
-    deadline = time.monotonic() + timeout
+def wait_for_connections(execute, want: int, timeout: float) -> float:
+    """Polls the responder's open-connection count until it reaches ``want``; the seconds it
+    took (the pool's fill, reported as ``pool_fill_s``)."""
+    start = time.monotonic()
+    deadline = start + timeout
     while True:
         have = execute("SELECT connections FROM responder.stats").one()[0]
         if have >= want:
-            return have
+            return round(time.monotonic() - start, 2)
         if time.monotonic() >= deadline:
             raise Failed(f"only {have} of {want} connections (pool + control) open after {timeout:.0f} s")
         time.sleep(0.05)
@@ -181,9 +183,13 @@ def run_turbocql(a) -> dict:
     cluster = turbocql_cluster(a)
     try:
         session = cluster.connect()
-        wait_for_connections(session.execute, a.connections + 1, connect_timeout(a.connections))
+        fill = wait_for_connections(session.execute, a.connections + 1, connect_timeout(a.connections))
         stmt = session.prepare(QUERY)
-        extra = {"turbocql_version": turbocql.__version__, "pool": f"connections_per_host={a.connections}"}
+        extra = {
+            "turbocql_version": turbocql.__version__,
+            "pool": f"connections_per_host={a.connections}",
+            "pool_fill_s": fill,
+        }
         if a.model == "futures":
             return run_chains(a, session, stmt, **extra)
         return run_execute_concurrent(a, session, stmt, **extra)
@@ -243,13 +249,15 @@ def run_turbocql_asyncio(a) -> dict:
             connect_timeout=connect_timeout(a.connections),
         ) as cluster:
             session = await cluster.connect()
-            deadline = time.monotonic() + connect_timeout(a.connections)
+            start = time.monotonic()
+            deadline = start + connect_timeout(a.connections)
             while (
                 have := (await session.execute("SELECT connections FROM responder.stats")).one()[0]
             ) < a.connections + 1:
                 if time.monotonic() >= deadline:
                     raise Failed(f"only {have} of {a.connections + 1} connections (pool + control) open")
                 await asyncio.sleep(0.05)
+            fill = round(time.monotonic() - start, 2)
             stmt = await session.prepare(QUERY)
             lat = array.array("q")
             errors: list[str] = []
@@ -278,7 +286,11 @@ def run_turbocql_asyncio(a) -> dict:
             _, pending = await asyncio.wait(tasks, timeout=STOP_GRACE)
             for t in pending:
                 t.cancel()
-            extra = {"turbocql_version": turbocql.__version__, "pool": f"connections_per_host={a.connections}"}
+            extra = {
+                "turbocql_version": turbocql.__version__,
+                "pool": f"connections_per_host={a.connections}",
+                "pool_fill_s": fill,
+            }
             return result_line(a, len(lat), a.seconds, lat, ru0, ru1, errors, **extra)
 
     return asyncio.run(amain())
@@ -316,7 +328,7 @@ def run_classic(a) -> dict:
         hosts = len(cluster.metadata.all_hosts())
         if hosts < a.connections:
             raise Failed(f"the driver sees {hosts} of {a.connections} hosts")
-        wait_for_connections(session.execute, a.connections + 1, connect_timeout(a.connections))
+        fill = wait_for_connections(session.execute, a.connections + 1, connect_timeout(a.connections))
         stmt = session.prepare(QUERY)
         reactor = (
             type(cluster.connection_class).__name__
@@ -324,7 +336,14 @@ def run_classic(a) -> dict:
             else cluster.connection_class.__name__
         )
         return run_chains(
-            a, session, stmt, classic_version=cassandra.__version__, reactor=reactor, hosts=hosts, pool="one per host"
+            a,
+            session,
+            stmt,
+            classic_version=cassandra.__version__,
+            reactor=reactor,
+            hosts=hosts,
+            pool="one per host",
+            pool_fill_s=fill,
         )
     finally:
         cluster.shutdown()

@@ -371,3 +371,58 @@ def test_python_client_reports_ff_when_it_runs_out_of_file_descriptors(echo_port
     r = json.loads(out.splitlines()[-1])
     assert "Too many open files" in r["failed"] and r["connections"] == 100
     socket.socket().close()  # the test process itself is untouched
+
+
+def test_run_sysctls_widen_the_port_range_and_cap_time_wait_never_the_other_way():
+    assert rc.parse_port_range("10240-65535") == (10240, 65535)
+    assert rc.parse_port_range("keep") is None
+    assert rc.parse_tw_buckets("1024") == 1024 and rc.parse_tw_buckets("keep") is None
+    for bad in ("65535-10240", "80-9000", "10240", "a-b"):
+        with pytest.raises(ValueError, match="--local-port-range"):
+            rc.parse_port_range(bad)
+    with pytest.raises(ValueError, match="--max-tw-buckets"):
+        rc.parse_tw_buckets("-1")
+    now = {rc.PORT_RANGE_SYSCTL: "32768 60999", rc.TW_BUCKETS_SYSCTL: "131072"}.get
+    assert rc.run_sysctl_values((10240, 65535), 1024, now) == {
+        rc.PORT_RANGE_SYSCTL: "10240 65535",
+        rc.TW_BUCKETS_SYSCTL: "1024",
+    }
+    # Only widened: a range already covering LO-HI, or larger on one side, keeps that side.
+    assert rc.run_sysctl_values((40000, 65535), None, now) == {rc.PORT_RANGE_SYSCTL: "32768 65535"}
+    assert rc.run_sysctl_values((40000, 50000), 200000, now) == {}
+    assert rc.run_sysctl_values(None, None, now) == {}
+    # An unreadable sysctl (no /proc/sys) is left alone.
+    assert rc.run_sysctl_values((10240, 65535), 1024, lambda name: None) == {}
+
+
+def test_run_sysctls_put_the_old_values_back(monkeypatch, tmp_path):
+    files = {rc.PORT_RANGE_SYSCTL: tmp_path / "range", rc.TW_BUCKETS_SYSCTL: tmp_path / "tw"}
+    files[rc.PORT_RANGE_SYSCTL].write_text("32768\t60999\n")
+    files[rc.TW_BUCKETS_SYSCTL].write_text("131072\n")
+    monkeypatch.setattr(rc, "_sysctl_path", files.__getitem__)
+    with pytest.raises(RuntimeError):
+        with rc.run_sysctls((10240, 65535), 1024) as done:
+            assert rc._sysctl(rc.PORT_RANGE_SYSCTL) == "10240 65535"
+            assert rc._sysctl(rc.TW_BUCKETS_SYSCTL) == "1024"
+            assert done[rc.TW_BUCKETS_SYSCTL] == {"before": "131072", "during": "1024"}
+            raise RuntimeError("a run failed")
+    assert rc._sysctl(rc.PORT_RANGE_SYSCTL) == "32768 60999"
+    assert rc._sysctl(rc.TW_BUCKETS_SYSCTL) == "131072"
+    # Not writable (not root, a read-only /proc/sys): kept, and the meta says why.
+
+    class ReadOnly:
+        def read_text(self):
+            return "131072\n"
+
+        def write_text(self, text):
+            raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(rc, "_sysctl_path", lambda name: ReadOnly())
+    with rc.run_sysctls(None, 1024) as done:
+        assert done == {
+            rc.TW_BUCKETS_SYSCTL: {
+                "before": "131072",
+                "during": "131072",
+                "reason": "not set to 1024: Permission denied",
+            }
+        }
