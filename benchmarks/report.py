@@ -15,7 +15,8 @@ Tables (every figure comes from the JSON; ratios are computed within the run):
   client as the limit) against the number of connections, 64-byte ping-pong: msgs/s, p50/p95,
   user share, system calls per message (``run_connections.markdown``); and the same question
   for CQL drivers (turbocql, the classic driver, the I/O models speaking CQL, the ``scylla``
-  crate) against the Rust CQL responder (``run_cql_connections.markdown``);
+  crate) against the Rust CQL responder (``run_cql_connections.markdown``), and through a real
+  Cassandra node, its own table, when the data holds such a run;
 * document 003: ingestion (geo rows, then element rows with two SELECTs per chunk) by threads,
   gevent, asyncio and turbocql's bulk path, per pool size, with the answer to its question
   (CPU-bound or not, fastest model) computed from the figures (``run_ingest.markdown``);
@@ -34,7 +35,9 @@ threads), ``-vectors.png``, ``-tuning.png`` (ops/s over the grid), ``-tls.png`` 
 µs/op and ops/s, plain text and TLS side by side), ``-bulk.png``, ``-ingest.png`` (records/s
 against the pool size per driver and model, one panel per phase), ``-connections.png``
 (msgs/s and p95 round trip against the connection count, one line per model) and
-``-connections-cql.png`` (the same for the CQL table, one line per client and model).
+``-connections-cql.png`` (the same for the CQL table, one line per client and model) and
+``-connections-cql-cassandra.png`` (the CQL table through a real node, from a
+``run_cql_connections.py --server cassandra --out`` JSON, which this script also takes).
 """
 
 from __future__ import annotations
@@ -260,6 +263,10 @@ def build_markdown(data: dict, plots: list[Path] | None = None) -> str:
     if cql.get("results"):
         parts += ["", "## Document 002's question for CQL drivers (issue 17 §2)", ""]
         parts += [_scenario_heading(scen, ("connections_cql",)), "", cql_connections_table(cql)]
+    node_cql = scen.get("connections_cql_cassandra", {})
+    if node_cql.get("results"):
+        parts += ["", "## Connections over CQL, a real Cassandra node (issue 17 §2)", ""]
+        parts += [_scenario_heading(scen, ("connections_cql_cassandra",)), "", cql_connections_table(node_cql)]
     ingest = scen.get("ingest", {})
     if ingest.get("results"):
         parts += ["", "## Document 003: ingestion, threads vs gevent vs asyncio by pool size", ""]
@@ -748,6 +755,7 @@ def make_plots(data: dict, out_dir: Path, name: str) -> list[Path]:
         ("ingest", lambda p: plot_ingest(scen, p)),
         ("connections", lambda p: plot_connections(scen, p)),
         ("connections-cql", lambda p: plot_cql_connections(scen, p)),
+        ("connections-cql-cassandra", lambda p: plot_cql_connections(scen, p, "connections_cql_cassandra")),
     ):
         path = out_dir / f"{name}-{suffix}.png"
         try:
@@ -756,6 +764,17 @@ def make_plots(data: dict, out_dir: Path, name: str) -> list[Path]:
         except Exception as e:  # a broken plot must not lose the run's report
             print(f"plot {path.name} failed: {type(e).__name__}: {e}", file=sys.stderr)
     return made
+
+
+def as_report_data(data: dict) -> dict:
+    """A ``turbocql bench`` JSON as it is; a single runner's (``meta`` and ``results``, no
+    ``scenarios``) whose meta names its ``scenario`` (``run_cql_connections.py --out``, e.g. a
+    ``--server cassandra`` run) as a report of that one scenario."""
+    if "scenarios" in data or not data.get("meta", {}).get("scenario"):
+        return data
+    meta = data["meta"]
+    scen = {"meta": meta, "heading": meta.get("heading"), "results": data.get("results", [])}
+    return {"meta": {}, "machine": {}, "server": {}, "scenarios": {meta["scenario"]: scen}}
 
 
 def write_report(data: dict, out_dir: Path, name: str, plots: bool = True) -> dict[str, object]:
@@ -775,7 +794,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out-dir", type=Path, default=None, help="default: beside the JSON")
     ap.add_argument("--no-plots", action="store_true")
     args = ap.parse_args(argv)
-    data = json.loads(args.json.read_text())
+    data = as_report_data(json.loads(args.json.read_text()))
     paths = write_report(data, args.out_dir or args.json.parent, args.json.stem, not args.no_plots)
     print(paths["markdown"])
     for p in paths["plots"]:

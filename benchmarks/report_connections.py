@@ -1,7 +1,9 @@
 """The report's parts for scenario ``connections`` (``report.py`` imports them): the tables of
 document 002's ping-pong (``run_connections.markdown``) and of its CQL question
-(``run_cql_connections.markdown``), each with its method line, and their plots: msgs/s and p95
-latency against the connection count (log scale), one line per (client, model)."""
+(``run_cql_connections.markdown``: through the Rust CQL responder, and, from a run with
+``--server cassandra``, through a real Cassandra node, its own table), each with its method
+line, and their plots: msgs/s and p95 latency against the connection count (log scale), one
+line per (client, model)."""
 
 from __future__ import annotations
 
@@ -19,7 +21,10 @@ def _table(scen: dict, markdown, footer: str) -> str:
         {r["connections"] for r in results if r.get("kind", "run") == "run" and "connections" in r}
     )
     pins = (meta.get("pin_client"), meta.get("pin_server"))
-    return markdown(results, counts, meta.get("seconds"), meta.get("warmup"), meta.get("repeat"), pins) + footer
+    extra = {"server": meta.get("server")} if markdown is run_cql_connections.markdown else {}
+    return (
+        markdown(results, counts, meta.get("seconds"), meta.get("warmup"), meta.get("repeat"), pins, **extra) + footer
+    )
 
 
 def connections_table(connections: dict) -> str:
@@ -34,8 +39,23 @@ def connections_table(connections: dict) -> str:
     )
 
 
+def is_cassandra_run(scen: dict) -> bool:
+    """Whether a CQL connections run went through a real node (``--server cassandra``: its
+    meta's ``server.kind``)."""
+    return (scen.get("meta", {}).get("server") or {}).get("kind") == "cassandra"
+
+
 def cql_connections_table(cql: dict) -> str:
-    """The CQL table (``run_cql_connections.markdown``)."""
+    """The CQL table (``run_cql_connections.markdown``), through the responder or, if the run's
+    meta says so, through a real Cassandra node."""
+    if is_cassandra_run(cql):
+        return _table(
+            cql,
+            run_cql_connections.markdown,
+            "\n\nLoopback, a real Cassandra node (its JVM pinned to the server CPU, every thread); "
+            "latency from submitting a request to having its row; CPU µs/req = client user + system CPU "
+            "(getrusage, all its threads) per request. Method and deviations: `benchmarks/README.md`.",
+        )
     return _table(
         cql,
         run_cql_connections.markdown,
@@ -93,12 +113,11 @@ CQL_LINES = {
 }
 
 
-def plot_cql_connections(scen: dict, path: Path) -> bool:
+def plot_cql_connections(scen: dict, path: Path, key: str = "connections_cql") -> bool:
     """The CQL table's plot: msgs/s and p95 (the mean, N / rate, where a client gives no
-    percentiles) against the connection count, one line per (client, model)."""
-    agg = [
-        a for a in run_connections.aggregate(scen.get("connections_cql", {}).get("results", [])) if "msgs_per_s" in a
-    ]
+    percentiles) against the connection count, one line per (client, model); ``key`` the
+    scenario (``connections_cql_cassandra``: the real node's run)."""
+    agg = [a for a in run_connections.aggregate(scen.get(key, {}).get("results", [])) if "msgs_per_s" in a]
     for a in agg:
         if a.get("p95_us") is None and a["msgs_per_s"]:
             a["p95_us"] = a["connections"] / a["msgs_per_s"] * 1e6
@@ -118,7 +137,9 @@ def plot_cql_connections(scen: dict, path: Path) -> bool:
         style,
         path,
         "connections (one request in flight per connection)",
-        "CQL drivers vs connection count (Rust CQL responder), client on one core",
+        "CQL drivers vs connection count ("
+        + ("a real Cassandra node" if is_cassandra_run(scen.get(key, {})) else "Rust CQL responder")
+        + "), client on one core",
     )
 
 

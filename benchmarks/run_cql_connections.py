@@ -29,25 +29,45 @@ Counts, seconds, warm-up, repeats, pinning and the system-call sample (``strace 
 ``run_connections.py``, whose helpers this module uses. Prints the table (:func:`markdown`),
 ``--out`` writes the JSON. Method and deviations: ``benchmarks/README.md``.
 
+``--server cassandra`` asks the same of a real node (issue 17 §2: "also the real Cassandra
+node for the counts it can hold"; ``--host``/``--port``, default 127.0.0.1:9042, the node
+``python -m turbocql localdb start`` runs): no responder; the runner creates ``bench.kv`` and
+its one row on the node first (``clients/cql_drivers.py --setup``), pins the node's JVM (every
+thread, ``taskset -a -p``) to the server CPU for the runs and puts its affinity back after,
+and the drivers count the node's connections in ``system_views.clients`` (Cassandra 4.0+)
+instead of ``responder.stats``. Before each run it waits until the node has closed the
+previous client's connections (its sockets on the port, ``/proc/net/tcp``). The classic
+driver holds one connection per host and a node is one host: its rows are unavailable above
+one connection. No targets (the node, not the client, is the bottleneck); the node's CPU per
+request instead (the JVM's, ``/proc/PID/stat``, over the run's busiest ``--seconds``).
+``--out`` writes ``results/cql-connections-cassandra-<date>.json``.
+
 Example::
 
     python3 benchmarks/run_cql_connections.py --connections 10,100 --seconds 2 --repeat 1
+    python3 benchmarks/run_cql_connections.py --server cassandra --connections 10,100,1000 --seconds 5
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
+import socket
+import statistics
 import subprocess
 import sys
+import threading
+import time
+from pathlib import Path
 
-HERE = __import__("pathlib").Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 import peers  # noqa: E402
 import run_connections as rc  # noqa: E402
-from common import fmt_num, run_client, run_meta, write_json  # noqa: E402
+from common import find_server_pid, fmt_num, run_client, run_meta, write_json  # noqa: E402
 
 DRIVERS, MODELS_PY = HERE / "clients" / "cql_drivers.py", HERE / "clients" / "cql_models.py"
 RESPONDER_BIN = rc.BIN_DIR / "cql-responder"
@@ -67,6 +87,23 @@ MODELS = {
     "rust": ("rust", "scylla"),
 }
 ROWS = tuple(MODELS.values())
+SERVERS = ("responder", "cassandra")
+# The query the drivers poll until the server counts N + 1 open connections (the pool and the
+# control connection): one row of one bigint. system_views.clients (Cassandra 4.0+) lists
+# every client connection of the node, the one asking included, so it counts the control
+# connection as responder.stats does.
+COUNT_QUERIES = {
+    "responder": "SELECT connections FROM responder.stats",
+    "cassandra": "SELECT COUNT(*) FROM system_views.clients",
+}
+DEFAULT_NODE = ("127.0.0.1", 9042)  # the project's local node (turbocql localdb)
+OUT_STEMS = {"responder": "connections-cql", "cassandra": "cql-connections-cassandra"}
+# The report's scenario key of each server's table (report_connections.py).
+SCENARIOS = {"responder": "connections_cql", "cassandra": "connections_cql_cassandra"}
+CLASSIC_ONE_CONNECTION = (
+    "the classic driver holds one connection per host with protocol v3+ (its "
+    "set_core_connections_per_host raises UnsupportedOperation) and a Cassandra node is one host"
+)
 CLIENT_NAMES = {
     "turbocql": "turbocql",
     "classic": "classic driver",
@@ -89,15 +126,36 @@ def parse_models(text: str) -> list[str]:
     return out
 
 
-def client_command(key: str, python: str | None, port: int, n: int, seconds: float, warmup: float) -> list[str]:
+def client_command(
+    key: str,
+    python: str | None,
+    port: int,
+    n: int,
+    seconds: float,
+    warmup: float,
+    host: str = "127.0.0.1",
+    server: str = "responder",
+) -> list[str]:
+    """The client's command line; the drivers and the Rust client poll ``server``'s count
+    query (the Python models open their sockets one by one and need no count)."""
     client, model = MODELS[key]
-    common = ["--connect", f"127.0.0.1:{port}", "--connections", str(n), "--seconds", f"{seconds:g}"]
+    common = ["--connect", f"{host}:{port}", "--connections", str(n), "--seconds", f"{seconds:g}"]
     common += ["--warmup", f"{warmup:g}"]
-    if client == "rust":
-        return [str(RUST_BIN), *common]
     if client == "python-cql":
         return [str(python), str(MODELS_PY), "--model", model, *common, "--addresses", ",".join(rc.source_addresses(n))]
+    common += ["--count-query", COUNT_QUERIES[server]]
+    if client == "rust":
+        return [str(RUST_BIN), *common]
     return [str(python), str(DRIVERS), "--client", client, "--model", model, *common]
+
+
+def server_unavailable(key: str, n: int, server: str) -> str | None:
+    """Why ``key`` cannot hold ``n`` connections to ``server``, or None: the classic driver,
+    one connection per host, holds N against the responder playing N nodes, but a real node
+    is one host, so only N = 1 (the responder's workaround would not be that node)."""
+    if server == "cassandra" and MODELS[key][0] == "classic" and n > 1:
+        return f"{CLASSIC_ONE_CONNECTION}: it cannot hold {n:,} connections to it"
+    return None
 
 
 def responder_nodes(key: str, n: int) -> int:
@@ -172,10 +230,37 @@ def _latency_and_cpu(a: dict, n: int) -> list[str]:
     return [lat, ("?" if cpu is None else f"{cpu:.1f}") + ("" if share is None else f" ({100 * share:.0f})")]
 
 
-def markdown(results: list[dict], counts: list[int], seconds=None, warmup=None, repeat=None, pins=("0", "1")) -> str:
+def node_cpu_notes(results: list[dict], counts: list[int]) -> list[str]:
+    """Per (client, model), the node's CPU µs per request at each count (median of the runs;
+    ``node_cpu_us_per_request``: the JVM's CPU over the run's busiest window / the rate)."""
+    got: dict[tuple, dict[int, list[float]]] = {}
+    for r in results:
+        if r.get("kind", "run") == "run" and r.get("node_cpu_us_per_request") is not None:
+            got.setdefault((r["client"], r["model"]), {}).setdefault(r["connections"], []).append(
+                r["node_cpu_us_per_request"]
+            )
+    out = []
+    for key in [k for k in ROWS if k in got] + [k for k in got if k not in ROWS]:
+        cells = [f"{n:,}: {statistics.median(got[key][n]):.1f} µs" for n in counts if n in got[key]]
+        out.append(f"{CLIENT_NAMES.get(key[0], key[0])} {key[1]}: " + ", ".join(cells))
+    return out
+
+
+def markdown(
+    results: list[dict],
+    counts: list[int],
+    seconds=None,
+    warmup=None,
+    repeat=None,
+    pins=("0", "1"),
+    server: dict | None = None,
+) -> str:
     """The CQL table: per (client, model) and connection count, msgs/s, p50/p95 ms, client CPU
     µs per request and user share; "FF" where the client could not open or hold the
-    connections; then the system calls per request and the targets at the largest count."""
+    connections; then the system calls per request and the targets at the largest count.
+    With ``server`` a Cassandra node's meta (``{"kind": "cassandra", ...}``), the real-node
+    table: its own title, no targets, the node's CPU per request instead."""
+    cassandra = (server or {}).get("kind") == "cassandra"
     agg = {(a["client"], a["model"], a["connections"]): a for a in rc.aggregate(results)}
     sys_rows = {(r["client"], r["model"]): r for r in results if r.get("kind") == "syscalls"}
     rows = [k for k in ROWS if any((*k, n) in agg for n in counts) or k in sys_rows]
@@ -185,7 +270,12 @@ def markdown(results: list[dict], counts: list[int], seconds=None, warmup=None, 
         head += [f"{n:,}: msgs/s", f"{n:,}: p50/p95 ms", f"{n:,}: CPU µs/req (user %)"]
     if sys_rows:
         head.append(f"syscalls/req ({strace_n:,} conn.)" if strace_n else "syscalls/req")
-    bits = ["one prepared one-row SELECT in flight per connection, against the Rust CQL responder"]
+    if cassandra:
+        version = server.get("release_version")
+        against = f"a Cassandra {version} node" if version else "a Cassandra node"
+    else:
+        against = "the Rust CQL responder"
+    bits = [f"one prepared one-row SELECT in flight per connection, against {against}"]
     if seconds is not None:
         bits.append(f"{seconds:g} s per run" + (f" after {warmup:g} s of warm-up" if warmup else ""))
     if repeat:
@@ -193,12 +283,21 @@ def markdown(results: list[dict], counts: list[int], seconds=None, warmup=None, 
     if pins[0] is not None:
         bits.append(f"clients on CPU {pins[0]}")
     if pins[1] is not None:
-        bits.append(f"the responder on CPU {pins[1]}")
+        bits.append(f"{'the node (every JVM thread)' if cassandra else 'the responder'} on CPU {pins[1]}")
+    if cassandra:
+        title = "**Connections over CQL, a real Cassandra node** (issue 17 §2)"
+        classic = (
+            "n/a: not available. The classic driver holds one connection per host and a node is one "
+            "host, so it runs at 1 connection only; the others hold N connections to the node."
+        )
+    else:
+        title = "**Connections, CQL** (issue 17 §2)"
+        classic = (
+            "The classic driver holds one connection per host, so it talks to N responder nodes; the "
+            "others hold N connections to one."
+        )
     out = [
-        "**Connections, CQL** (issue 17 §2): "
-        + "; ".join(bits)
-        + ". FF: the client could not open or hold the connections. The classic driver holds one "
-        "connection per host, so it talks to N responder nodes; the others hold N connections to one.",
+        f"{title}: " + "; ".join(bits) + ". FF: the client could not open or hold the connections. " + classic,
         "",
         "| " + " | ".join(head) + " |",
         "| " + " | ".join("---" for _ in head) + " |",
@@ -225,21 +324,184 @@ def markdown(results: list[dict], counts: list[int], seconds=None, warmup=None, 
         if not s.get("per_message"):
             out.append(f"* {c} {m}: no system-call figure ({s.get('failed') or s.get('unavailable') or 'no requests'})")
     top = max((n for n in counts if any(k[2] == n for k in agg)), default=None)
-    if top is not None:
+    if cassandra:
+        # The issue's targets compare clients through a server that is not the bottleneck;
+        # here the node is (its CPU per request is several times any client's).
+        out += [
+            "",
+            "No targets: the node, not the client, is the bottleneck here (the targets are computed "
+            "against the responder). The node's CPU per request (its JVM's user + system CPU over the "
+            "run's busiest stretch of the window's length, /proc/PID/stat, per request of the client):",
+        ]
+        out += [""] + [f"* {line}" for line in node_cpu_notes(results, counts) or ["not measured"]]
+    elif top is not None:
         got = targets({k: v for k, v in agg.items()}, top)
         if got:
             out += ["", f"Targets at {top:,} connections:", ""] + [f"* {t}" for t in got]
     return "\n".join(out)
 
 
+# ------------------------------------------------------------------------------------ a real node
+
+TCP_ESTABLISHED, TCP_CLOSE_WAIT = "01", "08"  # /proc/net/tcp's st column
+
+
+def node_sockets(tables: list[str], port: int) -> int:
+    """The node's own sockets of client connections in ``/proc/net/tcp``/``tcp6`` texts: local
+    port ``port``, open (ESTABLISHED) or closed by the client but not yet by the node
+    (CLOSE_WAIT). The clients' sockets have ephemeral local ports, so they do not count."""
+    n = 0
+    for text in tables:
+        for line in text.splitlines()[1:]:
+            parts = line.split()
+            if len(parts) > 3 and parts[3] in (TCP_ESTABLISHED, TCP_CLOSE_WAIT):
+                if int(parts[1].rpartition(":")[2], 16) == port:
+                    n += 1
+    return n
+
+
+def _tcp_tables() -> list[str]:
+    out = []
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            out.append(Path(name).read_text())
+    return out
+
+
+def settle(port: int, baseline: int, timeout: float) -> tuple[int, float]:
+    """Waits until the node holds no more client sockets on ``port`` than ``baseline`` (the
+    previous client's connections closed on its side too), at most ``timeout`` s: the drivers
+    wait for "at least N + 1" in ``system_views.clients``, which the previous run's
+    connections, still listed, would satisfy early. (sockets left, seconds waited)"""
+    start = time.monotonic()
+    while (have := node_sockets(_tcp_tables(), port)) > baseline and time.monotonic() - start < timeout:
+        time.sleep(0.1)
+    return have, round(time.monotonic() - start, 2)
+
+
+def proc_cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds of process ``pid`` (all its threads), from /proc/PID/stat."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text.rpartition(")")[2].split()  # fields from the 3rd (state) on: utime is the 14th
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def busiest_rate(samples: list[tuple[float, float]], seconds: float) -> float | None:
+    """CPU cores over the busiest stretch of ``seconds`` of ``(time, cpu seconds)`` samples
+    (the whole span if shorter). A run is connect, pool fill, warm-up, window, teardown: the
+    node's steady load is that of the warm-up and the window, the stretch of ``seconds`` it
+    spends the most CPU in (a fill's burst can raise it a little)."""
+    best, j = None, 0
+    for i, (t0, c0) in enumerate(samples):
+        j = max(j, i)
+        while j < len(samples) and samples[j][0] - t0 < seconds:
+            j += 1
+        if j == len(samples):
+            break
+        t1, c1 = samples[j]
+        rate = (c1 - c0) / (t1 - t0)
+        best = rate if best is None else max(best, rate)
+    if best is None and len(samples) > 1 and samples[-1][0] > samples[0][0]:
+        (t0, c0), (t1, c1) = samples[0], samples[-1]
+        best = (c1 - c0) / (t1 - t0)
+    return best
+
+
+class CpuSampler:
+    """Samples a process's CPU seconds every ``period`` s in a thread, for the block."""
+
+    def __init__(self, pid: int | None, period: float = 0.1) -> None:
+        self.pid, self.period = pid, period
+        self.samples: list[tuple[float, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while True:
+            cpu = proc_cpu_s(self.pid) if self.pid else None
+            if cpu is not None:
+                self.samples.append((time.monotonic(), cpu))
+            if self._stop.wait(self.period):
+                return
+
+    def __enter__(self) -> CpuSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        cpu = proc_cpu_s(self.pid) if self.pid else None
+        if cpu is not None:
+            self.samples.append((time.monotonic(), cpu))
+
+    def figures(self, seconds: float, msgs_per_s: float | None) -> dict:
+        """``node_cpu_s`` over the whole run, ``node_cpu_cores`` over its busiest ``seconds``
+        and, with the client's rate, ``node_cpu_us_per_request``."""
+        if len(self.samples) < 2:
+            return {}
+        cores = busiest_rate(self.samples, seconds)
+        out = {"node_cpu_s": round(self.samples[-1][1] - self.samples[0][1], 3)}
+        if cores is not None:
+            out["node_cpu_cores"] = round(cores, 3)
+            if msgs_per_s:
+                out["node_cpu_us_per_request"] = round(cores / msgs_per_s * 1e6, 2)
+        return out
+
+
+@contextlib.contextmanager
+def pinned_node(pid: int | None, cpu: str | None):
+    """Every thread of the node's JVM on ``cpu`` (``taskset -a -p -c``; the threads it starts
+    later inherit it) for the block, its affinity before put back after. Yields what was done,
+    for the meta: pid, cpu, before, restored, or reason where it was not pinned."""
+    rec: dict = {"pid": pid, "cpu": cpu}
+    if cpu is None or pid is None:
+        rec["reason"] = "no pinning asked" if cpu is None else "the node's pid is unknown (not a local process?)"
+        yield rec
+        return
+    rec["before"] = ",".join(str(c) for c in sorted(os.sched_getaffinity(pid)))
+    r = subprocess.run(["taskset", "-a", "-p", "-c", cpu, str(pid)], capture_output=True, text=True)
+    if r.returncode != 0:
+        rec["reason"] = f"taskset -a -p -c {cpu} {pid}: {r.stderr.strip()}"
+        yield rec
+        return
+    print(f"the node (pid {pid}) pinned to CPU {cpu} (was {rec['before']})", file=sys.stderr)
+    try:
+        yield rec
+    finally:
+        r = subprocess.run(["taskset", "-a", "-p", "-c", rec["before"], str(pid)], capture_output=True, text=True)
+        rec["restored"] = rec["before"] if r.returncode == 0 else f"failed: {r.stderr.strip()}"
+        print(f"the node (pid {pid}) affinity restored to {rec['restored']}", file=sys.stderr)
+
+
+def node_reachable(host: str, port: int) -> str | None:
+    """None if something accepts TCP connections at ``host:port``, else why not."""
+    try:
+        socket.create_connection((host, port), timeout=3).close()
+    except OSError as e:
+        return f"{type(e).__name__}: {e.strerror or e}"
+    return None
+
+
+def setup_node(python: str, host: str, port: int) -> dict:
+    """``clients/cql_drivers.py --setup`` with turbocql: bench.kv and its row on the node, its
+    release version; ``{"failed": ...}`` when it cannot."""
+    cmd = [python, str(DRIVERS), "--setup", "--connect", f"{host}:{port}", "--count-query", COUNT_QUERIES["cassandra"]]
+    return run_client(cmd, None, 180)
+
+
 # ------------------------------------------------------------------------------------ runs
 
 
-def ensure_bins(build: bool) -> str | None:
-    """Build the responder (turbocql-pingpong) and the Rust client (turbocql-rust-ref) when
-    missing or with ``build``; the reason when they cannot be built."""
-    for pkg, bins in (("turbocql-pingpong", [RESPONDER_BIN]), ("turbocql-rust-ref", [RUST_BIN])):
-        if build or not all(b.exists() for b in bins):
+def ensure_bins(build: bool, responder: bool = True) -> str | None:
+    """Build the responder (turbocql-pingpong, unless not ``responder``) and the Rust client
+    (turbocql-rust-ref) when missing or with ``build``; the reason when they cannot be built."""
+    wanted = ((("turbocql-pingpong", RESPONDER_BIN),) if responder else ()) + (("turbocql-rust-ref", RUST_BIN),)
+    for pkg, binary in wanted:
+        if build or not binary.exists():
             print(f"building {pkg} (cargo build --release -p {pkg})...", file=sys.stderr)
             try:
                 r = subprocess.run(
@@ -249,7 +511,7 @@ def ensure_bins(build: bool) -> str | None:
                 return f"cargo: {e}"
             if r.returncode != 0:
                 return f"cargo build -p {pkg} failed (status {r.returncode})"
-    missing = [p.name for p in (RESPONDER_BIN, RUST_BIN) if not p.exists()]
+    missing = [b.name for _, b in wanted if not b.exists()]
     return f"missing {', '.join(missing)}" if missing else None
 
 
@@ -267,21 +529,52 @@ def _line(r: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    rc.add_run_arguments(ap, MODELS, "the responder", "the responder and the Rust client")
+    rc.add_run_arguments(ap, MODELS, "the server (the responder, or the node's JVM)", "the Rust binaries")
+    ap.add_argument(
+        "--server",
+        choices=SERVERS,
+        default="responder",
+        help="the Rust CQL responder, started for every run (default), or a running Cassandra node (--host, --port)",
+    )
+    ap.add_argument("--host", default=DEFAULT_NODE[0], help=f"--server cassandra: the node (default {DEFAULT_NODE[0]})")
+    ap.add_argument("--port", type=int, default=DEFAULT_NODE[1], help=f"its CQL port (default {DEFAULT_NODE[1]})")
     ap.add_argument("--out", nargs="?", const="", default=None, metavar="PATH", help="write raw JSON")
     ap.add_argument("--timeout", type=float, default=None, help="per client run, seconds")
     a = ap.parse_args(argv)
     counts, models, seconds, repeat, (pin_client, pin_server) = rc.run_settings(ap, a, parse_models)
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
     load_start = os.getloadavg()[0]
-    why = ensure_bins(a.build)
-    if why:
-        log(f"connections (CQL): the responder or the Rust client is not available: {why}")
-        return 2
+    cassandra = a.server == "cassandra"
+    unavailable: dict[str, str] = {}
+    if not cassandra:
+        why = ensure_bins(a.build)
+        if why:
+            log(f"connections (CQL): the responder or the Rust client is not available: {why}")
+            return 2
+    elif "rust" in models:  # no responder needed; without the Rust client only its row is missing
+        why = ensure_bins(a.build, responder=False)
+        if why:
+            unavailable["rust"] = f"the Rust client: {why}"
+    node: dict = {}
+    if cassandra:
+        # The node answers or the run stops here, before anything is pinned or changed.
+        why = node_reachable(a.host, a.port)
+        if why is None:
+            got = setup_node(a.python, a.host, a.port)
+            why = got.get("failed")
+        if why:
+            log(
+                f"connections (CQL): no usable Cassandra node at {a.host}:{a.port}: {why}\n"
+                "  (the local one: .venv/bin/python -m turbocql localdb start --heap 1G)"
+            )
+            return 2
+        pid = find_server_pid(a.port, a.host)
+        node = {"kind": "cassandra", "host": a.host, "port": a.port, "pid": pid}
+        node["release_version"] = got.get("release_version")
+        log(f"connections (CQL): Cassandra {node['release_version']} at {a.host}:{a.port} (pid {pid}); bench.kv ready")
     # Interpreters: turbocql and the Python models with --python; the classic driver there too
     # if it imports, else its peer venv; uvloop's models unavailable without uvloop.
     python = a.python
-    unavailable: dict[str, str] = {}
     interpreters: dict[str, dict] = {"python": {"python": python}}
     classic_python: str | None = python
     if any(m.startswith("classic") for m in models):
@@ -302,21 +595,36 @@ def main(argv: list[str] | None = None) -> int:
     def python_of(key: str) -> str | None:
         return classic_python if key.startswith("classic") else None if key == "rust" else python
 
-    def reason(key: str) -> str | None:
-        return unavailable.get(key) or unavailable.get(key.split("-")[0])
+    def reason(key: str, n: int) -> str | None:
+        return unavailable.get(key) or unavailable.get(key.split("-")[0]) or server_unavailable(key, n, a.server)
 
     results: list[dict] = []
     server: rc.Server | None = None
+    baseline = node_sockets(_tcp_tables(), a.port) if cassandra else 0
 
-    def fresh_server(key: str, n: int) -> rc.Server:
+    def target(key: str, n: int) -> tuple[str, int]:
+        """Where the client connects: the node, once it has closed the previous client's
+        connections, or a responder started afresh (N nodes for the classic driver)."""
         nonlocal server
+        if cassandra:
+            left, waited = settle(a.port, baseline, 60 + n / 100)
+            if left > baseline:
+                log(f"  the node still holds {left} client sockets (before the runs: {baseline}) after {waited} s")
+            return a.host, a.port
         if server is not None:
             server.stop()
         server = rc.Server(RESPONDER_BIN, pin_server, a.server_threads, ("--nodes", str(responder_nodes(key, n))))
         server.start(timeout=60 + n / 100)
-        return server
+        return "127.0.0.1", server.port
 
-    with rc.run_sysctls(a.port_range, a.tw_buckets) as sysctls_set:
+    def command(key: str, n: int, secs: float, warmup: float) -> list[str]:
+        host, port = target(key, n)
+        return client_command(key, python_of(key), port, n, secs, warmup, host, a.server)
+
+    with contextlib.ExitStack() as stack:
+        sysctls_set = stack.enter_context(rc.run_sysctls(a.port_range, a.tw_buckets))
+        if cassandra:
+            node["pinning"] = stack.enter_context(pinned_node(node["pid"], pin_server))
         try:
             log(f"connections (CQL): counts {counts}, {seconds:g} s + {a.warmup:g} s warm-up, {repeat} run(s) each")
             for n in counts:
@@ -324,18 +632,21 @@ def main(argv: list[str] | None = None) -> int:
                     for key in models:
                         client, model = MODELS[key]
                         base = {"kind": "run", "client": client, "model": model, "connections": n, "round": rnd + 1}
-                        if reason(key):
-                            results.append({**base, "unavailable": reason(key)})
+                        if reason(key, n):
+                            results.append({**base, "unavailable": reason(key, n)})
                             continue
                         try:
-                            srv = fresh_server(key, n)
+                            cmd = command(key, n, seconds, a.warmup)
                         except RuntimeError as e:
                             results.append({**base, "failed": f"the responder: {e}"})
                             continue
-                        cmd = client_command(key, python_of(key), srv.port, n, seconds, a.warmup)
-                        r = run_client(cmd, pin_client, a.timeout or run_timeout(key, n, seconds, a.warmup))
+                        with CpuSampler(node.get("pid")) as node_cpu:
+                            r = run_client(cmd, pin_client, a.timeout or run_timeout(key, n, seconds, a.warmup))
                         r = {**base, **r} if "failed" in r else {**r, **base}
-                        r["responder_nodes"] = responder_nodes(key, n)
+                        if cassandra:
+                            r.update(node_cpu.figures(seconds, r.get("msgs_per_s")))
+                        else:
+                            r["responder_nodes"] = responder_nodes(key, n)
                         results.append(r)
                         log(f"{n:,} connections, round {rnd + 1}/{repeat}: {client} {model}: {_line(r)}")
             if not a.no_strace and shutil.which(a.syscall_tool):
@@ -343,15 +654,11 @@ def main(argv: list[str] | None = None) -> int:
                 for key in models:
                     client, model = MODELS[key]
                     base = {"kind": "syscalls", "client": client, "model": model, "connections": n}
-                    if reason(key):
-                        results.append({**base, "unavailable": reason(key)})
+                    if reason(key, n):
+                        results.append({**base, "unavailable": reason(key, n)})
                         continue
-
-                    def command(secs: float, key: str = key) -> list[str]:
-                        srv = fresh_server(key, n)
-                        return client_command(key, python_of(key), srv.port, n, secs, 0.0)
-
-                    s = rc.syscall_sample(command, n, a.strace_seconds, pin_client, a.syscall_tool)
+                    cmd_of = lambda secs, key=key: command(key, n, secs, 0.0)  # noqa: E731
+                    s = rc.syscall_sample(cmd_of, n, a.strace_seconds, pin_client, a.syscall_tool)
                     results.append({**base, "seconds": a.strace_seconds, **s})
                     per = s.get("per_message")
                     log(
@@ -365,13 +672,15 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             if server is not None:
                 server.stop()
+    against = f"Cassandra {node.get('release_version')} at {a.host}:{a.port}" if cassandra else "the Rust CQL responder"
     meta = run_meta(
         sys.argv if argv is None else argv,
         load_start,
-        None,
+        node.get("pid"),
         f"Connections, CQL (issue 17 §2): one request in flight per connection over "
         f"{', '.join(f'{n:,}' for n in counts)} connections, {seconds:g} s per run after {a.warmup:g} s of warm-up, "
-        f"{repeat} run(s) each, clients on CPU {pin_client}, the Rust CQL responder on CPU {pin_server}; loopback.",
+        f"{repeat} run(s) each, clients on CPU {pin_client}, {against} on CPU {pin_server}; loopback.",
+        scenario=SCENARIOS[a.server],
         connections=counts,
         seconds=seconds,
         warmup=a.warmup,
@@ -379,7 +688,8 @@ def main(argv: list[str] | None = None) -> int:
         models=models,
         pin_client=pin_client,
         pin_server=pin_server,
-        server={"binary": str(RESPONDER_BIN), "threads": a.server_threads},
+        server=node if cassandra else {"kind": "responder", "binary": str(RESPONDER_BIN), "threads": a.server_threads},
+        count_query=COUNT_QUERIES[a.server],
         client_binary=str(RUST_BIN),
         interpreters=interpreters,
         unavailable=unavailable,
@@ -397,9 +707,9 @@ def main(argv: list[str] | None = None) -> int:
         },
         sysctls_set=sysctls_set,
     )
-    print(markdown(results, counts, seconds, a.warmup, repeat, (pin_client, pin_server)))
+    print(markdown(results, counts, seconds, a.warmup, repeat, (pin_client, pin_server), meta["server"]))
     if a.out is not None:
-        write_json(a.out, "connections-cql", meta, results)
+        write_json(a.out, OUT_STEMS[a.server], meta, results)
     return 0
 
 

@@ -18,14 +18,21 @@ One ``--client`` and ``--model`` per process:
   ``default`` (the driver's default reactor, libev where its extension is built) and
   ``asyncio`` (``AsyncioConnection``), both driven by N callback chains as ``futures``.
 
-Every client first waits until the responder counts N + 1 open connections (the pool and the
-control connection; ``SELECT connections FROM responder.stats``), since pools fill in the
-background, then prepares ``SELECT k, v FROM bench.kv WHERE k = ?`` and runs. Requests that
+Every client first waits until the server counts N + 1 open connections (the pool and the
+control connection; ``--count-query``, one row of one bigint: the responder's ``SELECT
+connections FROM responder.stats`` by default, ``SELECT COUNT(*) FROM system_views.clients``
+against a Cassandra node, 4.0 or later), since pools fill in the background, then prepares
+``SELECT k, v FROM bench.kv WHERE k = ?`` and runs. Requests that
 complete within the window (after ``--warmup`` s, for ``--seconds``) are counted and timed
 (submit → result, ``perf_counter_ns``), ``getrusage`` taken at the window's ends (user and
 system time of all the process's threads: the engine's too). Prints one JSON line (the keys
 of ``pingpong.py``'s), or ``{"failed": ...}`` when the connections cannot be opened or held
 (the runner's "FF").
+
+``--setup`` (no ``--client``): against a real node, create keyspace ``bench`` and table
+``kv (k int PRIMARY KEY, v text)`` holding the one row the clients read (k = 1, the
+responder's 16-character value), check that the count query answers, and print the node's
+``release_version`` as one JSON line (``{"failed": ...}`` if the node cannot be reached).
 """
 
 from __future__ import annotations
@@ -43,6 +50,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pingpong import Failed, now_ns, percentile, raise_nofile  # noqa: E402
 
 QUERY = "SELECT k, v FROM bench.kv WHERE k = ?"
+# The responder's count of open connections; a Cassandra node's is the runner's
+# CASSANDRA_COUNT (run_cql_connections.py passes --count-query).
+RESPONDER_COUNT = "SELECT connections FROM responder.stats"
+# The row the responder answers for bench.kv (benchmarks/pingpong/src/cql.rs, BENCH_VALUE);
+# --setup writes the same into a real node.
+VALUE = "0123456789abcdef"
 MODELS = {"turbocql": ("execute_concurrent", "asyncio", "futures"), "classic": ("default", "asyncio")}
 STOP_GRACE = 30.0
 
@@ -80,18 +93,35 @@ def result_line(a, messages: int, window: float, lat, ru0, ru1, errors: list[str
     }
 
 
-def wait_for_connections(execute, want: int, timeout: float) -> float:
-    """Polls the responder's open-connection count until it reaches ``want``; the seconds it
-    took (the pool's fill, reported as ``pool_fill_s``)."""
-    start = time.monotonic()
-    deadline = start + timeout
-    while True:
-        have = execute("SELECT connections FROM responder.stats").one()[0]
-        if have >= want:
-            return round(time.monotonic() - start, 2)
-        if time.monotonic() >= deadline:
-            raise Failed(f"only {have} of {want} connections (pool + control) open after {timeout:.0f} s")
-        time.sleep(0.05)
+class PoolWait:
+    """The wait for the server's count of open connections (``--count-query``) to reach
+    ``want``, shared by the clients' polling loops (sync and asyncio): :meth:`done` with each
+    count read; :attr:`fill_s`, the seconds it took (the pool's fill, ``pool_fill_s``)."""
+
+    POLL = 0.05
+
+    def __init__(self, want: int, timeout: float) -> None:
+        self.want, self.timeout = want, timeout
+        self.start = time.monotonic()
+        self.fill_s = None
+
+    def done(self, have: int) -> bool:
+        """True once ``have`` reaches ``want``; :class:`Failed` past the timeout."""
+        now = time.monotonic()
+        if have >= self.want:
+            self.fill_s = round(now - self.start, 2)
+            return True
+        if now - self.start >= self.timeout:
+            raise Failed(f"only {have} of {self.want} connections (pool + control) open after {self.timeout:.0f} s")
+        return False
+
+
+def wait_for_connections(execute, count_query: str, want: int, timeout: float) -> float:
+    """Polls ``count_query`` until it counts ``want`` open connections; the seconds it took."""
+    w = PoolWait(want, timeout)
+    while not w.done(execute(count_query).one()[0]):
+        time.sleep(w.POLL)
+    return w.fill_s
 
 
 def connect_timeout(n: int) -> float:
@@ -183,7 +213,7 @@ def run_turbocql(a) -> dict:
     cluster = turbocql_cluster(a)
     try:
         session = cluster.connect()
-        fill = wait_for_connections(session.execute, a.connections + 1, connect_timeout(a.connections))
+        fill = wait_for_connections(session.execute, a.count_query, a.connections + 1, connect_timeout(a.connections))
         stmt = session.prepare(QUERY)
         extra = {
             "turbocql_version": turbocql.__version__,
@@ -249,15 +279,10 @@ def run_turbocql_asyncio(a) -> dict:
             connect_timeout=connect_timeout(a.connections),
         ) as cluster:
             session = await cluster.connect()
-            start = time.monotonic()
-            deadline = start + connect_timeout(a.connections)
-            while (
-                have := (await session.execute("SELECT connections FROM responder.stats")).one()[0]
-            ) < a.connections + 1:
-                if time.monotonic() >= deadline:
-                    raise Failed(f"only {have} of {a.connections + 1} connections (pool + control) open")
-                await asyncio.sleep(0.05)
-            fill = round(time.monotonic() - start, 2)
+            w = PoolWait(a.connections + 1, connect_timeout(a.connections))
+            while not w.done((await session.execute(a.count_query)).one()[0]):
+                await asyncio.sleep(w.POLL)
+            fill = w.fill_s
             stmt = await session.prepare(QUERY)
             lat = array.array("q")
             errors: list[str] = []
@@ -328,7 +353,7 @@ def run_classic(a) -> dict:
         hosts = len(cluster.metadata.all_hosts())
         if hosts < a.connections:
             raise Failed(f"the driver sees {hosts} of {a.connections} hosts")
-        fill = wait_for_connections(session.execute, a.connections + 1, connect_timeout(a.connections))
+        fill = wait_for_connections(session.execute, a.count_query, a.connections + 1, connect_timeout(a.connections))
         stmt = session.prepare(QUERY)
         reactor = (
             type(cluster.connection_class).__name__
@@ -349,30 +374,86 @@ def run_classic(a) -> dict:
         cluster.shutdown()
 
 
+def setup_node(a) -> dict:
+    """``--setup``: the benchmark's keyspace, table and row on a real node (idempotent), read
+    back; the node's release version and its count of open connections (this one's included),
+    which checks that ``--count-query`` answers there."""
+    from turbocql.cluster import Cluster
+
+    cluster = Cluster([a.host], port=a.port, compression=False, connect_timeout=10)
+    try:
+        try:
+            session = cluster.connect()
+        except Exception as e:
+            raise Failed(f"no CQL node at {a.host}:{a.port}: {type(e).__name__}: {str(e)[:300]}") from None
+        session.execute(
+            "CREATE KEYSPACE IF NOT EXISTS bench "
+            "WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+            timeout=60,
+        )
+        session.execute("CREATE TABLE IF NOT EXISTS bench.kv (k int PRIMARY KEY, v text)", timeout=60)
+        session.execute(session.prepare("INSERT INTO bench.kv (k, v) VALUES (?, ?)"), (1, VALUE))
+        rows = list(session.execute(session.prepare(QUERY), (1,)))
+        if len(rows) != 1 or tuple(rows[0]) != (1, VALUE):
+            raise Failed(f"bench.kv: {QUERY} with k = 1 gave {rows!r}, not one row (1, {VALUE!r})")
+        version = session.execute("SELECT release_version FROM system.local").one()[0]
+        try:
+            count = session.execute(a.count_query).one()[0]
+        except Exception as e:
+            raise Failed(
+                f"the count query {a.count_query!r} failed on Cassandra {version} (system_views needs 4.0+): "
+                f"{type(e).__name__}: {str(e)[:300]}"
+            ) from None
+        return {"setup": "ok", "release_version": version, "row": list(rows[0]), "open_connections": count}
+    finally:
+        cluster.shutdown()
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--client", required=True, choices=sorted(MODELS))
-    ap.add_argument("--model", required=True)
-    ap.add_argument("--connect", required=True, metavar="HOST:PORT", help="the CQL responder (its first node)")
-    ap.add_argument("--connections", type=int, required=True)
-    ap.add_argument("--seconds", type=float, required=True, help="measured window")
+    ap.add_argument("--client", choices=sorted(MODELS))
+    ap.add_argument("--model")
+    ap.add_argument(
+        "--connect", required=True, metavar="HOST:PORT", help="the responder (its first node) or a Cassandra node"
+    )
+    ap.add_argument("--connections", type=int)
+    ap.add_argument("--seconds", type=float, help="measured window")
     ap.add_argument("--warmup", type=float, default=1.0, help="seconds before the window (default 1)")
+    ap.add_argument(
+        "--count-query",
+        default=RESPONDER_COUNT,
+        help=f"one row, one bigint: the server's open connections (default {RESPONDER_COUNT!r})",
+    )
+    ap.add_argument("--setup", action="store_true", help="create bench.kv and its row on a real node, and stop")
     a = ap.parse_args(argv)
-    if a.model not in MODELS[a.client]:
-        ap.error(f"--model for {a.client}: one of {', '.join(MODELS[a.client])}")
     host, _, port = a.connect.rpartition(":")
     if not host or not port.isdigit():
         ap.error(f"--connect: HOST:PORT, not {a.connect!r}")
+    a.host, a.port = host, int(port)
+    if a.setup:
+        return a
+    if a.client is None or a.model is None or a.connections is None or a.seconds is None:
+        ap.error("--client, --model, --connections and --seconds are required (or --setup)")
+    if a.model not in MODELS[a.client]:
+        ap.error(f"--model for {a.client}: one of {', '.join(MODELS[a.client])}")
     # --seconds 0: connect, fill the pool, prepare, warm up and stop (the runner's system-call
     # sample subtracts such a run from a timed one).
     if a.connections <= 0 or a.seconds < 0 or a.warmup < 0:
         ap.error("--connections must be positive, --seconds and --warmup not negative")
-    a.host, a.port = host, int(port)
     return a
 
 
 def main(argv: list[str] | None = None) -> int:
     a = parse_args(argv)
+    if a.setup:
+        try:
+            result = setup_node(a)
+        except Failed as e:
+            result = {"failed": str(e)}
+        except Exception as e:
+            result = {"failed": f"{type(e).__name__}: {str(e)[:300]}"}
+        print(json.dumps(result), flush=True)
+        return 0
     raise_nofile()
     base = {"client": a.client, "model": a.model, "connections": a.connections, "seconds": a.seconds}
     try:

@@ -1,20 +1,23 @@
 """The connections scenario's CQL table, Python's own I/O models (issue 17, section 2): the
 models of ``pingpong.py`` speaking the CQL native protocol v4 themselves, against
-``cql-responder`` (runner ``benchmarks/run_cql_connections.py``).
+``cql-responder`` or a Cassandra node (3.0 to 5.0 accept v4; runner
+``benchmarks/run_cql_connections.py``).
 
 One ``--model`` per process (``asyncio-protocol``, ``uvloop-protocol``, ``selectors``, and
 ``uvloop-protocol-rows``, ``selectors-rows``),
 ``--connections N`` TCP connections (bound to the ``--addresses`` source addresses, round
 robin, as in ``pingpong.py``). Each connection does the handshake first, blocking, one after
 the other (``STARTUP`` → ``READY``); the first one prepares ``SELECT k, v FROM bench.kv WHERE
-k = ?`` (the responder's prepared statements are shared by its connections, as a node's are).
+k = ?`` (prepared statements are shared by a node's connections, the responder's too).
 Then each connection keeps ONE ``EXECUTE`` outstanding (stream 1, consistency ONE, the value
 k = 1, the skip-metadata flag a driver sets): send the 36-byte frame, read the RESULT frame
 (header, then its length), send again. A frame that is not a RESULT counts as an error.
 
 The ``-rows`` models also do a driver's least work per request, in Python: the key is bound
-anew for each EXECUTE (a counter packed into the frame) and the RESULT's row is decoded into
-a tuple of Python values (``decode_rows``: the int and text columns the PREPARE announced).
+anew for each EXECUTE (an int packed into the frame: k = 1, the row a real node holds) and
+the RESULT's row is decoded into a tuple of Python values (``decode_rows``: the int and text
+columns the PREPARE announced; what a response's header flags put before the body, a node's
+warnings say, skipped).
 Without it the plain models only move bytes, which no driver can do: they measure the I/O
 model, the ``-rows`` ones what a pure-Python driver core would cost at the least.
 
@@ -49,6 +52,11 @@ ROWS_SUFFIX = "-rows"
 QUERY = "SELECT k, v FROM bench.kv WHERE k = ?"
 HEADER = 9
 OP_ERROR, OP_STARTUP, OP_READY, OP_RESULT, OP_PREPARE, OP_EXECUTE = 0x00, 0x01, 0x02, 0x08, 0x09, 0x0A
+# Response header flags that put something before the body proper (protocol v4 §2.2):
+# a tracing id, a node's warnings, a custom payload. The responder sets none; a node may.
+FLAG_TRACING, FLAG_CUSTOM_PAYLOAD, FLAG_WARNING = 0x02, 0x04, 0x08
+PREFIX_FLAGS = FLAG_TRACING | FLAG_CUSTOM_PAYLOAD | FLAG_WARNING
+KEY = 1  # the key bound: bench.kv holds k = 1 on a real node (the responder answers any key)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -79,21 +87,22 @@ def execute_frame(statement_id: bytes, stream: int = 1) -> bytes:
 
 
 class Requests:
-    """The EXECUTE frames of one connection: the fixed frame, or with ``bind`` a new key for
-    each request packed behind the frame's fixed part (what a driver's bind costs at least)."""
+    """The EXECUTE frames of one connection: the fixed frame, or with ``bind`` the key packed
+    anew for each request behind the frame's fixed part (what a driver's bind costs at least).
+    The key stays :data:`KEY`: a real node holds that one row, and another key would read
+    none (the responder, which answers any key, once hid that)."""
 
     __slots__ = ("fixed", "head", "key", "bind")
 
     def __init__(self, statement_id: bytes, bind: bool) -> None:
         self.fixed = execute_frame(statement_id)
         self.head = self.fixed[:-4]
-        self.key = 0
+        self.key = KEY
         self.bind = bind
 
     def next(self) -> bytes:
         if not self.bind:
             return self.fixed
-        self.key = (self.key + 1) & 0x7FFFFFFF
         return self.head + self.key.to_bytes(4, "big")
 
 
@@ -135,6 +144,31 @@ def decode_rows(body) -> list[tuple]:
     return rows
 
 
+def body_start(buf, pos: int = HEADER) -> int:
+    """Where the body proper of the response whose header ends at ``pos`` begins: after the
+    tracing id, the warnings and the custom payload its header's flags announce, in that order
+    (as a node writes them). A node warns, for one, about an aggregate over a table without a
+    partition key, or a large batch."""
+    flags = buf[pos - HEADER + 1]
+    if not flags & PREFIX_FLAGS:
+        return pos
+    if flags & FLAG_TRACING:
+        pos += 16
+    if flags & FLAG_WARNING:
+        (n,) = struct.unpack_from(">H", buf, pos)
+        pos += 2
+        for _ in range(n):
+            pos = _string_end(buf, pos)
+    if flags & FLAG_CUSTOM_PAYLOAD:
+        (n,) = struct.unpack_from(">H", buf, pos)
+        pos += 2
+        for _ in range(n):
+            pos = _string_end(buf, pos)
+            (m,) = struct.unpack_from(">i", buf, pos)
+            pos += 4 + max(m, 0)
+    return pos
+
+
 def parse_header(buf) -> tuple[int, int, int]:
     """(stream, opcode, body length) of a response header."""
     _, _, stream, opcode, length = struct.unpack_from(">BBhBi", buf)
@@ -172,7 +206,8 @@ def read_frame(sock) -> tuple[int, bytes]:
         if not got:
             raise ConnectionError("closed by the server")
         body += got
-    return opcode, body
+    frame_ = buf + body
+    return opcode, frame_[body_start(frame_) :]
 
 
 def handshake(socks: list) -> bytes:
@@ -230,7 +265,7 @@ class CqlPingPong:
             return
         if buf[4] != OP_RESULT:
             self.errors.append(f"opcode {buf[4]:#04x}")
-        elif self.decode and len(decode_rows(memoryview(buf)[HEADER : self.need])) != 1:
+        elif self.decode and len(decode_rows(memoryview(buf)[body_start(buf) : self.need])) != 1:
             self.errors.append("not one row")
         del buf[: self.need]
         self.need = HEADER
@@ -367,7 +402,7 @@ def run_selectors(a: argparse.Namespace) -> dict:
                     continue
                 if buf[4] != OP_RESULT:
                     errors.append(f"opcode {buf[4]:#04x}")
-                elif decode and len(decode_rows(memoryview(buf)[HEADER : st[1]])) != 1:
+                elif decode and len(decode_rows(memoryview(buf)[body_start(buf) : st[1]])) != 1:
                     errors.append("not one row")
                 del buf[: st[1]]
                 st[1] = HEADER
@@ -392,7 +427,7 @@ RUNNERS = {"asyncio-protocol": run_asyncio, "uvloop-protocol": run_asyncio, "sel
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", required=True, choices=MODELS)
-    ap.add_argument("--connect", required=True, metavar="HOST:PORT", help="the CQL responder")
+    ap.add_argument("--connect", required=True, metavar="HOST:PORT", help="the CQL responder or a node")
     ap.add_argument("--connections", type=int, required=True)
     ap.add_argument("--seconds", type=float, required=True, help="measured window")
     ap.add_argument("--warmup", type=float, default=1.0, help="seconds before the window (default 1)")

@@ -7,6 +7,7 @@ table after the ping-pong one."""
 import argparse
 import importlib.util
 import json
+import os
 import resource
 import struct
 import sys
@@ -255,7 +256,8 @@ def test_the_rows_models_bind_a_key_per_request_and_decode_the_row():
     bound = m.Requests(sid, bind=True)
     first, second = bound.next(), bound.next()
     assert len(first) == len(m.execute_frame(sid)) and first[:-4] == m.execute_frame(sid)[:-4]
-    assert struct.unpack(">i", first[-4:])[0] == 1 and struct.unpack(">i", second[-4:])[0] == 2
+    # Packed anew each time, but always k = 1: a real node holds that row only.
+    assert first is not second and struct.unpack(">i", first[-4:])[0] == struct.unpack(">i", second[-4:])[0] == 1
     # RESULT Rows, NO_METADATA, 2 columns, 2 rows: (7, "seven") and (null, "")
     cells = struct.pack(">ii", 4, 7) + struct.pack(">i", 5) + b"seven" + struct.pack(">ii", -1, 0)
     body = struct.pack(">iiii", 2, 0x0004, 2, 2) + cells
@@ -271,3 +273,167 @@ def test_the_rows_models_bind_a_key_per_request_and_decode_the_row():
     argv = ["--model", "selectors-rows", "--connect", "127.0.0.1:1", "--connections", "1", "--seconds", "1"]
     args = m.parse_args(argv)
     assert args.rows and args.io_model == "selectors"
+
+
+# ------------------------------------------------------------------------------------------------
+# --server cassandra
+
+
+def test_server_option_count_query_and_the_classic_rows():
+    # The drivers and the Rust client poll the server's count; the Python models need none.
+    for key in ("turbocql-asyncio", "classic-default", "rust"):
+        cmd = rcc.client_command(key, "/py", 9042, 10, 1, 1, "127.0.0.5", "cassandra")
+        assert cmd[cmd.index("--count-query") + 1] == "SELECT COUNT(*) FROM system_views.clients"
+        assert cmd[cmd.index("--connect") + 1] == "127.0.0.5:9042"
+        cmd = rcc.client_command(key, "/py", 7000, 10, 1, 1)
+        assert cmd[cmd.index("--count-query") + 1] == "SELECT connections FROM responder.stats"
+    assert "--count-query" not in rcc.client_command("selectors-rows", "/py", 9042, 10, 1, 1, "h", "cassandra")
+    # One connection per host, one host: the classic rows above N = 1 are unavailable, and say why.
+    why = rcc.server_unavailable("classic-asyncio", 10, "cassandra")
+    assert "one connection per host" in why and "10 connections" in why
+    assert rcc.server_unavailable("classic-asyncio", 1, "cassandra") is None
+    assert rcc.server_unavailable("classic-asyncio", 10, "responder") is None
+    assert rcc.server_unavailable("turbocql-futures", 10_000, "cassandra") is None
+    assert rcc.OUT_STEMS["cassandra"] == "cql-connections-cassandra"
+
+
+def test_server_cassandra_without_a_node_says_so_and_exits_2(capsys):
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    argv = ["--server", "cassandra", "--port", str(port), "--models", "turbocql-futures", "--connections", "10"]
+    assert rcc.main([*argv, "--no-strace", "--local-port-range", "keep", "--max-tw-buckets", "keep"]) == 2
+    err = capsys.readouterr().err
+    assert f"no usable Cassandra node at 127.0.0.1:{port}" in err and "Traceback" not in err
+    assert "localdb start" in err
+    with pytest.raises(SystemExit):
+        rcc.main(["--server", "scylla"])
+
+
+def test_drivers_client_count_query_setup_and_pool_wait(monkeypatch):
+    d = _load("cql_drivers")
+    base = ["--client", "turbocql", "--model", "futures", "--connect", "127.0.0.1:9042"]
+    a = d.parse_args([*base, "--connections", "2", "--seconds", "1"])
+    assert a.count_query == "SELECT connections FROM responder.stats" and not a.setup
+    a = d.parse_args([*base, "--connections", "2", "--seconds", "1", "--count-query", "SELECT 1"])
+    assert a.count_query == "SELECT 1"
+    a = d.parse_args(["--setup", "--connect", "127.0.0.1:9042"])
+    assert a.setup and (a.host, a.port) == ("127.0.0.1", 9042)
+    with pytest.raises(SystemExit):  # a run needs its client, model, connections and seconds
+        d.parse_args(["--connect", "127.0.0.1:9042", "--client", "turbocql", "--model", "futures"])
+    # The one waiting rule of every client: at least `want`, else Failed past the timeout.
+    counts = iter([1, 2, 3])
+    rows = SimpleNamespace(one=lambda: (next(counts),))
+    seen = []
+    monkeypatch.setattr(d.time, "sleep", lambda s: None)
+    fill = d.wait_for_connections(lambda q: seen.append(q) or rows, "SELECT n", 3, 60)
+    assert seen == ["SELECT n"] * 3 and fill >= 0
+    w = d.PoolWait(5, 0)
+    with pytest.raises(d.Failed, match="only 4 of 5 connections"):
+        w.done(4)
+    assert d.PoolWait(5, 0).done(6)
+
+
+def test_python_models_skip_what_the_header_flags_put_before_the_body():
+    m = _load("cql_models")
+    cells = struct.pack(">ii", 4, 1) + struct.pack(">i", 16) + b"0123456789abcdef"
+    rows = struct.pack(">iiii", 2, 0x0004, 2, 1) + cells
+    plain = struct.pack(">BBhBi", 0x84, 0, 1, m.OP_RESULT, len(rows)) + rows
+    assert m.body_start(plain) == m.HEADER and m.decode_rows(plain[m.body_start(plain) :]) == [(1, "0123456789abcdef")]
+    # A node's warnings (a [string list]) after a tracing id, then a custom payload ([bytes map]).
+    warn = b"Aggregation query used without partition key"
+    prefix = bytes(range(16)) + struct.pack(">HH", 1, len(warn)) + warn
+    prefix += struct.pack(">HH", 1, 1) + b"k" + struct.pack(">i", 2) + b"vv"
+    body = prefix + rows
+    framed = struct.pack(">BBhBi", 0x84, 0x02 | 0x04 | 0x08, 1, m.OP_RESULT, len(body)) + body
+    assert m.body_start(framed) == m.HEADER + len(prefix)
+    assert m.decode_rows(memoryview(framed)[m.body_start(framed) :]) == [(1, "0123456789abcdef")]
+
+    class Sock:
+        def __init__(self, data):
+            self.data = data
+
+        def recv(self, n):
+            got, self.data = self.data[:n], self.data[n:]
+            return got
+
+    assert m.read_frame(Sock(framed)) == (m.OP_RESULT, rows)
+
+
+def test_node_sockets_cpu_and_busiest_window():
+    tcp = (
+        "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+        "   0: 0100007F:2352 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1\n"
+        "   1: 0100007F:2352 0100007F:C350 01 00000000:00000000 00:00000000 00000000     0        0 2\n"
+        "   2: 0100007F:C350 0100007F:2352 01 00000000:00000000 00:00000000 00000000     0        0 3\n"
+        "   3: 0100007F:2352 0200007F:C351 08 00000000:00000000 00:00000000 00000000     0        0 4\n"
+        "   4: 0100007F:2352 0200007F:C352 06 00000000:00000000 00:00000000 00000000     0        0 5\n"
+    )
+    # Listening (0A), the client's own end (local port 50000) and TIME_WAIT (06) do not count.
+    assert rcc.node_sockets([tcp], 9042) == 2 and rcc.node_sockets([tcp], 9043) == 0
+    assert rcc.proc_cpu_s(os.getpid()) >= 0 and rcc.proc_cpu_s(2**22 + 7) is None
+    # 0.1 core for 2 s, 0.9 core for 3 s, then idle: the busiest 2 s run at 0.9 core.
+    samples = [(t / 10, 0.01 * min(t, 20) + 0.09 * max(0, min(t, 50) - 20)) for t in range(0, 70)]
+    assert rcc.busiest_rate(samples, 2.0) == pytest.approx(0.9)
+    assert rcc.busiest_rate(samples, 100.0) == pytest.approx(samples[-1][1] / samples[-1][0])
+    assert rcc.busiest_rate([], 1.0) is None
+    sampler = rcc.CpuSampler(None)
+    sampler.samples = samples
+    got = sampler.figures(2.0, 30_000.0)
+    assert got["node_cpu_cores"] == 0.9 and got["node_cpu_us_per_request"] == 30.0
+
+
+NODE_META = {
+    "connections": [10, 100],
+    "seconds": 5,
+    "warmup": 1,
+    "repeat": 1,
+    "pin_client": "0",
+    "pin_server": "1",
+    "scenario": "connections_cql_cassandra",
+    "heading": "On the node.",
+    "server": {"kind": "cassandra", "host": "127.0.0.1", "port": 9042, "pid": 42, "release_version": "5.0.6"},
+}
+NODE_RUNS = [
+    run("turbocql-futures", 10, 20_000.0, node_cpu_us_per_request=45.0),
+    run("turbocql-futures", 100, 25_000.0, node_cpu_us_per_request=38.5),
+    run("selectors", 100, 24_000.0, node_cpu_us_per_request=39.0),
+    run("rust", 100, 26_000.0, cores=0.2, node_cpu_us_per_request=36.0),
+    run("classic-default", 10, 0.0)
+    | {"unavailable": rcc.server_unavailable("classic-default", 10, "cassandra"), "msgs_per_s": None},
+]
+
+
+def test_the_real_node_table_has_its_title_no_targets_and_the_node_cpu():
+    md = rcc.markdown(NODE_RUNS, [10, 100], 5, 1, 1, ("0", "1"), NODE_META["server"])
+    assert md.startswith("**Connections over CQL, a real Cassandra node** (issue 17 §2)")
+    assert "against a Cassandra 5.0.6 node" in md and "the node (every JVM thread) on CPU 1" in md
+    assert "Targets at" not in md and "No targets: the node, not the client, is the bottleneck" in md
+    assert "* turbocql futures: 10: 45.0 µs, 100: 38.5 µs" in md
+    assert "* Rust `scylla` crate (limit) scylla: 100: 36.0 µs" in md
+    classic = next(line for line in md.splitlines() if line.startswith("| classic driver | default |"))
+    assert "| n/a |" in classic and "one connection per host" in md
+    # The responder's table is unchanged by the option.
+    assert "Targets at 10,000 connections:" in rcc.markdown(CANNED, [10, 10_000], 10, 1, 1)
+
+
+def test_report_renders_a_cassandra_run_json_as_its_own_table_and_plot(tmp_path):
+    import report
+
+    data = report.as_report_data({"meta": NODE_META, "results": NODE_RUNS})
+    assert list(data["scenarios"]) == ["connections_cql_cassandra"]
+    assert report.as_report_data({"scenarios": {}}) == {"scenarios": {}}
+    md = report.build_markdown(data)
+    assert "## Connections over CQL, a real Cassandra node (issue 17 §2)" in md
+    assert "On the node." in md and "a real Cassandra node (its JVM pinned" in md
+    assert "Document 002's question for CQL drivers" not in md
+    out = tmp_path / "cql-connections-cassandra-x.json"
+    out.write_text(json.dumps({"meta": NODE_META, "results": NODE_RUNS}))
+    assert report.main([str(out), "--no-plots"]) == 0
+    assert "Connections over CQL, a real Cassandra node" in (tmp_path / "cql-connections-cassandra-x.md").read_text()
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "node.png"
+    assert report.plot_cql_connections(data["scenarios"], png, "connections_cql_cassandra") and png.stat().st_size
