@@ -1,12 +1,14 @@
-//! `cql-connections --connect 127.0.0.1:PORT --connections N --seconds S [--warmup W]`: the
+//! `cql-connections --connect 127.0.0.1:PORT --connections N --seconds S [--warmup W]
+//! [--count-query CQL]`: the
 //! limit row of the connections scenario's CQL table (issue 17, section 2): the `scylla`
 //! crate itself, with a pool of N connections to the one node (`PoolSize::PerHost(N)`), N
-//! requests in flight, against `cql-responder` (benchmarks/pingpong).
+//! requests in flight, against `cql-responder` (benchmarks/pingpong) or a Cassandra node.
 //!
 //! One tokio current-thread runtime (one core, as the Python clients get). The session is
-//! built, then the client waits until the responder counts N + 1 open connections (the pool
-//! and the control connection; `responder.stats`), since the crate fills its pools in the
-//! background after `build()`. Then N tasks each keep one prepared `SELECT k, v FROM
+//! built, then the client waits until the server counts N + 1 open connections (the pool
+//! and the control connection; `--count-query`, one row of one bigint: by default the
+//! responder's `responder.stats`, against Cassandra `SELECT COUNT(*) FROM
+//! system_views.clients`), since the crate fills its pools in the background after `build()`. Then N tasks each keep one prepared `SELECT k, v FROM
 //! bench.kv WHERE k = ?` outstanding (the crate picks a connection of the pool for each, so
 //! "N in flight over N connections", not strictly one per connection), decoding the row as
 //! turbocql does. Requests that complete within the window (after `--warmup` seconds, default
@@ -27,14 +29,17 @@ use scylla::statement::prepared::PreparedStatement;
 use tokio::time::sleep_until;
 use turbocql_pingpong::{cpu_times, json_str, parse_options, parse_seconds, raise_nofile, Histogram};
 
-const USAGE: &str = "usage: cql-connections --connect 127.0.0.1:PORT --connections N --seconds S [--warmup W]";
+const USAGE: &str = "usage: cql-connections --connect 127.0.0.1:PORT --connections N --seconds S [--warmup W] [--count-query CQL]";
 const QUERY: &str = "SELECT k, v FROM bench.kv WHERE k = ?";
+/// The responder's count of open connections (the runner passes a Cassandra node's).
+const RESPONDER_COUNT: &str = "SELECT connections FROM responder.stats";
 
 struct Options {
     connect: String,
     connections: usize,
     seconds: Duration,
     warmup: Duration,
+    count_query: String,
 }
 
 #[derive(Default)]
@@ -72,13 +77,15 @@ fn main() {
 
 fn parse(args: &[String]) -> Result<Options, String> {
     let (mut connect, mut connections, mut seconds, mut warmup) = (None, None, None, Duration::from_secs(1));
-    for (name, v) in parse_options(args, &["--connect", "--connections", "--seconds", "--warmup"], USAGE)? {
+    let mut count_query = RESPONDER_COUNT.to_string();
+    for (name, v) in parse_options(args, &["--connect", "--connections", "--seconds", "--warmup", "--count-query"], USAGE)? {
         match name.as_str() {
             "--connect" => connect = Some(v),
             "--connections" => {
                 connections = Some(v.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| format!("--connections: not a positive number: {v:?}"))?)
             }
             "--seconds" => seconds = Some(parse_seconds("--seconds", &v)?),
+            "--count-query" => count_query = v,
             _ => warmup = parse_seconds("--warmup", &v)?,
         }
     }
@@ -87,12 +94,13 @@ fn parse(args: &[String]) -> Result<Options, String> {
         connections: connections.ok_or_else(|| format!("--connections is required\n{USAGE}"))?,
         seconds: seconds.ok_or_else(|| format!("--seconds is required\n{USAGE}"))?,
         warmup,
+        count_query,
     })
 }
 
-/// The responder's count of open connections.
-async fn open_connections(session: &Session) -> Result<i64, String> {
-    let res = session.query_unpaged("SELECT connections FROM responder.stats", &[]).await.map_err(|e| e.to_string())?;
+/// The server's count of open connections (`count_query`: one row, one bigint).
+async fn open_connections(session: &Session, count_query: &str) -> Result<i64, String> {
+    let res = session.query_unpaged(count_query, &[]).await.map_err(|e| format!("{count_query}: {e}"))?;
     let rows = res.into_rows_result().map_err(|e| e.to_string())?;
     let (n,) = rows.first_row::<(i64,)>().map_err(|e| e.to_string())?;
     Ok(n)
@@ -110,7 +118,7 @@ async fn run(o: &Options) -> Result<String, String> {
     let want = o.connections as i64 + 1;
     let deadline = Instant::now() + Duration::from_secs(60) + Duration::from_millis(10 * o.connections as u64);
     loop {
-        let have = open_connections(&session).await?;
+        let have = open_connections(&session, &o.count_query).await?;
         if have >= want {
             break;
         }
