@@ -158,6 +158,10 @@ def server_unavailable(key: str, n: int, server: str) -> str | None:
     return None
 
 
+# What the drivers' clients say when their pool did not fill (clients/cql_drivers.py, PoolWait).
+POOL_NOT_OPEN = "connections (pool + control) open"
+
+
 def responder_nodes(key: str, n: int) -> int:
     """The nodes the responder plays for a run: N for the classic driver (one connection per
     host), else one."""
@@ -636,6 +640,10 @@ def main(argv: list[str] | None = None) -> int:
                 secs = max(seconds, 5.0)
                 log(f"warming the node up: {warm}, {counts[0]:,} connections, {secs:g} s (not recorded)")
                 run_client(command(warm, counts[0], secs, 0.0), pin_client, run_timeout(warm, counts[0], secs, 0))
+            # A client whose connections did not all open in a round is not run again at that
+            # count: its next rounds would wait as long to fail the same way (the classic
+            # driver at 10,000 hosts spends minutes connecting).
+            could_not_open: set[tuple[str, int]] = set()
             for n in counts:
                 for rnd in range(repeat):
                     for key in models:
@@ -643,6 +651,8 @@ def main(argv: list[str] | None = None) -> int:
                         base = {"kind": "run", "client": client, "model": model, "connections": n, "round": rnd + 1}
                         if reason(key, n):
                             results.append({**base, "unavailable": reason(key, n)})
+                            continue
+                        if (key, n) in could_not_open:
                             continue
                         try:
                             cmd = command(key, n, seconds, a.warmup)
@@ -657,6 +667,8 @@ def main(argv: list[str] | None = None) -> int:
                         else:
                             r["responder_nodes"] = responder_nodes(key, n)
                         results.append(r)
+                        if POOL_NOT_OPEN in r.get("failed", ""):
+                            could_not_open.add((key, n))
                         log(f"{n:,} connections, round {rnd + 1}/{repeat}: {client} {model}: {_line(r)}")
             if not a.no_strace and shutil.which(a.syscall_tool):
                 n = a.strace_connections

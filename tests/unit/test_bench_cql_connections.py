@@ -335,6 +335,16 @@ def test_drivers_client_count_query_setup_and_pool_wait(monkeypatch):
     with pytest.raises(d.Failed, match="only 4 of 5 connections"):
         w.done(4)
     assert d.PoolWait(5, 0).done(6)
+    # A count that stops growing fails after STALL seconds, long before the timeout.
+    clock = [100.0]
+    monkeypatch.setattr(d.time, "monotonic", lambda: clock[0])
+    w = d.PoolWait(10, 600)
+    for have, t in ((3, 100.0), (7, 110.0), (7, 130.0), (6, 139.9)):
+        clock[0] = t
+        assert not w.done(have)
+    clock[0] = 110.0 + w.STALL
+    with pytest.raises(d.Failed, match=r"only 7 of 10 connections .* none more for 30 s"):
+        w.done(7)
 
 
 def test_python_models_skip_what_the_header_flags_put_before_the_body():
