@@ -18,6 +18,7 @@ import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCH))
+import cql_node as node  # noqa: E402
 import run_cql_connections as rcc  # noqa: E402
 from turbocql import bench  # noqa: E402
 from turbocql.bench import discover  # noqa: E402
@@ -383,14 +384,14 @@ def test_node_sockets_cpu_and_busiest_window():
         "   4: 0100007F:2352 0200007F:C352 06 00000000:00000000 00:00000000 00000000     0        0 5\n"
     )
     # Listening (0A), the client's own end (local port 50000) and TIME_WAIT (06) do not count.
-    assert rcc.node_sockets([tcp], 9042) == 2 and rcc.node_sockets([tcp], 9043) == 0
-    assert rcc.proc_cpu_s(os.getpid()) >= 0 and rcc.proc_cpu_s(2**22 + 7) is None
+    assert node.node_sockets([tcp], 9042) == 2 and node.node_sockets([tcp], 9043) == 0
+    assert node.proc_cpu_s(os.getpid()) >= 0 and node.proc_cpu_s(2**22 + 7) is None
     # 0.1 core for 2 s, 0.9 core for 3 s, then idle: the busiest 2 s run at 0.9 core.
     samples = [(t / 10, 0.01 * min(t, 20) + 0.09 * max(0, min(t, 50) - 20)) for t in range(0, 70)]
-    assert rcc.busiest_rate(samples, 2.0) == pytest.approx(0.9)
-    assert rcc.busiest_rate(samples, 100.0) == pytest.approx(samples[-1][1] / samples[-1][0])
-    assert rcc.busiest_rate([], 1.0) is None
-    sampler = rcc.CpuSampler(None)
+    assert node.busiest_rate(samples, 2.0) == pytest.approx(0.9)
+    assert node.busiest_rate(samples, 100.0) == pytest.approx(samples[-1][1] / samples[-1][0])
+    assert node.busiest_rate([], 1.0) is None
+    sampler = node.CpuSampler(None)
     sampler.samples = samples
     got = sampler.figures(2.0, 30_000.0)
     assert got["node_cpu_cores"] == 0.9 and got["node_cpu_us_per_request"] == 30.0
