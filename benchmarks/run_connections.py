@@ -122,20 +122,25 @@ def parse_counts(text: str) -> list[int]:
     return counts
 
 
-def parse_models(text: str) -> list[str]:
+def parse_names(text: str, known, aliases: dict | None = None) -> list[str]:
+    """``--models``: comma-separated names of ``known`` (or ``aliases`` of them), in order,
+    each once; ValueError for an unknown name or none."""
     out = []
     for m in (m.strip() for m in text.split(",")):
         if not m:
             continue
-        if m == "tokio":
-            m = "rust"
-        if m not in MODEL_KEYS:
-            raise ValueError(f"unknown model {m!r} (known: {', '.join(MODEL_KEYS)})")
+        m = (aliases or {}).get(m, m)
+        if m not in known:
+            raise ValueError(f"unknown model {m!r} (known: {', '.join(known)})")
         if m not in out:
             out.append(m)
     if not out:
         raise ValueError("no model")
     return out
+
+
+def parse_models(text: str) -> list[str]:
+    return parse_names(text, MODEL_KEYS, {"tokio": "rust"})
 
 
 def source_addresses(connections: int, per_address: int = PER_ADDRESS) -> list[str]:
@@ -344,6 +349,74 @@ def _latency_and_share(a: dict, n: int) -> list[str]:
     return [f"{fmt_ms(a.get('p50_us'))}/{fmt_ms(a.get('p95_us'))}", "" if share is None else f"{100 * share:.0f}"]
 
 
+# The tables' unit of work, short (headers) and in words (notes).
+UNIT_WORDS = {"msg": "message", "req": "request"}
+
+
+def window_bits(seconds: float | None, warmup: float | None, repeat: int | None) -> list[str]:
+    """The table title's words on the runs' length and count, shared by both runners."""
+    bits = []
+    if seconds is not None:
+        bits.append(f"{seconds:g} s per run" + (f" after {warmup:g} s of warm-up" if warmup else ""))
+    if repeat:
+        bits.append(f"{repeat} run{'s' if repeat != 1 else ''} each (mean msgs/s ± half the min–max range)")
+    return bits
+
+
+def table_lines(
+    results: list[dict], counts: list[int], order, names: dict, third: str, unit: str, details, name_of
+) -> tuple:
+    """The body both runners' tables share: the header (per count msgs/s, p50/p95 ms and
+    ``third``; the system calls per ``unit`` when sampled), a line per (client, model) in
+    ``order`` (then any other measured) headed by ``names[client]``, each count's cells by :func:`count_cells` with
+    ``details``; after it, the FF notes (``name_of(client, model)`` names a row in them) and
+    the system calls' make-up. (the table's lines, the lines after it, the aggregated runs by
+    (client, model, count))."""
+    agg = {(a["client"], a["model"], a["connections"]): a for a in aggregate(results)}
+    sys_rows = {(r["client"], r["model"]): r for r in results if r.get("kind") == "syscalls"}
+    rows = [k for k in order if any((*k, n) in agg for n in counts) or k in sys_rows]
+    rows += sorted({(c, m) for c, m, _ in agg} - set(order))
+    strace_n = next((r.get("connections") for r in sys_rows.values()), None)
+    head = ["client", "model"]
+    for n in counts:
+        head += [f"{n:,}: msgs/s", f"{n:,}: p50/p95 ms", f"{n:,}: {third}"]
+    if sys_rows:
+        head.append(f"syscalls/{unit} ({strace_n:,} conn.)" if strace_n else f"syscalls/{unit}")
+    lines = ["| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
+    notes: list[str] = []
+    for client, model in rows:
+        cells = [names.get(client, client), model]
+        for n in counts:
+            cells += count_cells(agg.get((client, model, n)), name_of(client, model), n, notes, details)
+        if sys_rows:
+            s = sys_rows.get((client, model))
+            per = (s or {}).get("per_message")
+            cells.append("" if s is None else f"{per['total']:.2f}" if per else "FF" if s.get("failed") else "n/a")
+        lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
+    after = [""] + [f"* {n}" for n in dict.fromkeys(notes)] if notes else []
+    made = [(name_of(c, m), s["per_message"]) for (c, m), s in sys_rows.items() if s.get("per_message")]
+    tool = next((s.get("tool") for s in sys_rows.values() if s.get("tool")), "strace")
+    if made:
+        how = "`strace -c -f`" if tool == "strace" else "`perf stat` on the syscalls tracepoints"
+        after += [
+            "",
+            f"System calls per {UNIT_WORDS.get(unit, unit)} ({how}, {strace_n:,} connections; the calls "
+            "of a 0-second run, which opens and closes the connections, subtracted):",
+            "",
+        ]
+        after += [f"* {name} = {composition(per)}" for name, per in made]
+        if tool == "strace" and any(m == "threads" for (_, m), s in sys_rows.items() if s.get("per_message")):
+            after.append(
+                "* (strace stops each thread at every system call, so the others wait on the GIL: the "
+                "threads model's futex calls are mostly strace's own; `--syscall-tool perf` counts without it)"
+            )
+    for (c, m), s in sys_rows.items():
+        if not s.get("per_message"):
+            why = s.get("failed") or s.get("unavailable") or f"no {UNIT_WORDS.get(unit, unit)}s"
+            after.append(f"* {name_of(c, m)}: no system-call figure ({why})")
+    return lines, after, agg
+
+
 def markdown(
     results: list[dict],
     counts: list[int],
@@ -353,73 +426,17 @@ def markdown(
     pins: tuple[str | None, str | None] = ("0", "1"),
 ) -> str:
     """The table in the document's style, then the FF reasons and the system calls' make-up."""
-    agg = {(a["client"], a["model"], a["connections"]): a for a in aggregate(results)}
-    sys_rows = {(r["client"], r["model"]): r for r in results if r.get("kind") == "syscalls"}
-    rows = [k for k in ROWS if any((*k, n) in agg for n in counts) or k in sys_rows]
-    rows += sorted({(c, m) for c, m, _ in agg} - set(ROWS))
-    strace_n = next((r.get("connections") for r in sys_rows.values()), None)
-    head = ["client", "model"]
-    for n in counts:
-        head += [f"{n:,}: msgs/s", f"{n:,}: p50/p95 ms", f"{n:,}: user %"]
-    if sys_rows:
-        head.append(f"syscalls/msg ({strace_n:,} conn.)" if strace_n else "syscalls/msg")
-    bits = ["64-byte ping-pong, one message outstanding per connection"]
-    if seconds is not None:
-        bits.append(f"{seconds:g} s per run" + (f" after {warmup:g} s of warm-up" if warmup else ""))
-    if repeat:
-        bits.append(f"{repeat} run{'s' if repeat != 1 else ''} each (mean msgs/s ± half the min–max range)")
+    bits = ["64-byte ping-pong, one message outstanding per connection", *window_bits(seconds, warmup, repeat)]
     cpu_client, cpu_server = pins
     if cpu_client is not None:
         bits.append(f"clients on CPU {cpu_client}")
     if cpu_server is not None:
         bits.append(f"the Rust echo server on CPU {cpu_server}")
-    out = [
-        "**Connections** (document 002): "
-        + "; ".join(bits)
-        + ". FF: the model could not open or hold the connections.",
-        "",
-        "| " + " | ".join(head) + " |",
-        "| " + " | ".join("---" for _ in head) + " |",
-    ]
-    notes: list[str] = []
-    for client, model in rows:
-        cells = [CLIENT_NAMES.get(client, client), model]
-        for n in counts:
-            cells += count_cells(agg.get((client, model, n)), model, n, notes, _latency_and_share)
-        if sys_rows:
-            s = sys_rows.get((client, model))
-            if s is None:
-                cells.append("")
-            elif s.get("failed") or s.get("unavailable"):
-                cells.append("FF" if s.get("failed") else "n/a")
-            else:
-                per = s.get("per_message")
-                cells.append(f"{per['total']:.2f}" if per else "?")
-        out.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
-    if notes:
-        out += [""] + [f"* {n}" for n in notes]
-    made = [(m, s["per_message"]) for (c, m), s in sys_rows.items() if s.get("per_message")]
-    tool = next((s.get("tool") for s in sys_rows.values() if s.get("tool")), "strace")
-    if made:
-        how = "`strace -c -f`" if tool == "strace" else "`perf stat` on the syscalls tracepoints"
-        out += [
-            "",
-            f"System calls per message ({how}, {strace_n:,} connections; the calls of a "
-            "0-second run, which opens and closes the connections, subtracted):",
-            "",
-        ]
-        out += [f"* {m} = {composition(per)}" for m, per in made]
-        if tool == "strace" and any(m == "threads" for m, _ in made):
-            out.append(
-                "* (strace stops each thread at every system call, so the others wait on the GIL: the "
-                "threads model's futex calls are mostly strace's own; `--syscall-tool perf` counts without it)"
-            )
-    failed_sys = [
-        (m, s.get("failed") or s.get("unavailable")) for (c, m), s in sys_rows.items() if not s.get("per_message")
-    ]
-    for m, why in failed_sys:
-        out.append(f"* {m}: no figure ({why or 'no messages'})")
-    return "\n".join(out)
+    lines, after, _ = table_lines(
+        results, counts, ROWS, CLIENT_NAMES, "user %", "msg", _latency_and_share, lambda c, m: m
+    )
+    title = "**Connections** (document 002): " + "; ".join(bits)
+    return "\n".join([title + ". FF: the model could not open or hold the connections.", "", *lines, *after])
 
 
 # ------------------------------------------------------------------------------------ the server
@@ -734,6 +751,28 @@ def run_settings(ap: argparse.ArgumentParser, a: argparse.Namespace, parse_model
     return counts, models, seconds, repeat, (pin_client, pin_server)
 
 
+def settings_meta(a: argparse.Namespace, counts, seconds, repeat, models, pins, sysctls_set: dict) -> dict:
+    """The meta both runners record of their options (:func:`add_run_arguments`) and of the
+    kernel: the run settings, the system-call sample, the sysctls that bear on many
+    connections and what :func:`run_sysctls` set."""
+    return {
+        "connections": counts,
+        "seconds": seconds,
+        "warmup": a.warmup,
+        "repeat": repeat,
+        "models": models,
+        "pin_client": pins[0],
+        "pin_server": pins[1],
+        "syscalls": None
+        if a.no_strace
+        else {"tool": a.syscall_tool, "connections": a.strace_connections, "seconds": a.strace_seconds},
+        "sysctl": {
+            k: _sysctl(k) for k in (PORT_RANGE_SYSCTL, "net.core.somaxconn", "net.ipv4.tcp_tw_reuse", TW_BUCKETS_SYSCTL)
+        },
+        "sysctls_set": sysctls_set,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_run_arguments(ap, MODEL_KEYS, "the echo server", "the ping-pong server and client")
@@ -855,13 +894,7 @@ def main(argv: list[str] | None = None) -> int:
         f"Connections (document 002): 64-byte ping-pong over {', '.join(f'{n:,}' for n in counts)} connections, "
         f"{seconds:g} s per run after {a.warmup:g} s of warm-up, {repeat} run(s) each, clients on CPU {pin_client}, "
         f"the Rust echo server on CPU {pin_server}; loopback.",
-        connections=counts,
-        seconds=seconds,
-        warmup=a.warmup,
-        repeat=repeat,
-        models=models,
-        pin_client=pin_client,
-        pin_server=pin_server,
+        **settings_meta(a, counts, seconds, repeat, models, (pin_client, pin_server), sysctls_set),
         server={
             "binary": str(SERVER_BIN),
             "threads": a.server_threads,
@@ -871,20 +904,7 @@ def main(argv: list[str] | None = None) -> int:
         client_binary=str(CLIENT_BIN),
         interpreters=interpreters,
         unavailable=unavailable,
-        syscalls=None
-        if a.no_strace
-        else {"tool": a.syscall_tool, "connections": a.strace_connections, "seconds": a.strace_seconds},
-        sysctl={
-            k: _sysctl(k)
-            for k in (
-                "net.ipv4.ip_local_port_range",
-                "net.core.somaxconn",
-                "net.ipv4.tcp_tw_reuse",
-                "net.ipv4.tcp_max_tw_buckets",
-            )
-        },
         per_address=PER_ADDRESS,
-        sysctls_set=sysctls_set,
     )
     print(markdown(results, counts, seconds, a.warmup, repeat, (pin_client, pin_server)))
     if a.out is not None:

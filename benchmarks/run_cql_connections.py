@@ -111,17 +111,7 @@ CLIENT_NAMES = {
 
 
 def parse_models(text: str) -> list[str]:
-    out = []
-    for m in (m.strip() for m in text.split(",")):
-        if not m:
-            continue
-        if m not in MODELS:
-            raise ValueError(f"unknown model {m!r} (known: {', '.join(MODELS)})")
-        if m not in out:
-            out.append(m)
-    if not out:
-        raise ValueError("no model")
-    return out
+    return rc.parse_names(text, MODELS)
 
 
 def client_command(
@@ -263,25 +253,13 @@ def markdown(
     With ``server`` a Cassandra node's meta (``{"kind": "cassandra", ...}``), the real-node
     table: its own title, no targets, the node's CPU per request instead."""
     cassandra = (server or {}).get("kind") == "cassandra"
-    agg = {(a["client"], a["model"], a["connections"]): a for a in rc.aggregate(results)}
-    sys_rows = {(r["client"], r["model"]): r for r in results if r.get("kind") == "syscalls"}
-    rows = [k for k in ROWS if any((*k, n) in agg for n in counts) or k in sys_rows]
-    strace_n = next((r.get("connections") for r in sys_rows.values()), None)
-    head = ["client", "model"]
-    for n in counts:
-        head += [f"{n:,}: msgs/s", f"{n:,}: p50/p95 ms", f"{n:,}: CPU µs/req (user %)"]
-    if sys_rows:
-        head.append(f"syscalls/req ({strace_n:,} conn.)" if strace_n else "syscalls/req")
     if cassandra:
         version = server.get("release_version")
         against = f"a Cassandra {version} node" if version else "a Cassandra node"
     else:
         against = "the Rust CQL responder"
     bits = [f"one prepared one-row SELECT in flight per connection, against {against}"]
-    if seconds is not None:
-        bits.append(f"{seconds:g} s per run" + (f" after {warmup:g} s of warm-up" if warmup else ""))
-    if repeat:
-        bits.append(f"{repeat} run{'s' if repeat != 1 else ''} each (mean msgs/s ± half the min–max range)")
+    bits += rc.window_bits(seconds, warmup, repeat)
     if pins[0] is not None:
         bits.append(f"clients on CPU {pins[0]}")
     if pins[1] is not None:
@@ -298,33 +276,11 @@ def markdown(
             "The classic driver holds one connection per host, so it talks to N responder nodes; the "
             "others hold N connections to one."
         )
-    out = [
-        f"{title}: " + "; ".join(bits) + ". FF: the client could not open or hold the connections. " + classic,
-        "",
-        "| " + " | ".join(head) + " |",
-        "| " + " | ".join("---" for _ in head) + " |",
-    ]
-    notes: list[str] = []
-    for client, model in rows:
-        cells = [CLIENT_NAMES.get(client, client), model]
-        for n in counts:
-            cells += rc.count_cells(agg.get((client, model, n)), f"{client} {model}", n, notes, _latency_and_cpu)
-        if sys_rows:
-            s = sys_rows.get((client, model))
-            per = (s or {}).get("per_message")
-            cells.append("" if s is None else f"{per['total']:.2f}" if per else "FF" if s.get("failed") else "n/a")
-        out.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
-    if notes:
-        out += [""] + [f"* {n}" for n in dict.fromkeys(notes)]
-    made = [(f"{c} {m}", s["per_message"]) for (c, m), s in sys_rows.items() if s.get("per_message")]
-    if made:
-        tool = next((s.get("tool") for s in sys_rows.values() if s.get("tool")), "strace")
-        how = "`strace -c -f`" if tool == "strace" else "`perf stat` on the syscalls tracepoints"
-        out += ["", f"System calls per request ({how}, {strace_n:,} connections, a 0-second run subtracted):", ""]
-        out += [f"* {m} = {rc.composition(per)}" for m, per in made]
-    for (c, m), s in sys_rows.items():
-        if not s.get("per_message"):
-            out.append(f"* {c} {m}: no system-call figure ({s.get('failed') or s.get('unavailable') or 'no requests'})")
+    lines, after, agg = rc.table_lines(
+        results, counts, ROWS, CLIENT_NAMES, "CPU µs/req (user %)", "req", _latency_and_cpu, lambda c, m: f"{c} {m}"
+    )
+    out = [f"{title}: " + "; ".join(bits) + ". FF: the client could not open or hold the connections. " + classic, ""]
+    out += lines + after
     top = max((n for n in counts if any(k[2] == n for k in agg)), default=None)
     if cassandra:
         # The issue's targets compare clients through a server that is not the bottleneck;
@@ -558,31 +514,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{', '.join(f'{n:,}' for n in counts)} connections, {seconds:g} s per run after {a.warmup:g} s of warm-up, "
         f"{repeat} run(s) each, clients on CPU {pin_client}, {against} on CPU {pin_server}; loopback.",
         scenario=SCENARIOS[a.server],
-        connections=counts,
-        seconds=seconds,
-        warmup=a.warmup,
-        repeat=repeat,
-        models=models,
-        pin_client=pin_client,
-        pin_server=pin_server,
+        **rc.settings_meta(a, counts, seconds, repeat, models, (pin_client, pin_server), sysctls_set),
         server=node if cassandra else {"kind": "responder", "binary": str(RESPONDER_BIN), "threads": a.server_threads},
         count_query=COUNT_QUERIES[a.server],
         client_binary=str(RUST_BIN),
         interpreters=interpreters,
         unavailable=unavailable,
-        syscalls=None
-        if a.no_strace
-        else {"tool": a.syscall_tool, "connections": a.strace_connections, "seconds": a.strace_seconds},
-        sysctl={
-            k: rc._sysctl(k)
-            for k in (
-                "net.ipv4.ip_local_port_range",
-                "net.core.somaxconn",
-                "net.ipv4.tcp_tw_reuse",
-                "net.ipv4.tcp_max_tw_buckets",
-            )
-        },
-        sysctls_set=sysctls_set,
     )
     print(markdown(results, counts, seconds, a.warmup, repeat, (pin_client, pin_server), meta["server"]))
     if a.out is not None:

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import array
-import json
 import os
 import resource
 import sys
@@ -47,7 +46,14 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pingpong import Failed, now_ns, percentile, raise_nofile  # noqa: E402
+from pingpong import (  # noqa: E402
+    Failed,
+    exit_without_teardown,
+    now_ns,
+    percentile,
+    print_outcome,
+    raise_nofile,
+)
 
 QUERY = "SELECT k, v FROM bench.kv WHERE k = ?"
 # The responder's count of open connections; a Cassandra node's is the runner's
@@ -459,28 +465,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     a = parse_args(argv)
     if a.setup:
-        try:
-            result = setup_node(a)
-        except Failed as e:
-            result = {"failed": str(e)}
-        except Exception as e:
-            result = {"failed": f"{type(e).__name__}: {str(e)[:300]}"}
-        print(json.dumps(result), flush=True)
-        return 0
+        return print_outcome(lambda: setup_node(a), lambda why: {"failed": why}, errors=(Exception,))
     raise_nofile()
     base = {"client": a.client, "model": a.model, "connections": a.connections, "seconds": a.seconds}
-    try:
-        result = (run_turbocql if a.client == "turbocql" else run_classic)(a)
-    except Failed as e:
-        result = {**base, "failed": str(e)}
-    except Exception as e:  # NoHostAvailable, OperationTimedOut, EMFILE...: the FF cell, with why
-        result = {**base, "failed": f"{type(e).__name__}: {str(e)[:300]}"}
-    print(json.dumps(result), flush=True)
-    return 0
+    return print_outcome(
+        lambda: (run_turbocql if a.client == "turbocql" else run_classic)(a),
+        lambda why: {**base, "failed": why},
+        errors=(Exception,),  # NoHostAvailable, OperationTimedOut, EMFILE...
+    )
 
 
 if __name__ == "__main__":
-    rc = main()
-    sys.stdout.flush()
-    # Skip the interpreter's teardown: thousands of connections may still be closing.
-    os._exit(rc)
+    exit_without_teardown(main())

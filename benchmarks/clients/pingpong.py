@@ -140,6 +140,27 @@ def failure(a: argparse.Namespace, reason: str) -> dict:
     }
 
 
+def print_outcome(run, failed, errors: tuple = (OSError,)) -> int:
+    """Runs ``run()`` and prints its JSON line; when it raises :class:`Failed` or one of
+    ``errors`` (EMFILE on a selector, an event loop or a thread's own fds, a driver's
+    NoHostAvailable...), ``failed(reason)``'s line instead: the runner's FF cell, with why."""
+    try:
+        result = run()
+    except Failed as e:
+        result = failed(str(e))
+    except errors as e:
+        result = failed(f"{type(e).__name__}: {str(e)[:300]}")
+    print(json.dumps(result), flush=True)
+    return 0
+
+
+def exit_without_teardown(code: int) -> None:
+    """Exits at once: thousands of connections, threads or greenlets may still be closing or
+    sitting in recv, and the interpreter's teardown would wait for them; the figures are out."""
+    sys.stdout.flush()
+    os._exit(code)
+
+
 def versions(model: str) -> dict:
     out = {}
     if model.startswith("uvloop"):
@@ -214,10 +235,12 @@ def sleep_until(deadline_ns: int) -> None:
 # asyncio and uvloop
 
 
-def run_asyncio(a: argparse.Namespace) -> dict:
+def new_event_loop(model: str):
+    """The event loop of an ``asyncio-*`` or ``uvloop-*`` model, set as the current one;
+    :class:`Failed` when uvloop does not import."""
     import asyncio
 
-    if a.model.startswith("uvloop"):
+    if model.startswith("uvloop"):
         try:
             import uvloop
         except ImportError as e:
@@ -225,8 +248,37 @@ def run_asyncio(a: argparse.Namespace) -> dict:
         loop = uvloop.new_event_loop()
     else:
         loop = asyncio.new_event_loop()
-    flavour = a.model.split("-", 1)[1]
     asyncio.set_event_loop(loop)
+    return loop
+
+
+async def timed_window(clock: list) -> tuple:
+    """Sleeps through the warm-up and the window (``clock``: their ends, ns) and returns the
+    process's ``getrusage`` at the window's two ends."""
+    import asyncio
+
+    await asyncio.sleep(max(0, clock[0] - now_ns()) / 1e9)
+    ru0 = resource.getrusage(resource.RUSAGE_SELF)
+    await asyncio.sleep(max(0, clock[1] - now_ns()) / 1e9)
+    return ru0, resource.getrusage(resource.RUSAGE_SELF)
+
+
+async def finish_protocols(protos: list) -> None:
+    """Gives the protocols :data:`STOP_GRACE` to see the window's end, then closes them."""
+    import asyncio
+
+    deadline = now_ns() + int(STOP_GRACE * 1e9)
+    while any(not p.done for p in protos) and now_ns() < deadline:
+        await asyncio.sleep(0.01)
+    for p in protos:
+        if p.transport is not None:
+            p.transport.close()
+    await asyncio.sleep(0)
+
+
+def run_asyncio(a: argparse.Namespace) -> dict:
+    loop = new_event_loop(a.model)
+    flavour = a.model.split("-", 1)[1]
     try:
         return loop.run_until_complete(_amain(a, loop, flavour))
     finally:
@@ -285,20 +337,15 @@ async def _amain(a: argparse.Namespace, loop, flavour: str) -> dict:
         tasks = []
         for p in conns:
             p.start()
-    await asyncio.sleep(max(0, clock[0] - now_ns()) / 1e9)
-    ru0 = resource.getrusage(resource.RUSAGE_SELF)
-    await asyncio.sleep(max(0, clock[1] - now_ns()) / 1e9)
-    ru1 = resource.getrusage(resource.RUSAGE_SELF)
-    if tasks:
-        _, pending = await asyncio.wait(tasks, timeout=STOP_GRACE)
-        for t in pending:
-            t.cancel()
-        if pending:
-            await asyncio.wait(pending)
-    else:
-        deadline = now_ns() + int(STOP_GRACE * 1e9)
-        while any(not p.done for p in conns) and now_ns() < deadline:
-            await asyncio.sleep(0.01)
+    ru0, ru1 = await timed_window(clock)
+    if not tasks:
+        await finish_protocols(conns)
+        return summary(a, lat, ru0, ru1, errors)
+    _, pending = await asyncio.wait(tasks, timeout=STOP_GRACE)
+    for t in pending:
+        t.cancel()
+    if pending:
+        await asyncio.wait(pending)
     _aclose(conns, flavour)
     await asyncio.sleep(0)
     return summary(a, lat, ru0, ru1, errors)
@@ -356,39 +403,30 @@ async def _sock_worker(loop, sock, clock, lat, errors) -> None:
         errors.append(f"{type(e).__name__}: {e}")
 
 
-class PingPong:
-    """The ``*-protocol`` models: an ``asyncio.Protocol`` (duck-typed: uvloop takes it too)
-    whose ``data_received`` writes the next message as soon as the echo is complete."""
+class TimedProtocol:
+    """What every ``*-protocol`` model's ``asyncio.Protocol`` (duck-typed: uvloop takes it
+    too) shares: the clock, latencies and errors of the run, its transport, the start of the
+    request in flight and whether it saw the window's end. A subclass's ``data_received``
+    writes the next request as soon as the response is complete (inline: it is the loop
+    being measured); :meth:`start` sends the first, :meth:`first`."""
 
-    __slots__ = ("clock", "lat", "errors", "transport", "got", "t", "done")
+    __slots__ = ("clock", "lat", "errors", "transport", "t", "done")
 
     def __init__(self, clock: list, lat: array.array, errors: list) -> None:
         self.clock, self.lat, self.errors = clock, lat, errors
         self.transport = None
-        self.got = 0
         self.t = 0
         self.done = False
+
+    def first(self) -> bytes:
+        raise NotImplementedError
 
     def connection_made(self, transport) -> None:
         self.transport = transport
 
     def start(self) -> None:
         self.t = now_ns()
-        self.transport.write(MESSAGE)
-
-    def data_received(self, data: bytes) -> None:
-        self.got += len(data)
-        if self.got < MSG_SIZE or self.done:
-            return
-        self.got -= MSG_SIZE
-        n = now_ns()
-        if n >= self.clock[1]:
-            self.done = True
-            return
-        if n >= self.clock[0]:
-            self.lat.append(n - self.t)
-        self.t = n
-        self.transport.write(MESSAGE)
+        self.transport.write(self.first())
 
     def eof_received(self) -> None:
         return None
@@ -404,6 +442,34 @@ class PingPong:
 
     def resume_writing(self) -> None:
         pass
+
+
+class PingPong(TimedProtocol):
+    """The ``*-protocol`` models of the ping-pong: the next 64-byte message as soon as the
+    echo is complete."""
+
+    __slots__ = ("got",)
+
+    def __init__(self, clock: list, lat: array.array, errors: list) -> None:
+        super().__init__(clock, lat, errors)
+        self.got = 0
+
+    def first(self) -> bytes:
+        return MESSAGE
+
+    def data_received(self, data: bytes) -> None:
+        self.got += len(data)
+        if self.got < MSG_SIZE or self.done:
+            return
+        self.got -= MSG_SIZE
+        n = now_ns()
+        if n >= self.clock[1]:
+            self.done = True
+            return
+        if n >= self.clock[0]:
+            self.lat.append(n - self.t)
+        self.t = n
+        self.transport.write(MESSAGE)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -585,18 +651,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         monkey.patch_all()
     raise_nofile()
-    try:
-        result = RUNNERS[a.model](a)
-    except Failed as e:
-        result = failure(a, str(e))
-    except OSError as e:  # EMFILE on a selector, an event loop or a thread's own fds, ...
-        result = failure(a, f"{type(e).__name__}: {e}")
-    print(json.dumps(result), flush=True)
-    return 0
+    return print_outcome(lambda: RUNNERS[a.model](a), lambda why: failure(a, why))
 
 
 if __name__ == "__main__":
-    rc = main()
-    sys.stdout.flush()
-    # Skip the interpreter's teardown: thousands of threads or greenlets may still sit in recv.
-    os._exit(rc)
+    exit_without_teardown(main())

@@ -168,7 +168,7 @@ def test_markdown_table_in_the_documents_style_with_ff_cells():
     assert models == ["asyncio-streams", "threads", "gevent", "tokio"]
     assert "* FF: threads, 10,000 connections: thread 9,001 of 10,000: can't start new thread" in lines
     assert "* asyncio-streams = 1.00 recvfrom + 1.00 sendto + 0.97 mmap + 0.02 epoll_wait" in lines
-    assert "* threads: no figure (timed out)" in lines
+    assert "* threads: no system-call figure (timed out)" in lines
     assert "10 s per run after 1 s of warm-up" in md and "clients on CPU 0" in md
 
 
