@@ -1,7 +1,8 @@
 //! Document 002's 64-byte ping-pong (scenario `connections` of `turbocql bench`): what the
 //! echo server (`pingpong-server`) and the tokio client (`pingpong-client`, the limit row)
 //! share: the message size, a log-bucket latency histogram, the file-descriptor limit, the
-//! process's CPU times, option parsing and the JSON line.
+//! process's CPU times, option parsing and the JSON line, and the shape of a client's run
+//! (also `cql-connections`'s, in `benchmarks/rust_ref`).
 //!
 //! The Python side of the scenario is `benchmarks/clients/pingpong.py` (one client per I/O
 //! model), its runner `benchmarks/run_connections.py`; method and deviations from the
@@ -9,6 +10,7 @@
 //!
 //! Module [`cql`] holds what `cql-responder` (the CQL table's server) answers.
 
+use std::future::Future;
 use std::time::Duration;
 
 pub mod cql;
@@ -153,6 +155,32 @@ pub fn parse_seconds(name: &str, v: &str) -> Result<Duration, String> {
         Ok(s) if s.is_finite() && s >= 0.0 => Ok(Duration::from_secs_f64(s)),
         _ => Err(format!("{name}: not a number of seconds: {v:?}")),
     }
+}
+
+/// The options of this process's command line by `parse`, or the process ends with the
+/// message and status 2 (a usage error, as Python's argparse ends).
+pub fn options_or_exit<O>(parse: impl FnOnce(&[String]) -> Result<O, String>) -> O {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    parse(&args).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(2)
+    })
+}
+
+/// A client's run on one current-thread runtime (its tasks `spawn_local`ed: the clients are
+/// the one-core limit rows), and the JSON line it prints: `run`'s, or when it fails the
+/// line the runner shows as FF, with the reason.
+pub fn client_line(model: &str, connections: usize, seconds: Duration, run: impl Future<Output = Result<String, String>>) -> String {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, run).unwrap_or_else(|reason| {
+        format!(
+            "{{\"client\":\"rust\",\"model\":{},\"connections\":{connections},\"seconds\":{},\"failed\":{}}}",
+            json_str(model),
+            seconds.as_secs_f64(),
+            json_str(&reason)
+        )
+    })
 }
 
 /// `--name value` options: the value of every option in `known`, or an error for anything

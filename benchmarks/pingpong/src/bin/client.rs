@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::time::{sleep_until, timeout};
-use turbocql_pingpong::{cpu_times, json_str, parse_options, parse_seconds, raise_nofile, Histogram, MSG_SIZE};
+use turbocql_pingpong::{client_line, cpu_times, json_str, options_or_exit, parse_options, parse_seconds, raise_nofile, Histogram, MSG_SIZE};
 
 const USAGE: &str = "usage: pingpong-client --connect 127.0.0.1:PORT --connections N --seconds S [--warmup W] [--addresses 127.0.0.1,127.0.0.2,...]";
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -59,26 +59,9 @@ struct Outcome {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let o = match parse(&args) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("{e}");
-            std::process::exit(2);
-        }
-    };
+    let o = options_or_exit(parse);
     let nofile = raise_nofile();
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
-    let local = tokio::task::LocalSet::new();
-    let line = match local.block_on(&rt, run(&o, nofile)) {
-        Ok(r) => success_line(&o, &r),
-        Err(reason) => format!(
-            "{{\"client\":\"rust\",\"model\":\"tokio\",\"connections\":{},\"seconds\":{},\"failed\":{}}}",
-            o.connections,
-            o.seconds.as_secs_f64(),
-            json_str(&reason)
-        ),
-    };
+    let line = client_line("tokio", o.connections, o.seconds, async { run(&o, nofile).await.map(|r| success_line(&o, &r)) });
     println!("{line}");
 }
 

@@ -20,7 +20,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use turbocql_pingpong::cql::{self, error_code, opcode, Answer, Nodes};
-use turbocql_pingpong::{parse_options, raise_nofile};
+use turbocql_pingpong::{options_or_exit, parse_options, raise_nofile};
 
 const USAGE: &str = "usage: cql-responder --listen 127.0.0.1:PORT [--nodes K] [--threads N] [--log-queries 0|1]";
 
@@ -32,14 +32,7 @@ struct Options {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).map(|a| if a == "--log-queries" { "--log-queries=1".into() } else { a }).collect();
-    let o = match parse(&args) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("{e}");
-            std::process::exit(2);
-        }
-    };
+    let o = options_or_exit(|args| parse(&args.iter().map(|a| if a == "--log-queries" { "--log-queries=1".into() } else { a.clone() }).collect::<Vec<_>>()));
     let nofile = raise_nofile();
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(o.threads).enable_all().build().expect("tokio runtime");
     if let Err(e) = rt.block_on(serve(o, nofile)) {

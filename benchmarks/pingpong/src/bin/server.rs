@@ -13,19 +13,12 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
-use turbocql_pingpong::{parse_options, raise_nofile, MSG_SIZE};
+use turbocql_pingpong::{options_or_exit, parse_options, raise_nofile, MSG_SIZE};
 
 const USAGE: &str = "usage: pingpong-server --listen 127.0.0.1:PORT [--threads N]";
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let (listen, threads) = match parse(&args) {
-        Ok(x) => x,
-        Err(e) => {
-            eprintln!("{e}");
-            std::process::exit(2);
-        }
-    };
+    let (listen, threads) = options_or_exit(parse);
     let nofile = raise_nofile();
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(threads).enable_all().build().expect("tokio runtime");
     if let Err(e) = rt.block_on(serve(listen, threads, nofile)) {

@@ -27,7 +27,7 @@ use scylla::client::session_builder::SessionBuilder;
 use scylla::client::PoolSize;
 use scylla::statement::prepared::PreparedStatement;
 use tokio::time::sleep_until;
-use turbocql_pingpong::{cpu_times, json_str, parse_options, parse_seconds, raise_nofile, Histogram};
+use turbocql_pingpong::{client_line, cpu_times, json_str, options_or_exit, parse_options, parse_seconds, raise_nofile, Histogram};
 
 const USAGE: &str = "usage: cql-connections --connect 127.0.0.1:PORT --connections N --seconds S [--warmup W] [--count-query CQL]";
 const QUERY: &str = "SELECT k, v FROM bench.kv WHERE k = ?";
@@ -50,26 +50,10 @@ struct Stats {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let o = match parse(&args) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("{e}");
-            std::process::exit(2);
-        }
-    };
+    let o = options_or_exit(parse);
     let nofile = raise_nofile();
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
-    let local = tokio::task::LocalSet::new();
-    let line = match local.block_on(&rt, run(&o)) {
-        Ok(line) => line.replace("\"rlimit_nofile\":0", &format!("\"rlimit_nofile\":{nofile}")),
-        Err(reason) => format!(
-            "{{\"client\":\"rust\",\"model\":\"scylla\",\"connections\":{},\"seconds\":{},\"failed\":{}}}",
-            o.connections,
-            o.seconds.as_secs_f64(),
-            json_str(&reason)
-        ),
-    };
+    let run = async { run(&o).await.map(|line| line.replace("\"rlimit_nofile\":0", &format!("\"rlimit_nofile\":{nofile}"))) };
+    let line = client_line("scylla", o.connections, o.seconds, run);
     println!("{line}");
     // Skip the session's teardown (10,000 connections closing): the figures are out.
     std::process::exit(0);
