@@ -75,6 +75,18 @@ fn node_addr(first: Ipv4Addr, i: usize) -> Ipv4Addr {
     Ipv4Addr::new(127, 0, (k / 254) as u8, (k % 254 + 1) as u8)
 }
 
+/// The node a connection to `addr` arrived at: the inverse of [`node_addr`], None for an
+/// address no node has.
+fn node_index(first: Ipv4Addr, nodes: usize, addr: Ipv4Addr) -> Option<usize> {
+    let [a, b, c, d] = addr.octets();
+    if a != 127 || b != 0 || d == 0 || d == 255 {
+        return None;
+    }
+    let k = c as usize * 254 + d as usize - 1;
+    let i = k.checked_sub(first.octets()[3] as usize - 1)?;
+    (i < nodes && node_addr(first, i) == addr).then_some(i)
+}
+
 fn bind(addr: SocketAddrV4) -> std::io::Result<TcpListener> {
     let sock = TcpSocket::new_v4()?;
     sock.set_reuseaddr(true)?;
@@ -84,29 +96,29 @@ fn bind(addr: SocketAddrV4) -> std::io::Result<TcpListener> {
 }
 
 async fn serve(o: Options, nofile: libc::rlim_t) -> std::io::Result<()> {
-    let first = bind(o.listen)?;
-    let port = first.local_addr()?.port();
-    let mut listeners = vec![first];
-    for i in 1..o.nodes {
-        listeners.push(bind(SocketAddrV4::new(node_addr(*o.listen.ip(), i), port))?);
-    }
-    let nodes = Arc::new(Nodes { addrs: (0..o.nodes).map(|i| node_addr(*o.listen.ip(), i)).collect() });
-    eprintln!("listening on {}:{port} (nodes: {}, worker threads: {}, RLIMIT_NOFILE: {nofile})", o.listen.ip(), o.nodes, o.threads);
-    let mut tasks = Vec::new();
-    for (me, l) in listeners.into_iter().enumerate() {
-        let nodes = nodes.clone();
-        tasks.push(tokio::spawn(accept_loop(l, nodes, me, o.log_queries)));
-    }
-    for t in tasks {
-        let _ = t.await;
-    }
+    // Several nodes: one listener on every address, each connection's node told by the
+    // address it arrived at. A listener per node address would take one fd each, and 10,000
+    // nodes' listeners plus their 10,000 connections pass the 20,000 fds a process may have.
+    let listener = bind(if o.nodes > 1 { SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, o.listen.port()) } else { o.listen })?;
+    let port = listener.local_addr()?.port();
+    let first = *o.listen.ip();
+    let nodes = Arc::new(Nodes { addrs: (0..o.nodes).map(|i| node_addr(first, i)).collect() });
+    eprintln!("listening on {first}:{port} (nodes: {}, worker threads: {}, RLIMIT_NOFILE: {nofile})", o.nodes, o.threads);
+    accept_loop(listener, nodes, first, o.log_queries).await;
     Ok(())
 }
 
-async fn accept_loop(listener: TcpListener, nodes: Arc<Nodes>, me: usize, log: bool) {
+async fn accept_loop(listener: TcpListener, nodes: Arc<Nodes>, first: Ipv4Addr, log: bool) {
     loop {
         match listener.accept().await {
             Ok((stream, _)) => {
+                // Not one of the nodes' addresses (another interface's): not ours to answer.
+                let me = match stream.local_addr() {
+                    _ if nodes.addrs.len() == 1 => Some(0),
+                    Ok(SocketAddr::V4(a)) => node_index(first, nodes.addrs.len(), *a.ip()),
+                    _ => None,
+                };
+                let Some(me) = me else { continue };
                 let _ = stream.set_nodelay(true);
                 tokio::spawn(connection(stream, nodes.clone(), me, log));
             }
@@ -255,5 +267,24 @@ fn query_answer(stream: i16, query: &str, params: &[u8], nodes: &Nodes, me: usiz
             }
             cql::frame(stream, opcode::ERROR, &cql::error_body(code, &msg), out)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_connection_finds_its_node_by_the_address_it_arrived_at() {
+        let first = Ipv4Addr::new(127, 0, 0, 1);
+        for i in [0, 1, 253, 254, 9_999] {
+            assert_eq!(node_index(first, 10_000, node_addr(first, i)), Some(i));
+        }
+        assert_eq!(node_index(first, 10_000, Ipv4Addr::new(127, 0, 39, 95)), None); // node 10,000: not there
+        assert_eq!(node_index(first, 3, Ipv4Addr::new(127, 0, 0, 255)), None);
+        assert_eq!(node_index(first, 3, Ipv4Addr::new(10, 0, 0, 2)), None);
+        let fifth = Ipv4Addr::new(127, 0, 0, 5);
+        assert_eq!(node_index(fifth, 3, Ipv4Addr::new(127, 0, 0, 7)), Some(2));
+        assert_eq!(node_index(fifth, 3, Ipv4Addr::new(127, 0, 0, 4)), None);
     }
 }
