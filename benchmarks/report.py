@@ -56,6 +56,7 @@ import run_sync  # noqa: E402
 import run_tls  # noqa: E402
 import run_tuning  # noqa: E402
 import run_vectors  # noqa: E402
+from plotting import plain_log, pyplot  # noqa: E402
 from report_connections import (  # noqa: E402
     connections_table,
     cql_connections_table,
@@ -374,24 +375,6 @@ def _scenario_heading(scen: dict, names: tuple[str, ...]) -> str:
 # Plots
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _plain_log(axis) -> None:
-    """Plain numbers (50, 100, 200) instead of powers of ten on a log-scale axis."""
-    from matplotlib.ticker import FuncFormatter, LogLocator
-
-    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
-    axis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
-
-
 def plot_patterns(scen: dict, workload: str, path: Path) -> bool:
     """Grouped horizontal bars: ops/s and client CPU µs/op per pattern and client."""
     results = [
@@ -410,7 +393,7 @@ def plot_patterns(scen: dict, workload: str, path: Path) -> bool:
         got = {r["label"]: r for r in results if r["spec"] == name}
         if got:
             cats.append((run_patterns.SPEC_BY_NAME[name].label, got))
-    plt = _plt()
+    plt = pyplot()
     clients = [c for c in CLIENT_ORDER if any(c in g for _, g in cats)]
     # Each category's bars are centred on its label: only the clients it has take a slot.
     height = 0.8 / max(len(got) for _, got in cats)
@@ -434,7 +417,7 @@ def plot_patterns(scen: dict, workload: str, path: Path) -> bool:
         ax.set_title(title, fontsize=10)
         if log:
             ax.set_xscale("log")
-            _plain_log(ax.xaxis)
+            plain_log(ax.xaxis)
         ax.grid(axis="x", alpha=0.3)
         ax.margins(x=0.15)
     axes[0].set_yticks(range(len(cats)), [c for c, _ in cats], fontsize=8)
@@ -454,7 +437,7 @@ def plot_sync(scen: dict, path: Path) -> bool:
     workloads = [w for w in ("write", "read") if any(r["workload"] == w for r in results)]
     if not workloads:
         return False
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(len(workloads), 2, figsize=(12, 4.2 * len(workloads)), squeeze=False)
     for row, wl in enumerate(workloads):
         for col, (metric, title) in enumerate((("ops_per_s", "ops/s"), ("cpu_us_per_op", "client CPU µs per request"))):
@@ -497,7 +480,7 @@ def plot_sync(scen: dict, path: Path) -> bool:
             ax.set_xticks(threads, [str(t) for t in threads])
             if metric == "cpu_us_per_op":
                 ax.set_yscale("log")
-                _plain_log(ax.yaxis)
+                plain_log(ax.yaxis)
             ax.set_xlabel("threads")
             ax.set_title(f"sync execute, {wl}: {title}", fontsize=10)
             ax.grid(alpha=0.3)
@@ -513,7 +496,7 @@ def plot_vectors(scen: dict, path: Path) -> bool:
     results = [r for r in scen.get("vectors", {}).get("results", []) if "failed" not in r]
     if not results:
         return False
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(max(12, 2.0 * len(results)), 4.8))
     short = {"list": "lists", "numpy": "numpy", "vec": "Vec<f32>"}
     labels = [f"{CLIENT_NAMES[r['label']]}\n{short.get(r['input'], r['input'])}" for r in results]
@@ -533,7 +516,7 @@ def plot_vectors(scen: dict, path: Path) -> bool:
     axes[1].bar_label(bars, labels=[f"{c:,.0f}" for c in cpu], padding=2, fontsize=8)
     axes[1].set_title("client CPU µs per row (log scale)", fontsize=10)
     axes[1].set_yscale("log")
-    _plain_log(axes[1].yaxis)
+    plain_log(axes[1].yaxis)
     for ax in axes:
         ax.set_xticks(range(len(results)), labels, fontsize=8)
         ax.grid(axis="y", alpha=0.3)
@@ -554,7 +537,7 @@ def plot_bulk(scen: dict, path: Path) -> bool:
     results = [r for r in scen.get("bulk", {}).get("results", []) if "failed" not in r]
     if not results:
         return False
-    plt = _plt()
+    plt = pyplot()
     kinds = [k for k in ("load", "unload", "read") if any(r["kind"] == k for r in results)]
     fig, axes = plt.subplots(2, len(kinds), figsize=(5.2 * len(kinds), 8), squeeze=False)
     for j, kind in enumerate(kinds):
@@ -574,7 +557,7 @@ def plot_bulk(scen: dict, path: Path) -> bool:
             ax.grid(axis="y", alpha=0.3)
             if log:
                 ax.set_yscale("log")
-                _plain_log(ax.yaxis)
+                plain_log(ax.yaxis)
             ax.margins(y=0.15)
     fig.suptitle(f"Bulk data: {results[0]['rows']:,} rows of int, bigint, text, timestamp, uuid, double, set, map")
     fig.tight_layout()
@@ -592,7 +575,7 @@ def plot_ingest(scen: dict, path: Path) -> bool:
     results = [r for r in scen.get("ingest", {}).get("results", []) if "phases" in r and "failed" not in r]
     if not results:
         return False
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.8), squeeze=False)
     pools = sorted({r["pool"] for r in results})
     for col, (phase, title) in enumerate((("geo", "phase 1: geo records"), ("elements", "phase 2: element records"))):
@@ -633,7 +616,7 @@ def plot_tuning(scen: dict, path: Path) -> bool:
     results = [r for r in scen.get("tuning", {}).get("results", []) if "failed" not in r and r.get("points")]
     if not results:
         return False
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, len(results), figsize=(6.5 * len(results), 5), squeeze=False)
     for ax, r in zip(axes[0], results):
         fs, bs = r["in_flight_grid"], r["buffer_grid"]
@@ -687,7 +670,7 @@ def plot_tls(scen: dict, path: Path) -> bool:
     if not workloads:
         return False
     by = {run_tls.key(r): r for r in results}
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(len(workloads), 2, figsize=(13, 2.6 + 0.9 * len(results) / len(workloads)), squeeze=False)
     groups = [("rust", run_tls.RUST_PATTERN, "Rust reference, 120 in flight")] + [
         (c, p, f"{CLIENT_NAMES[c]}, {p}") for p in run_tls.PATTERNS for c in CLIENT_ORDER if c != "rust"
@@ -738,7 +721,7 @@ def plot_tls(scen: dict, path: Path) -> bool:
 def make_plots(data: dict, out_dir: Path, name: str) -> list[Path]:
     """Write every plot the data allows; returns their paths (none without matplotlib)."""
     try:
-        _plt()
+        pyplot()
     except ImportError:
         print("matplotlib is not installed: no plots (pip install matplotlib)", file=sys.stderr)
         return []

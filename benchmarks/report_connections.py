@@ -11,6 +11,7 @@ from pathlib import Path
 
 import run_connections
 import run_cql_connections
+from plotting import plain_log, pyplot
 
 
 def _table(scen: dict, markdown, footer: str) -> str:
@@ -146,9 +147,7 @@ def plot_cql_connections(scen: dict, path: Path, key: str = "connections_cql") -
 def _plot_by_connections(agg: list[dict], rows, style, path: Path, xlabel: str, title: str) -> bool:
     if not agg:
         return False
-    from report import _plain_log, _plt  # the report's matplotlib set-up (imported lazily: no cycle)
-
-    plt = _plt()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(13, 5.8), squeeze=False)
     counts = sorted({a["connections"] for a in agg})
     for client, model in rows:
@@ -180,7 +179,7 @@ def _plot_by_connections(agg: list[dict], rows, style, path: Path, xlabel: str, 
         ax.grid(alpha=0.3)
     axes[0][0].set_ylim(bottom=0)
     axes[0][1].set_yscale("log")
-    _plain_log(axes[0][1].yaxis)
+    plain_log(axes[0][1].yaxis)
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=5, fontsize=8)
     fig.suptitle(title)
