@@ -6,6 +6,6 @@ start_cassandra
 trap stop_cassandra EXIT
 cd "$ROOT"
 echo "==> cargo test"
-cargo test --release -p turbocql-engine
+cargo test --release -p turbocql-engine -p turbocql-pingpong
 echo "==> pytest"
 "$PY" -m pytest tests "$@"
