@@ -74,6 +74,11 @@ def add_run_arguments(
     the raw JSON (default path ``benchmarks/results/<stem>-<date>.json``)."""
     ap.add_argument("--wait", type=float, default=0, help="seconds to wait for the server port")
     ap.add_argument("--timeout", type=float, default=timeout, help=timeout_help)
+    add_out_argument(ap, stem)
+
+
+def add_out_argument(ap: argparse.ArgumentParser, stem: str) -> None:
+    """``--out [PATH]``: write the raw JSON (without PATH: ``benchmarks/results/<stem>-<date>.json``)."""
     ap.add_argument(
         "--out",
         nargs="?",

@@ -63,7 +63,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 import peers  # noqa: E402
-from common import fmt_num, run_client, run_meta, write_json  # noqa: E402
+from common import add_out_argument, fmt_num, run_client, run_meta, write_json  # noqa: E402
 
 CLIENT = HERE / "clients" / "pingpong.py"
 BIN_DIR = ROOT / "target" / "release"
@@ -674,11 +674,19 @@ def _line(r: dict) -> str:
     return text
 
 
-def add_run_arguments(ap: argparse.ArgumentParser, model_keys, server: str, binaries: str) -> None:
+def add_run_arguments(ap: argparse.ArgumentParser, model_keys, server: str, binaries: str, stem: str) -> None:
     """The options both connections runners take (this one and run_cql_connections.py):
     counts, run length, models, pinning, the server's threads, the build, the system-call
-    sample and the peers' interpreters; ``server`` and ``binaries`` name what is pinned and
-    built."""
+    sample, the kernel settings, the peers' interpreters, a client run's time limit and the
+    JSON (``--out``, default name from ``stem``); ``server`` and ``binaries`` name what is
+    pinned and built."""
+    add_out_argument(ap, stem)
+    ap.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="per client run, seconds (default: warm-up + seconds + time to open the N connections)",
+    )
     ap.add_argument(
         "--connections",
         default=None,
@@ -775,18 +783,7 @@ def settings_meta(a: argparse.Namespace, counts, seconds, repeat, models, pins, 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_run_arguments(ap, MODEL_KEYS, "the echo server", "the ping-pong server and client")
-    ap.add_argument(
-        "--out",
-        nargs="?",
-        const="",
-        default=None,
-        metavar="PATH",
-        help="write raw JSON (default path benchmarks/results/connections-<date>.json)",
-    )
-    ap.add_argument(
-        "--timeout", type=float, default=None, help="per client run, seconds (default warm-up + seconds + 60 + N/100)"
-    )
+    add_run_arguments(ap, MODEL_KEYS, "the echo server", "the ping-pong server and client", "connections")
     a = ap.parse_args(argv)
     counts, models, seconds, repeat, (pin_client, pin_server) = run_settings(ap, a, parse_models)
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731

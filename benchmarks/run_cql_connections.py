@@ -345,17 +345,17 @@ def _line(r: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    rc.add_run_arguments(ap, MODELS, "the server (the responder, or the node's JVM)", "the Rust binaries")
+    server_s = "the server (the responder, or the node's JVM)"
+    rc.add_run_arguments(ap, MODELS, server_s, "the Rust binaries", OUT_STEMS["responder"])
     ap.add_argument(
         "--server",
         choices=SERVERS,
         default="responder",
-        help="the Rust CQL responder, started for every run (default), or a running Cassandra node (--host, --port)",
+        help="the Rust CQL responder, started for every run (default), or a running Cassandra node (--host, "
+        f"--port; --out's default path then results/{OUT_STEMS['cassandra']}-<date>.json)",
     )
     ap.add_argument("--host", default=DEFAULT_NODE[0], help=f"--server cassandra: the node (default {DEFAULT_NODE[0]})")
     ap.add_argument("--port", type=int, default=DEFAULT_NODE[1], help=f"its CQL port (default {DEFAULT_NODE[1]})")
-    ap.add_argument("--out", nargs="?", const="", default=None, metavar="PATH", help="write raw JSON")
-    ap.add_argument("--timeout", type=float, default=None, help="per client run, seconds")
     a = ap.parse_args(argv)
     counts, models, seconds, repeat, (pin_client, pin_server) = rc.run_settings(ap, a, parse_models)
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
