@@ -40,9 +40,10 @@ from .node import (
     Node,
     TLSFiles,
     _load_node,
+    parse_setting,
 )
 from .probe import cql_answers
-from .process import start, status, stop
+from .process import settings_words, start, status, stop
 
 
 def _heap_arg(value: str) -> str:
@@ -59,6 +60,13 @@ def _port_arg(value: str) -> int:
     if not 1 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"invalid port {value!r}")
     return port
+
+
+def _setting_arg(value: str) -> tuple[str, str]:
+    try:
+        return parse_setting(value)
+    except LocalDBError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _int_arg(value: str) -> int:
@@ -136,6 +144,23 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         default=None,
         help="with TLS (implies --tls): clients must present a certificate signed by the CA, e.g. "
         "tls/client.pem with tls/client-key.pem. Default: as the node was last started",
+    )
+    settings = p_start.add_mutually_exclusive_group()
+    settings.add_argument(
+        "--setting",
+        type=_setting_arg,
+        action="append",
+        default=None,
+        metavar="NAME=VALUE",
+        help="a single node: a top-level cassandra.yaml setting, replacing localdb's value or added "
+        "(repeatable), e.g. --setting materialized_views_enabled=false for a node configured as "
+        "Cassandra's stock cassandra.yaml; saved in node.json. Default: as the node was last "
+        "started (none for a new node)",
+    )
+    settings.add_argument(
+        "--no-settings",
+        action="store_true",
+        help="drop the --setting values the node was last started with",
     )
     p_start.add_argument(
         "--timeout",
@@ -246,6 +271,7 @@ def _cmd_start(args: argparse.Namespace) -> int:
             commitlog=args.commitlog or "periodic",
             tls=args.tls,
             require_client_auth=args.require_client_auth,
+            yaml_settings=_settings_choice(args),
             out=_say,
         )
     except LocalDBError as e:
@@ -263,8 +289,22 @@ def _cmd_start(args: argparse.Namespace) -> int:
     print(f"  output: {node.output_path}")
     if node.auth:
         print("  auth:   on (superuser cassandra/cassandra)")
+    _print_settings(node)
     _print_tls(node.tls_files(), node.require_client_auth, "  ")
     return 0
+
+
+def _settings_choice(args: argparse.Namespace) -> dict[str, str] | None:
+    """``start``'s yaml_settings: those of --setting, none with --no-settings, else None (as saved)."""
+    if args.setting:
+        return dict(args.setting)
+    return {} if args.no_settings else None
+
+
+def _print_settings(node: Node) -> None:
+    """The ``settings:`` line of start and status (the node's --setting values), if any."""
+    if node.yaml_settings:
+        print(f"  settings: {settings_words(node.yaml_settings)}")
 
 
 def _print_tls(files: TLSFiles | None, require_client_auth: bool, indent: str, cluster: bool = False) -> None:
@@ -288,6 +328,8 @@ def _start_cluster(args: argparse.Namespace) -> int:
             "--address is for a single node: a cluster's nodes take consecutive addresses from --first-address",
             EXIT_USAGE,
         )
+    if args.setting or args.no_settings:
+        raise LocalDBError("--setting and --no-settings are for a single node, not a cluster", EXIT_USAGE)
     if args.node is not None:
         if (args.nodes, args.dcs, args.racks, args.tls, args.require_client_auth) != (None,) * 5:
             raise LocalDBError(
@@ -426,6 +468,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
     print(f"running: pid {node.pid}, {node.address}:{node.port}, {cql}")
     print(f"  dir:    {node.dir}")
     print(f"  log:    {node.log_path}")
+    _print_settings(node)
     _print_tls(node.tls_files(), node.require_client_auth, "  ")
     return 0
 

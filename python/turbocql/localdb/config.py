@@ -164,9 +164,32 @@ def render_yaml(node: Node) -> str:
         "hinted_handoff_enabled: true",
         "disk_failure_policy: stop",
         "commit_failure_policy: stop",
-        "",
     ]
-    return "\n".join(lines)
+    return "\n".join(_with_settings(lines, node.yaml_settings) + [""])
+
+
+# A value written as it is (a YAML plain scalar: true, CASSANDRA_4, 10ms, 0.5); others quoted.
+_PLAIN_VALUE_RE = re.compile(r"^[A-Za-z0-9_.+/-]+$")
+
+
+def _with_settings(lines: list[str], settings: dict[str, str]) -> list[str]:
+    """``lines`` with each of ``settings`` (``node.yaml_settings``) replacing the top-level
+    line of its key, in place, or added at the end (with a comment saying where they came
+    from). A value that is not a plain scalar is written double-quoted."""
+    if not settings:
+        return lines
+    out = list(lines)
+    added = []
+    for name, value in settings.items():
+        line = f"{name}: {value if _PLAIN_VALUE_RE.match(value) else _q(value)}"
+        at = next((i for i, text in enumerate(out) if text.startswith(f"{name}:")), None)
+        if at is None:
+            added.append(line)
+        else:
+            out[at] = line
+    if added:
+        out += ["# Added by `turbocql localdb start --setting NAME=VALUE`.", *added]
+    return out
 
 
 def _tls_lines(node: Node) -> list[str]:

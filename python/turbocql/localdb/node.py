@@ -16,6 +16,7 @@ import os
 import re
 import socket
 import ssl
+from collections.abc import Mapping
 from pathlib import Path
 
 DEFAULT_VERSION = "5.0.6"
@@ -39,6 +40,31 @@ EXIT_NOT_RUNNING = 3
 
 _HEAP_RE = re.compile(r"^[1-9][0-9]*[MmGg]$")
 _VERSION_RE = re.compile(r"^5\.0\.[0-9]+$")
+_SETTING_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+# The cassandra.yaml keys localdb writes from its own options (addresses, ports, directories,
+# --auth, --tls, --commitlog) or needs to find and run the node: not overridable by a setting.
+OWN_YAML_KEYS = frozenset(
+    {
+        "cluster_name",
+        "data_file_directories",
+        "commitlog_directory",
+        "hints_directory",
+        "saved_caches_directory",
+        "cdc_raw_directory",
+        "commitlog_sync",
+        "commitlog_sync_period",
+        "seed_provider",
+        "listen_address",
+        "rpc_address",
+        "storage_port",
+        "start_native_transport",
+        "native_transport_port",
+        "authenticator",
+        "authorizer",
+        "role_manager",
+        "client_encryption_options",
+    }
+)
 
 
 class LocalDBError(Exception):
@@ -155,6 +181,9 @@ class Node:
     datacenter: str | None = None
     rack: str | None = None
     jmx_port: int | None = None
+    # Top-level cassandra.yaml settings given by the user (``start --setting NAME=VALUE``): each
+    # replaces localdb's own value of that key, or is added (see config.render_yaml).
+    yaml_settings: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.dir = Path(self.dir).expanduser().absolute()
@@ -235,6 +264,8 @@ class Node:
             "tls": self.tls,
             "require_client_auth": self.require_client_auth,
         }
+        if self.yaml_settings:
+            saved["yaml_settings"] = dict(self.yaml_settings)
         if self.in_cluster:
             saved.update(
                 name=self.name,
@@ -258,10 +289,12 @@ def make_node(
     commitlog: str = "periodic",
     tls: bool = False,
     require_client_auth: bool = False,
+    yaml_settings: Mapping[str, str] | None = None,
 ) -> Node:
     """Validate options and build a :class:`Node` (nothing is started).
 
-    ``require_client_auth`` implies ``tls``."""
+    ``require_client_auth`` implies ``tls``. ``yaml_settings``: top-level cassandra.yaml
+    settings, name to value (:func:`check_yaml_settings`)."""
     if commitlog not in ("periodic", "batch"):
         raise LocalDBError(f"invalid commitlog mode {commitlog!r}; use periodic or batch", EXIT_USAGE)
     if not isinstance(port, int) or not 1 <= port <= 65535:
@@ -292,7 +325,45 @@ def make_node(
         version=version,
         tls=bool(tls or require_client_auth),
         require_client_auth=bool(require_client_auth),
+        yaml_settings=check_yaml_settings(yaml_settings or {}),
     )
+
+
+def check_yaml_settings(settings: Mapping[str, str]) -> dict[str, str]:
+    """``settings`` checked, as a new dict: each name a top-level cassandra.yaml key in lower
+    case (``materialized_views_enabled``) that is not one of :data:`OWN_YAML_KEYS`, each value
+    one line of text, written as a YAML scalar (``false``, ``CASSANDRA_4``, ``10ms``).
+    Raises :class:`LocalDBError` (usage) otherwise."""
+    checked = {}
+    for name, value in settings.items():
+        name, value = str(name), str(value)
+        if not _SETTING_NAME_RE.match(name):
+            raise LocalDBError(
+                f"invalid cassandra.yaml setting name {name!r}: a top-level key such as materialized_views_enabled",
+                EXIT_USAGE,
+            )
+        if name in OWN_YAML_KEYS:
+            raise LocalDBError(
+                f"{name} is written by localdb from its own options (--port, --address, --storage-port, "
+                "--dir, --auth, --tls, --commitlog): it cannot be given as a setting",
+                EXIT_USAGE,
+            )
+        if not value.strip() or "\n" in value or "\r" in value:
+            raise LocalDBError(f"invalid value {value!r} for setting {name}: one line, not empty", EXIT_USAGE)
+        checked[name] = value.strip()
+    return checked
+
+
+def parse_setting(text: str) -> tuple[str, str]:
+    """``NAME=VALUE`` (the ``--setting`` option) as ``(NAME, VALUE)``; checked as by
+    :func:`check_yaml_settings`."""
+    name, sep, value = text.partition("=")
+    if not sep:
+        raise LocalDBError(
+            f"invalid setting {text!r}: use NAME=VALUE, e.g. materialized_views_enabled=false", EXIT_USAGE
+        )
+    ((name, value),) = check_yaml_settings({name.strip(): value}).items()
+    return name, value
 
 
 def _resolve_tls(
@@ -322,6 +393,9 @@ def _load_node(dir: str | os.PathLike | None, port: int | None) -> Node:
             setattr(node, key, saved[key])
     if "port" not in saved and port is not None:
         node.port = port
+    yaml_settings = saved.get("yaml_settings")
+    if isinstance(yaml_settings, dict):
+        node.yaml_settings = {str(k): str(v) for k, v in yaml_settings.items()}
     seeds = saved.get("seeds")
     if isinstance(seeds, list) and seeds:
         node.seeds = tuple(str(s) for s in seeds)

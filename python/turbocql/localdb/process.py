@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from .classpath import find_java, resolve_classpath
@@ -206,6 +207,7 @@ def start(
     commitlog: str = "periodic",
     tls: bool | None = None,
     require_client_auth: bool | None = None,
+    yaml_settings: Mapping[str, str] | None = None,
     out=None,
 ) -> Node:
     """Start a node (or find it already running) and wait until CQL answers.
@@ -218,9 +220,16 @@ def start(
     ``tls/`` (kept across restarts; ``node.tls_files()``); ``require_client_auth=True`` (implies
     TLS): clients must present a certificate signed by its CA (``tls_files().client_cert``).
     None (the default) for either: as the directory's ``node.json`` has it (off for a new node).
+
+    ``yaml_settings``: top-level cassandra.yaml settings, name to value, each replacing
+    localdb's own value or added (e.g. ``{"materialized_views_enabled": "false"}``: a node
+    configured as Cassandra's stock cassandra.yaml has it); ``{}`` for none. None (the
+    default): as the directory's ``node.json`` has them (none for a new node).
     """
     say = out or (lambda *a, **k: None)
     tls, require_client_auth = _tls_choice(dir, port, tls, require_client_auth)
+    if yaml_settings is None:
+        yaml_settings = _load_node(dir, port).yaml_settings
     node = make_node(
         dir,
         port,
@@ -232,6 +241,7 @@ def start(
         commitlog=commitlog,
         tls=tls,
         require_client_auth=require_client_auth,
+        yaml_settings=yaml_settings,
     )
     node.dir.mkdir(parents=True, exist_ok=True)
     if (node.dir / CLUSTER_FILE).exists():
@@ -320,6 +330,13 @@ def _attach(node: Node, pid: int, timeout: float, say) -> Node:
             f"not {_tls_words(node)}; stop it first or use another --dir",
             EXIT_USAGE,
         )
+    if saved.yaml_settings != node.yaml_settings:
+        raise LocalDBError(
+            f"the localdb node in {node.dir} already runs (pid {pid}) with the settings "
+            f"{settings_words(saved.yaml_settings)}, not {settings_words(node.yaml_settings)}; "
+            "stop it first or use another --dir",
+            EXIT_USAGE,
+        )
     saved.pid = pid
     saved.already_running = True
     ctx = saved.ssl_context()
@@ -333,6 +350,11 @@ def _attach(node: Node, pid: int, timeout: float, say) -> Node:
                 EXIT_FAILED,
             )
     return saved
+
+
+def settings_words(settings: Mapping[str, str]) -> str:
+    """``NAME=VALUE, ...`` (``(none)`` when empty): a node's ``yaml_settings`` for people."""
+    return ", ".join(f"{k}={v}" for k, v in settings.items()) or "(none)"
 
 
 def _tls_words(node: Node) -> str:

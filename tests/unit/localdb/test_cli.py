@@ -52,6 +52,10 @@ def test_cli_options():
     )
     assert _parse("stop", "--port", "9043").port == 9043
     assert _parse("status").localdb_action == "status"
+    assert (a.setting, a.no_settings) == (None, False)
+    a = _parse("start", "--setting", "materialized_views_enabled=false", "--setting", "sasi_indexes_enabled=false")
+    assert a.setting == [("materialized_views_enabled", "false"), ("sasi_indexes_enabled", "false")]
+    assert _parse("start", "--no-settings").no_settings is True
 
 
 @pytest.mark.parametrize(
@@ -63,6 +67,9 @@ def test_cli_options():
         ["start", "--heap", "huge"],
         ["start", "--port", "0"],
         ["start", "--port", "abc"],
+        ["start", "--setting", "materialized_views_enabled"],
+        ["start", "--setting", "native_transport_port=9999"],
+        ["start", "--setting", "a=b", "--no-settings"],
         ["restart"],
         [],
     ],

@@ -206,6 +206,7 @@ def test_cli_cluster_options():
         (["start", "--nodes", "3", "--first-address", "127.0.0.253"], "address out of range"),
         (["start", "--nodes", "3", "--address", "127.0.0.5"], "--first-address"),
         (["start", "--node", "2", "--nodes", "3"], "drop --nodes"),
+        (["start", "--nodes", "3", "--setting", "sasi_indexes_enabled=false"], "for a single node"),
         (["kill"], "--node"),
     ],
 )

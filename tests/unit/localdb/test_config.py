@@ -107,3 +107,40 @@ def test_commitlog_batch_mode_and_bad_mode(tmp_path):
     assert not any(line.startswith("commitlog_sync_period") for line in lines)
     with pytest.raises(localdb.LocalDBError, match="commitlog"):
         localdb.make_node(tmp_path / "nx", commitlog="sometimes")
+
+
+def test_yaml_settings_replace_or_are_added(tmp_path):
+    """``yaml_settings`` (``start --setting``): a key localdb writes is replaced where it is, any
+    other is added at the end; plain scalars as they are, anything else double-quoted; every
+    top-level key still once."""
+    stock = {
+        "materialized_views_enabled": "false",
+        "user_defined_functions_enabled": "false",
+        "storage_compatibility_mode": "CASSANDRA_4",
+        "read_request_timeout": "10000ms",
+        "cluster_name_note": "it's: #odd",
+    }
+    node = localdb.make_node(tmp_path / "ns", yaml_settings=stock)
+    text = localdb.render_yaml(node)
+    lines = text.splitlines()
+    default = localdb.render_yaml(localdb.make_node(tmp_path / "ns")).splitlines()
+    at = default.index("materialized_views_enabled: true")
+    assert lines[at] == "materialized_views_enabled: false"
+    assert lines[default.index("user_defined_functions_enabled: true")] == "user_defined_functions_enabled: false"
+    assert lines[default.index("storage_compatibility_mode: NONE")] == "storage_compatibility_mode: CASSANDRA_4"
+    assert "sasi_indexes_enabled: true" in lines  # not given: localdb's
+    tail = lines[len(default) :]
+    assert tail[0].startswith("# Added by")
+    assert tail[1:] == ["read_request_timeout: 10000ms", 'cluster_name_note: "it\'s: #odd"']
+    keys = [line.split(":")[0] for line in lines if line and not line.startswith((" ", "#"))]
+    assert len(keys) == len(set(keys))
+    assert text.endswith("\n")
+
+
+def test_yaml_settings_are_saved_and_reloaded(tmp_path):
+    node = localdb.make_node(tmp_path / "nj", yaml_settings={"sasi_indexes_enabled": "false"})
+    localdb.write_config(node)
+    assert '"yaml_settings"' in node.settings_file.read_text()
+    assert localdb.status(node.dir).yaml_settings == {"sasi_indexes_enabled": "false"}
+    plain = localdb.make_node(tmp_path / "nk")
+    assert "yaml_settings" not in plain.settings()

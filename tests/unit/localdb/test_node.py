@@ -76,3 +76,42 @@ def test_locked_is_reentrant_across_calls(tmp_path):
         assert lock.exists()
     with node_mod._locked(lock):  # released: a second lock does not block
         pass
+
+
+@pytest.mark.parametrize(
+    "settings, fragment",
+    [
+        ({"Materialized_Views_Enabled": "false"}, "invalid cassandra.yaml setting name"),
+        ({"sstable.selected_format": "bti"}, "invalid cassandra.yaml setting name"),
+        ({"native_transport_port": "9999"}, "written by localdb"),
+        ({"data_file_directories": "/tmp"}, "written by localdb"),
+        ({"client_encryption_options": "x"}, "written by localdb"),
+        ({"sasi_indexes_enabled": ""}, "one line, not empty"),
+        ({"sasi_indexes_enabled": "false\nauthenticator: x"}, "one line, not empty"),
+    ],
+)
+def test_yaml_settings_rejected(settings, fragment):
+    with pytest.raises(localdb.LocalDBError) as e:
+        localdb.make_node("/tmp/x", yaml_settings=settings)
+    assert e.value.exit_code == 2 and fragment in str(e.value)
+
+
+def test_parse_setting():
+    assert localdb.parse_setting("materialized_views_enabled=false") == ("materialized_views_enabled", "false")
+    assert localdb.parse_setting(" storage_compatibility_mode = CASSANDRA_4 ") == (
+        "storage_compatibility_mode",
+        "CASSANDRA_4",
+    )
+    assert localdb.parse_setting("read_request_timeout=5s=x") == ("read_request_timeout", "5s=x")
+    for bad in ("materialized_views_enabled", "=false", "listen_address=127.0.0.2"):
+        with pytest.raises(localdb.LocalDBError):
+            localdb.parse_setting(bad)
+
+
+def test_load_node_reads_the_saved_yaml_settings(tmp_path):
+    d = tmp_path / "n"
+    d.mkdir()
+    (d / "node.json").write_text('{"port": 9050, "yaml_settings": {"sasi_indexes_enabled": "false"}}')
+    assert node_mod._load_node(d, None).yaml_settings == {"sasi_indexes_enabled": "false"}
+    (d / "node.json").write_text('{"port": 9050}')
+    assert node_mod._load_node(d, None).yaml_settings == {}

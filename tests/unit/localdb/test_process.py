@@ -98,6 +98,33 @@ def test_api_start_returns_node(fake_java, node_dir):
     assert localdb.stop(node_dir) is False
 
 
+def test_start_with_settings(fake_java, node_dir, capsys):
+    """--setting reaches cassandra.yaml and node.json; a later start without it keeps them, a
+    start of the running node with other settings is refused, --no-settings drops them."""
+    port, sport = free_port(), free_port()
+    args = start_args(node_dir, port, sport)
+    assert cli(*args, "--setting", "materialized_views_enabled=false") == 0
+    assert "settings: materialized_views_enabled=false" in capsys.readouterr().out
+    yaml = (node_dir / "conf" / "cassandra.yaml").read_text().splitlines()
+    assert "materialized_views_enabled: false" in yaml and "materialized_views_enabled: true" not in yaml
+    assert cli(*args) == 0  # as saved: the same settings
+    assert "already running" in capsys.readouterr().out
+    assert cli(*args, "--setting", "sasi_indexes_enabled=false") == 2
+    assert "with the settings materialized_views_enabled=false, not sasi_indexes_enabled=false" in (
+        capsys.readouterr().err
+    )
+    assert cli("status", "--dir", str(node_dir)) == 0
+    assert "settings: materialized_views_enabled=false" in capsys.readouterr().out
+    assert localdb.stop(node_dir)
+    node = localdb.start(node_dir, port, storage_port=sport)
+    assert node.yaml_settings == {"materialized_views_enabled": "false"}
+    assert localdb.stop(node_dir)
+    assert cli(*args, "--no-settings") == 0
+    assert "settings:" not in capsys.readouterr().out
+    assert "materialized_views_enabled: true" in (node_dir / "conf" / "cassandra.yaml").read_text().splitlines()
+    assert localdb.status(node_dir).yaml_settings == {}
+
+
 def test_pid_file_lost_but_daemon_found(fake_java, node_dir):
     node = localdb.start(node_dir, free_port(), storage_port=free_port())
     (node_dir / "cassandra.pid").unlink()
