@@ -14,6 +14,7 @@ import warnings
 import pytest
 
 from tests.conftest import HOST, PORT
+from tests.integration._settings import Unreadable, marked_skip_reason
 from turbocql import localdb
 
 KEYSPACE = "turbocql_test"
@@ -55,6 +56,35 @@ def keyspace(cluster):
     )
     s.shutdown()
     return KEYSPACE
+
+
+@pytest.fixture(scope="session")
+def node_settings(cluster):
+    """The node's settings, read once from ``system_views.settings``: a dict name -> value
+    (``{"materialized_views_enabled": "true", ...}``), or ``_settings.Unreadable`` if the
+    node refuses the query. Tests that need a setting are marked ``requires_setting``."""
+    from turbocql import DriverException
+
+    s = cluster.connect()
+    try:
+        return {row.name: row.value for row in s.execute("SELECT name, value FROM system_views.settings")}
+    except DriverException as exc:
+        return Unreadable("%s: %s" % (type(exc).__name__, exc))
+    finally:
+        s.shutdown()
+
+
+@pytest.fixture(autouse=True)
+def _required_settings(request):
+    """Skips a test marked ``requires_setting(NAME[, VALUE])`` when the node's cassandra.yaml
+    does not have it (tests/integration/_settings.py). Only a marked test reads the settings.
+    Function-scoped: a module-scoped fixture that needs a setting calls
+    ``_settings.require_setting`` itself, as it is set up before this runs."""
+    if request.node.get_closest_marker("requires_setting") is None:
+        return
+    reason = marked_skip_reason(request.node, request.getfixturevalue("node_settings"))
+    if reason is not None:
+        pytest.skip(reason)
 
 
 @pytest.fixture

@@ -4,10 +4,14 @@ Each test makes its own keyspace (``meta_<uuid>``) and drops it at the end. The 
 has one of everything Cassandra 5.0 allows here: user types (one nested in another, used
 by tables), tables with composite partition keys, several clustering columns (one DESC),
 static columns, collections frozen and not, tuples, quoted names, counters, secondary
-indexes (values, keys, full), a storage-attached (SAI) index, materialized views. SASI
-indexes and user-defined functions/aggregates need ``sasi_indexes_enabled`` and
-``user_defined_functions_enabled`` in cassandra.yaml: their checks are skipped when the
-node refuses them.
+indexes (values, keys, full), a storage-attached (SAI) index, materialized views.
+
+Materialized views, SASI indexes and user-defined functions/aggregates need
+``materialized_views_enabled``, ``sasi_indexes_enabled`` and
+``user_defined_functions_enabled`` in cassandra.yaml (localdb's has them, Cassandra's stock
+one not): the tests of them are marked ``requires_setting`` and skipped, naming the setting,
+on a node without it; the keyspace with one of everything then has no views, and the other
+tests run on the rest.
 """
 
 import re
@@ -16,8 +20,8 @@ import uuid
 import pytest
 
 from tests.conftest import HOST, PORT
+from tests.integration._settings import skip_reason
 from tests.unit.test_metadata import keyspace_differences
-from turbocql import InvalidRequest
 from turbocql.cluster import Cluster
 from turbocql.metadata import NetworkTopologyStrategy
 
@@ -44,13 +48,17 @@ CREATE INDEX ON {ks}.events (keys(attrs));
 CREATE INDEX ON {ks}.events (full(frozen_tags));
 CREATE CUSTOM INDEX events_sai ON {ks}.events ("Label") USING 'StorageAttachedIndex';
 CREATE TABLE {ks}.users (id uuid PRIMARY KEY, name text, email text, age int, profile frozen<person>, home address);
+CREATE TABLE {ks}."CamelTable" ("Key" int, "Col" text, v text, PRIMARY KEY ("Key", "Col"));
+CREATE TABLE {ks}.counts (k text, c int, n counter, PRIMARY KEY (k, c)) WITH CLUSTERING ORDER BY (c DESC);
+"""
+
+# Made in the full keyspace when the node has materialized_views_enabled.
+VIEWS = """
 CREATE MATERIALIZED VIEW {ks}.users_by_email AS
     SELECT id, name, email FROM {ks}.users WHERE email IS NOT NULL AND id IS NOT NULL
     PRIMARY KEY (email, id) WITH CLUSTERING ORDER BY (id DESC) AND comment = 'by email';
 CREATE MATERIALIZED VIEW {ks}.users_by_name AS
     SELECT * FROM {ks}.users WHERE name IS NOT NULL AND id IS NOT NULL PRIMARY KEY ((name, id));
-CREATE TABLE {ks}."CamelTable" ("Key" int, "Col" text, v text, PRIMARY KEY ("Key", "Col"));
-CREATE TABLE {ks}.counts (k text, c int, n counter, PRIMARY KEY (k, c)) WITH CLUSTERING ORDER BY (c DESC);
 """
 
 FUNCTIONS = """
@@ -118,9 +126,13 @@ def live(cluster):
 
 
 @pytest.fixture
-def full_keyspace(live, keyspace_name):
-    """The keyspace with one of everything (functions aside)."""
-    for stmt in statements(SCHEMA.format(ks=keyspace_name, dc=_datacenter(live))):
+def full_keyspace(live, keyspace_name, node_settings):
+    """The keyspace with one of everything (functions aside; the views only if the node has
+    materialized_views_enabled)."""
+    cql = SCHEMA
+    if skip_reason(node_settings, "materialized_views_enabled") is None:
+        cql += VIEWS
+    for stmt in statements(cql.format(ks=keyspace_name, dc=_datacenter(live))):
         live.execute(stmt)
     return keyspace_name
 
@@ -164,6 +176,15 @@ def test_metadata_matches_the_classic_driver(cluster, classic, full_keyspace):
         "events_frozen_tags_idx": ("COMPOSITES", "full(frozen_tags)"),
         "events_sai": ("CUSTOM", '"Label"'),
     }
+    camel = ks.tables["CamelTable"]
+    assert camel.as_cql_query().startswith('CREATE TABLE %s."CamelTable" ("Key" int, "Col" text' % full_keyspace)
+
+
+@pytest.mark.requires_setting("materialized_views_enabled")
+def test_materialized_views_match_the_classic_driver(cluster, classic, full_keyspace):
+    mine, theirs = _refreshed(cluster, classic)
+    ks = mine[full_keyspace]
+    assert keyspace_differences(ks, theirs[full_keyspace]) == []
     users = ks.tables["users"]
     assert list(users.views) == ["users_by_email", "users_by_name"] == list(ks.views)
     view = ks.views["users_by_email"]
@@ -172,23 +193,19 @@ def test_metadata_matches_the_classic_driver(cluster, classic, full_keyspace):
     assert view.where_clause == "email IS NOT NULL AND id IS NOT NULL"
     assert ks.views["users_by_name"].include_all_columns
     assert [c.name for c in ks.views["users_by_name"].partition_key] == ["name", "id"]
-    camel = ks.tables["CamelTable"]
-    assert camel.as_cql_query().startswith('CREATE TABLE %s."CamelTable" ("Key" int, "Col" text' % full_keyspace)
 
 
+@pytest.mark.requires_setting("sasi_indexes_enabled")
 def test_sasi_index(cluster, classic, live, keyspace_name):
     s = live
     s.execute(
         "CREATE KEYSPACE %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}" % keyspace_name
     )
     s.execute("CREATE TABLE %s.t (k int PRIMARY KEY, v text)" % keyspace_name)
-    try:
-        s.execute(
-            "CREATE CUSTOM INDEX t_v_sasi ON %s.t (v) USING 'org.apache.cassandra.index.sasi.SASIIndex' "
-            "WITH OPTIONS = {'mode': 'CONTAINS'}" % keyspace_name
-        )
-    except InvalidRequest as exc:
-        pytest.skip("SASI indexes are disabled on this node (sasi_indexes_enabled in cassandra.yaml): %s" % exc)
+    s.execute(
+        "CREATE CUSTOM INDEX t_v_sasi ON %s.t (v) USING 'org.apache.cassandra.index.sasi.SASIIndex' "
+        "WITH OPTIONS = {'mode': 'CONTAINS'}" % keyspace_name
+    )
     mine, theirs = _refreshed(cluster, classic)
     index = mine[keyspace_name].indexes["t_v_sasi"]
     assert index.kind == "CUSTOM" and index.index_options["mode"] == "CONTAINS"
@@ -198,19 +215,14 @@ def test_sasi_index(cluster, classic, live, keyspace_name):
     assert keyspace_differences(mine[keyspace_name], theirs[keyspace_name]) == []
 
 
+@pytest.mark.requires_setting("user_defined_functions_enabled")
 def test_functions_and_aggregates_match_the_classic_driver(cluster, classic, live, keyspace_name):
     s = live
     s.execute(
         "CREATE KEYSPACE %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}" % keyspace_name
     )
-    try:
-        for stmt in statements(FUNCTIONS.format(ks=keyspace_name)):
-            s.execute(stmt)
-    except InvalidRequest as exc:
-        pytest.skip(
-            "user-defined functions are disabled on this node (user_defined_functions_enabled in cassandra.yaml): %s"
-            % exc
-        )
+    for stmt in statements(FUNCTIONS.format(ks=keyspace_name)):
+        s.execute(stmt)
     mine, theirs = _refreshed(cluster, classic)
     ks = mine[keyspace_name]
     assert sorted(ks.functions) == [
@@ -264,15 +276,9 @@ def test_refresh_sees_changes_made_by_another_client(cluster, classic, full_keys
     assert (
         "events_select_idx" not in events.indexes and "events_select_idx" not in cluster.metadata.keyspaces[ks].indexes
     )
-    # The table read again keeps its views.
-    other.execute("ALTER MATERIALIZED VIEW %s.users_by_email WITH comment = 'changed'" % ks)
-    cluster.refresh_materialized_view_metadata(ks, "users_by_email")
-    users = cluster.metadata.keyspaces[ks].tables["users"]
-    assert users.views["users_by_email"].options["comment"] == "changed"
     other.execute("ALTER TABLE %s.users ADD nickname text" % ks)
     cluster.refresh_table_metadata(ks, "users")
     assert "nickname" in cluster.metadata.keyspaces[ks].tables["users"].columns
-    assert list(cluster.metadata.keyspaces[ks].tables["users"].views) == ["users_by_email", "users_by_name"]
 
     other.execute("ALTER TYPE %s.phone ADD ext int" % ks)
     cluster.refresh_user_type_metadata(ks, "phone")
@@ -292,6 +298,25 @@ def test_refresh_sees_changes_made_by_another_client(cluster, classic, full_keys
 
     classic[0].refresh_schema_metadata()
     assert keyspace_differences(cluster.metadata.keyspaces[ks], classic[0].metadata.keyspaces[ks]) == []
+
+
+@pytest.mark.requires_setting("materialized_views_enabled")
+def test_refresh_keeps_the_views(cluster, classic, full_keyspace):
+    """A view altered by another client is read again, and a table read again keeps its views."""
+    ks = full_keyspace
+    cluster.refresh_schema_metadata()
+    other = classic[1]
+    other.execute("ALTER MATERIALIZED VIEW %s.users_by_email WITH comment = 'changed'" % ks)
+    cluster.refresh_materialized_view_metadata(ks, "users_by_email")
+    users = cluster.metadata.keyspaces[ks].tables["users"]
+    assert users.views["users_by_email"].options["comment"] == "changed"
+    other.execute("ALTER TABLE %s.users ADD nickname text" % ks)
+    cluster.refresh_table_metadata(ks, "users")
+    assert "nickname" in cluster.metadata.keyspaces[ks].tables["users"].columns
+    assert list(cluster.metadata.keyspaces[ks].tables["users"].views) == ["users_by_email", "users_by_name"]
+    mine, theirs = _refreshed(cluster, classic)
+    assert mine[ks].views["users_by_email"].options["comment"] == "changed"
+    assert keyspace_differences(mine[ks], theirs[ks]) == []
 
 
 def test_mark_stale_rereads_on_the_next_access(cluster, classic, full_keyspace):

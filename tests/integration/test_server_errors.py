@@ -17,7 +17,9 @@ default ``RetryPolicy`` (with one node, what it retries on the next host ends as
 
 Where the real node can produce the error (Unavailable, InvalidRequest, SyntaxException,
 AlreadyExists, FunctionFailure), it is checked there too, against the classic driver on the
-same node.
+same node. FunctionFailure needs a user-defined function, so user_defined_functions_enabled
+in the node's cassandra.yaml (localdb's has it): on a node without it those cases are
+skipped, naming the setting, and the others still run.
 """
 
 import threading
@@ -27,6 +29,7 @@ import pytest
 from tests.integration import _fake_cql as fake
 from tests.integration._paths import PATHS, TIMEOUT, _aio, _concurrent, _execute, _prepared, raised
 from tests.integration._reliability import record
+from tests.integration._settings import require_setting
 from turbocql import ConsistencyLevel
 
 QUERY = "SELECT v FROM ks.t WHERE k = 1"
@@ -357,20 +360,31 @@ def rf3_keyspace(cluster):
 
 
 @pytest.fixture(scope="module")
-def failing_function(cluster, keyspace):
-    """A Java UDF that throws (the node's cassandra.yaml has user_defined_functions_enabled)."""
+def udf_input(cluster, keyspace):
+    """A table with one row (k 1, v 0): the failing function's input, and the existing table of
+    AlreadyExists-table."""
     s = cluster.connect(keyspace)
     s.execute("CREATE TABLE IF NOT EXISTS udf_input (k int PRIMARY KEY, v int)")
     s.execute("INSERT INTO udf_input (k, v) VALUES (1, 0)")
+    s.shutdown()
+    return "udf_input"
+
+
+@pytest.fixture(scope="module")
+def failing_function(cluster, keyspace, udf_input, node_settings):
+    """A Java UDF that throws. It needs user_defined_functions_enabled in the node's
+    cassandra.yaml (localdb's has it, Cassandra's stock one not): skipped without it."""
+    require_setting(node_settings, "user_defined_functions_enabled")
+    s = cluster.connect(keyspace)
     s.execute(
         "CREATE OR REPLACE FUNCTION fails_on_zero(x int) RETURNS NULL ON NULL INPUT RETURNS int "
         "LANGUAGE java AS 'return Integer.valueOf(1 / x);'"
     )
     s.shutdown()
-    return "SELECT fails_on_zero(v) FROM %s.udf_input WHERE k = 1" % keyspace
+    return "SELECT fails_on_zero(v) FROM %s.%s WHERE k = 1" % (keyspace, udf_input)
 
 
-def _real_statement(kind, keyspace, rf3_keyspace, failing_function):
+def _real_statement(kind, keyspace, rf3_keyspace, udf_input, request):
     from turbocql.query import SimpleStatement
 
     if kind == "Unavailable":
@@ -386,11 +400,12 @@ def _real_statement(kind, keyspace, rf3_keyspace, failing_function):
     if kind == "SyntaxError":
         return "SELEC * FROM system.local"
     if kind == "AlreadyExists-table":
-        return "CREATE TABLE %s.udf_input (k int PRIMARY KEY, v int)" % keyspace
+        return "CREATE TABLE %s.%s (k int PRIMARY KEY, v int)" % (keyspace, udf_input)
     if kind == "AlreadyExists-keyspace":
         return "CREATE KEYSPACE %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}" % keyspace
     if kind == "FunctionFailure":
-        return failing_function
+        # Only here: the other kinds run on a node without user-defined functions.
+        return request.getfixturevalue("failing_function")
     raise AssertionError(kind)
 
 
@@ -419,12 +434,16 @@ def _real_params():
     ):
         for path in REAL_PATHS:
             marks = [pytest.mark.xfail(strict=True, reason=REAL_KNOWN[kind])] if kind in REAL_KNOWN else []
+            if kind == "FunctionFailure":
+                marks.append(pytest.mark.requires_setting("user_defined_functions_enabled"))
             yield pytest.param(kind, path, id="%s-%s" % (kind, path), marks=marks)
 
 
 @pytest.mark.parametrize("kind,path", list(_real_params()))
-def test_real_node_error_as_the_classic_driver(cluster, session, keyspace, rf3_keyspace, failing_function, kind, path):
-    stmt = _real_statement(kind, keyspace, rf3_keyspace, failing_function)
+def test_real_node_error_as_the_classic_driver(
+    request, cluster, session, keyspace, rf3_keyspace, udf_input, kind, path
+):
+    stmt = _real_statement(kind, keyspace, rf3_keyspace, udf_input, request)
     if kind not in _REAL_ORACLE:
         from cassandra.cluster import Cluster as ClassicCluster
 
