@@ -251,7 +251,8 @@ class Toxiproxy:
             with self._opener.open(req, timeout=self.timeout) as resp:
                 raw = resp.read()
         except urllib.error.HTTPError as e:
-            text = e.read().decode(errors="replace").strip()
+            with e:  # the error holds the answer's connection (Python 3.14 warns if left to the GC)
+                text = e.read().decode(errors="replace").strip()
             with contextlib.suppress(ValueError, AttributeError):
                 text = json.loads(text).get("error", text)
             raise ToxiproxyError(f"toxiproxy {method} {path}: {e.code} {text}", e.code) from None
