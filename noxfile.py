@@ -35,6 +35,12 @@ WHEELS = ROOT / "target" / "nox-wheels"
 BUILD_INPUTS = ["Cargo.toml", "Cargo.lock", "pyproject.toml", "src", "python/turbocql"]
 # The packages of requirements-dev.txt that the tests need, at the versions it pins.
 TEST_REQUIREMENTS = {"maturin", "pytest", "pytest-timeout", "numpy", "cassandra-driver", "uvloop", "cryptography"}
+# How every engine wheel of the tests is built: `maturin` with these arguments, then
+# --interpreter and --out (also used by scripts/python314.sh, which builds the 3.14 wheel).
+# A plain linux wheel linking the system OpenSSL, never one with a private copy of libssl
+# bundled (auditwheel's repair): the engine reads the application's ssl.SSLContext through
+# the OpenSSL that Python's ssl module runs on (src/api/tls.rs).
+WHEEL_BUILD = ["build", "--release", "--compatibility", "linux", "--auditwheel", "skip"]
 # The integration smoke run: connecting, execute, prepared statements, paging, row factories,
 # the value types both ways, asyncio (with uvloop), and TLS (the engine reads each Python's
 # ssl.SSLContext: its layout and OpenSSL are checked per version).
@@ -107,17 +113,9 @@ def engine_wheel(session: nox.Session) -> Path:
         return kept[-1]
     for old in kept:
         old.unlink()
-    # A plain linux wheel linking the system OpenSSL, never one with a private copy of
-    # libssl bundled (auditwheel's repair): the engine reads the application's
-    # ssl.SSLContext through the OpenSSL that Python's ssl module runs on (src/api/tls.rs).
     session.run(
         "maturin",
-        "build",
-        "--release",
-        "--compatibility",
-        "linux",
-        "--auditwheel",
-        "skip",
+        *WHEEL_BUILD,
         "--interpreter",
         str(build_interpreter(session)),
         "--out",
