@@ -13,7 +13,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::pyrefs::{self, Exc};
-use scylla::errors::{ConnectionPoolError, DbError, ExecutionError, NewSessionError, PrepareError, RequestAttemptError, UseKeyspaceError};
+use scylla::errors::{ConnectionError, ConnectionPoolError, DbError, ExecutionError, NewSessionError, PrepareError, RequestAttemptError, UseKeyspaceError};
 
 /// Builds an instance of the classic driver's exception class `exc`.
 pub fn make<'py>(py: Python<'py>, exc: Exc, args: impl pyo3::call::PyCallArgs<'py>, kwargs: Option<&Bound<'py, PyDict>>) -> PyErr {
@@ -226,20 +226,29 @@ pub fn use_keyspace_error(py: Python<'_>, err: &UseKeyspaceError, host: &str) ->
     }
 }
 
+/// Why a handshake failed on our side, for the connect error.
+#[derive(Clone, Debug)]
+pub enum TlsFailure {
+    /// The server's certificate was rejected, for this reason (OpenSSL's words).
+    CertificateRejected(String),
+    /// The server asked for a client certificate the engine cannot obtain.
+    ClientCertificateUnavailable(String),
+}
+
 /// A failed `Cluster.connect()`: a bad keyspace is `InvalidRequest`, bad credentials are
 /// `AuthenticationFailed` inside `NoHostAvailable` (as in the classic driver), the rest is
 /// `NoHostAvailable` naming the cause.
 ///
 /// A failed TLS handshake is `NoHostAvailable` holding `ssl.SSLCertVerificationError`
-/// (the certificate was rejected: `rejected` says why) or `ssl.SSLError`, as the classic
+/// (the certificate was rejected: `tls_failure` says why) or `ssl.SSLError`, as the classic
 /// driver's errors hold what Python's ssl module raised.
-pub fn new_session_error(py: Python<'_>, err: &NewSessionError, hosts: &str, rejected: Option<&str>) -> PyErr {
+pub fn new_session_error(py: Python<'_>, err: &NewSessionError, hosts: &str, tls_failure: Option<TlsFailure>) -> PyErr {
     if let NewSessionError::UseKeyspaceError(e) = err {
         return use_keyspace_error(py, e, hosts);
     }
     let text = format!("{err}");
     let debug = format!("{err:?}");
-    if let Some(tls) = tls_error(py, &text, rejected) {
+    if let Some(tls) = tls_error(py, err, tls_failure) {
         let errors = PyDict::new(py);
         let _ = errors.set_item(hosts, tls.value(py));
         return make(py, Exc::NoHostAvailable, (format!("Unable to connect to any servers: TLS handshake failed ({})", tls.value(py)), errors), None);
@@ -253,16 +262,34 @@ pub fn new_session_error(py: Python<'_>, err: &NewSessionError, hosts: &str, rej
     no_host(py, &format!("Unable to connect to any servers ({text})"), hosts, &text)
 }
 
-/// The `ssl` exception of a failed TLS handshake, if `text` is one.
-fn tls_error(py: Python<'_>, text: &str, rejected: Option<&str>) -> Option<PyErr> {
+/// The `ssl` exception of a failed TLS handshake, if `err` is one: what the engine's
+/// verifier recorded, else the rustls error found in the error's sources.
+fn tls_error(py: Python<'_>, err: &NewSessionError, tls_failure: Option<TlsFailure>) -> Option<PyErr> {
     let ssl = py.import("ssl").ok()?;
-    if text.contains("certificate verify failed") {
-        let reason = rejected.unwrap_or("rejected by the verification settings");
-        let msg = format!("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: {reason}");
-        let cls = ssl.getattr("SSLCertVerificationError").ok()?;
-        return cls.call1((1, msg)).ok().map(|e| PyErr::from_value(e));
+    let (cls, msg) = match tls_failure {
+        Some(TlsFailure::CertificateRejected(reason)) => {
+            ("SSLCertVerificationError", format!("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: {reason}"))
+        }
+        Some(TlsFailure::ClientCertificateUnavailable(reason)) => ("SSLError", format!("[SSL] {reason}")),
+        None => ("SSLError", format!("[SSL] {}", rustls_error(err)?)),
+    };
+    ssl.getattr(cls).ok()?.call1((1, msg)).ok().map(|e| PyErr::from_value(e))
+}
+
+/// The rustls error at the root of a connect failure, if there is one. The crate's error
+/// sources stop at a broken pool (its last connection's error is a field, not a source),
+/// and at the TLS layer's `io::Error`, whose own source skips the rustls error it wraps.
+fn rustls_error<'a>(err: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = next {
+        if let Some(ConnectionPoolError::Broken { last_connection_error }) = e.downcast_ref::<ConnectionPoolError>() {
+            next = Some(last_connection_error);
+            continue;
+        }
+        if let Some(ConnectionError::IoError(io)) = e.downcast_ref::<ConnectionError>() {
+            return io.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>());
+        }
+        next = e.source();
     }
-    let at = text.find("error:").filter(|_| text.contains("SSL routines"))?;
-    let cls = ssl.getattr("SSLError").ok()?;
-    cls.call1((1, format!("[SSL] {}", text[at..].trim_end_matches(')')))).ok().map(|e| PyErr::from_value(e))
+    None
 }

@@ -45,6 +45,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(_bootstrap, m)?)?;
     m.add_function(wrap_pyfunction!(_after_fork, m)?)?;
+    m.add_function(wrap_pyfunction!(api::tls::tls_verifier, m)?)?;
     // codec
     m.add_function(wrap_pyfunction!(codec::named_rows::rows_as, m)?)?;
     m.add_function(wrap_pyfunction!(codec::named_rows::named_rows, m)?)?;

@@ -51,6 +51,8 @@ def engine_connect(cluster, keyspace=None, on_host_event=None):
         on_host_event=on_host_event,
         ssl_context=tls.context if tls else None,
         server_hostname=tls.server_hostname if tls else None,
+        client_certfile=tls.certfile if tls else None,
+        client_keyfile=tls.keyfile if tls else None,
         application_name=cluster.application_name or None,
         application_version=cluster.application_version or None,
         client_id=str(cluster.client_id) if cluster.client_id is not None else None,

@@ -29,6 +29,7 @@ __all__ = [
     "__version__",
     "_bootstrap",
     "_after_fork",
+    "tls_verifier",
     "rows_as",
     "named_rows",
     "encode",
@@ -95,6 +96,10 @@ __version__: str
 
 def _bootstrap(objects: dict[str, Any]) -> None: ...
 def _after_fork() -> None: ...
+
+# The TLS verifier a context gets on this interpreter, and why python-openssl cannot be
+# used when it cannot (src/api/tls/mod.rs).
+def tls_verifier() -> tuple[str, str | None]: ...
 
 # codec
 def rows_as(cls: type[_TupleT], rows: Iterable[Sequence[Any]]) -> list[_TupleT]: ...
@@ -254,9 +259,13 @@ def connect(
     *,
     # A classic `AuthProvider` (its authenticators are called during the handshake).
     auth_provider: object | None = None,
-    # Read (not shared) at connect: see src/api/tls.rs.
+    # Read at connect into the engine's rustls context: see src/api/tls/mod.rs.
     ssl_context: ssl.SSLContext | None = None,
     server_hostname: str | None = None,
+    # ssl_options' certfile/keyfile (PEM), read by the engine where the context's own
+    # client certificate cannot be (the rustls verifier).
+    client_certfile: str | None = None,
+    client_keyfile: str | None = None,
     application_name: str | None = None,
     application_version: str | None = None,
     client_id: str | None = None,
@@ -305,6 +314,10 @@ class Session:
     def keyspace(self) -> str | None: ...
     @property
     def hosts(self) -> str: ...
+    # "python-openssl" or "rustls": how its TLS connections verify certificates (None:
+    # clear text).
+    @property
+    def tls_verifier(self) -> Literal["python-openssl", "rustls"] | None: ...
     @property
     def is_shutdown(self) -> bool: ...
     def shutdown(self) -> None: ...

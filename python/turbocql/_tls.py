@@ -1,11 +1,15 @@
 """TLS settings: the classic driver's ``ssl_context`` and ``ssl_options`` as the
-``ssl.SSLContext`` (and ``server_hostname``) the engine reads at connect.
+``ssl.SSLContext`` (with ``server_hostname`` and the client certificate files) the engine
+turns into its rustls context at connect (src/api/tls/mod.rs says what is honoured, and
+how certificates are verified: by the context's own OpenSSL where it can be shared, else
+by rustls against the CA certificates the context exposes).
 
-The engine reads everything the context holds (src/api/tls.rs). ``ssl_options`` alone
-builds a context as the classic driver does (``ca_certs``, ``certfile``/``keyfile``,
-``cert_reqs``, ``check_hostname``, ``ssl_version``, ``ciphers``), with one difference:
-``cert_reqs`` is honoured as the verification mode (the classic driver 3.30 stores it in
-``SSLContext.options`` instead, so it has no effect there).
+``ssl_options`` alone builds a context as the classic driver does (``ca_certs``,
+``certfile``/``keyfile``, ``cert_reqs``, ``check_hostname``, ``ssl_version``, ``ciphers``),
+with one difference: ``cert_reqs`` is honoured as the verification mode (the classic driver
+3.30 stores it in ``SSLContext.options`` instead, so it has no effect there). The files are
+also handed to the engine, which reads them itself where the context's OpenSSL cannot be
+shared.
 """
 
 import ssl
@@ -21,6 +25,9 @@ _WRAP_KEYS = frozenset({"server_side", "do_handshake_on_connect", "suppress_ragg
 class TlsSettings(NamedTuple):
     context: ssl.SSLContext
     server_hostname: str | None
+    # ssl_options' client certificate and key files (None with an ssl_context).
+    certfile: str | None = None
+    keyfile: str | None = None
 
 
 def tls_settings(ssl_context, ssl_options):
@@ -58,7 +65,12 @@ def tls_settings(ssl_context, ssl_options):
         DeprecationWarning,
         stacklevel=3,
     )
-    return TlsSettings(_context_from_options(opts), server_hostname)
+    return TlsSettings(
+        _context_from_options(opts),
+        server_hostname,
+        str(opts["certfile"]) if opts.get("certfile") else None,
+        str(opts["keyfile"]) if opts.get("keyfile") else None,
+    )
 
 
 def _context_from_options(opts):

@@ -8,7 +8,7 @@
 //! - [`future`]: `ResponseFuture`'s core, settled by the dispatcher;
 //! - [`hosts`]: reconnection policies and host events, set at connect;
 //! - [`auth`]: a Python `AuthProvider`'s authenticator, called during the handshake;
-//! - [`tls`]: the engine's TLS context, read from the application's `ssl.SSLContext`;
+//! - [`tls`]: the engine's rustls context, built from the application's `ssl.SSLContext`;
 //! - [`session`]: the connection (connect, prepare, keyspace, shutdown) and the engine's
 //!   view of the cluster;
 //! - [`concurrent`]: `execute_concurrent*`, with the requests kept in flight in Rust;

@@ -25,7 +25,7 @@ use scylla::routing::Token;
 
 use super::auth::PyAuthProvider;
 use super::hosts::{PyHostListener, Reconnection};
-use super::tls::{tls_context, TlsRequest};
+use super::tls::{tls_context, TlsRequest, Verifier};
 use crate::errors;
 use crate::exec::health;
 use crate::exec::inflight::{self, InFlight};
@@ -49,6 +49,8 @@ pub struct Session {
     in_flight: Arc<InFlight>,
     /// `runtime::generation()` at connect: used in a forked child, the session says so.
     generation: u64,
+    /// How its TLS connections verify certificates (none for clear text).
+    tls_verifier: Option<Verifier>,
 }
 
 impl Session {
@@ -112,6 +114,13 @@ impl Session {
     #[getter]
     fn hosts(&self) -> &str {
         &self.hosts
+    }
+
+    /// `"python-openssl"` or `"rustls"`: how this session's TLS connections verify
+    /// certificates (`None` over clear text).
+    #[getter]
+    fn tls_verifier(&self) -> Option<&'static str> {
+        self.tls_verifier.map(Verifier::name)
     }
 
     /// The cluster's nodes as the engine knows them now, as `turbocql.pool.Host` objects.
@@ -227,7 +236,7 @@ fn pool_size(per_host: Option<usize>, per_shard: Option<usize>) -> PyResult<Pool
 /// Raises `NoHostAvailable` if no contact point answers within `connect_timeout`,
 /// `InvalidRequest` for an unknown `keyspace`.
 #[pyfunction]
-#[pyo3(signature = (contact_points, port=9042, username=None, password=None, keyspace=None, compression=None, connect_timeout=5.0, tcp_nodelay=true, reconnection=None, on_host_event=None, *, auth_provider=None, ssl_context=None, server_hostname=None, application_name=None, application_version=None, client_id=None, heartbeat_interval=Some(30.0), heartbeat_timeout=Some(30.0), unresponsive_node_threshold=Some(2.0), max_requests_in_flight=inflight::DEFAULT_MAX, connections_per_host=None, connections_per_shard=None))]
+#[pyo3(signature = (contact_points, port=9042, username=None, password=None, keyspace=None, compression=None, connect_timeout=5.0, tcp_nodelay=true, reconnection=None, on_host_event=None, *, auth_provider=None, ssl_context=None, server_hostname=None, client_certfile=None, client_keyfile=None, application_name=None, application_version=None, client_id=None, heartbeat_interval=Some(30.0), heartbeat_timeout=Some(30.0), unresponsive_node_threshold=Some(2.0), max_requests_in_flight=inflight::DEFAULT_MAX, connections_per_host=None, connections_per_shard=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect(
     py: Python<'_>,
@@ -244,6 +253,8 @@ pub fn connect(
     auth_provider: Option<Py<PyAny>>,
     ssl_context: Option<Bound<'_, PyAny>>,
     server_hostname: Option<String>,
+    client_certfile: Option<String>,
+    client_keyfile: Option<String>,
     application_name: Option<String>,
     application_version: Option<String>,
     client_id: Option<String>,
@@ -293,10 +304,12 @@ pub fn connect(
     if let Some(provider) = auth_provider {
         builder = builder.authenticator_provider(Arc::new(PyAuthProvider { provider: Arc::new(provider) }));
     }
-    let mut tls_rejected = None;
+    let mut tls_failure = None;
+    let mut tls_verifier = None;
     if let Some(context) = ssl_context {
-        let tls = tls_context(py, &TlsRequest { context, server_hostname })?;
-        tls_rejected = Some(tls.rejected);
+        let tls = tls_context(py, &TlsRequest { context, server_hostname, certfile: client_certfile, keyfile: client_keyfile })?;
+        tls_failure = Some(tls.failure);
+        tls_verifier = Some(tls.verifier);
         builder = builder.tls_context(Some(tls.context));
     }
     let mut identity = SelfIdentity::new().with_custom_driver_name("turbocql").with_custom_driver_version(env!("CARGO_PKG_VERSION"));
@@ -332,8 +345,8 @@ pub fn connect(
             "connect timeout",
         )),
         Ok(Err(e)) => {
-            let rejected = tls_rejected.and_then(|r| r.lock().take());
-            Err(errors::new_session_error(py, &e, &hosts, rejected.as_deref()))
+            let failure = tls_failure.and_then(|f| f.lock().take());
+            Err(errors::new_session_error(py, &e, &hosts, failure))
         }
         Ok(Ok(s)) => {
             let s = Arc::new(s);
@@ -344,6 +357,7 @@ pub fn connect(
                 seen_state: Mutex::new(None),
                 generation: runtime::generation(),
                 in_flight: InFlight::new(max_requests_in_flight),
+                tls_verifier,
             })
         }
     }

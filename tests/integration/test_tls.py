@@ -2,22 +2,42 @@
 certificates): what the SSLContext or ``ssl_options`` say is honoured (CA, client
 certificate, hostname checks, verification mode, protocol bounds, ciphers, key log), every
 request path runs encrypted, and nothing falls back to clear text. Where the outcome is in
-doubt, the classic driver runs the same thing against the same node."""
+doubt, the classic driver runs the same thing against the same node.
+
+Every test runs with both of the engine's certificate verifiers (src/api/tls/mod.rs): the
+context's own OpenSSL, shared at run time (``python-openssl``, skipped with its reason on a
+Python whose OpenSSL cannot be shared), and rustls against the CA certificates the context
+exposes (``rustls``, what a python-build-standalone interpreter gets)."""
 
 import asyncio
+import datetime
+import shutil
 import ssl
+import subprocess
 import uuid
 
 import pytest
 
 from tests.conftest import HOST, PORT
 from tests.integration.conftest import MTLS_PORT, TLS_PORT
+from turbocql import _engine
 from turbocql.cluster import Cluster, NoHostAvailable
 
 pytest.importorskip("cryptography")
 
 # Both drivers warn that ssl_options alone is deprecated (checked once, below).
 pytestmark = pytest.mark.filterwarnings("ignore:Using ssl_options without ssl_context:DeprecationWarning")
+
+_DEFAULT_VERIFIER, _NOT_SHARED = _engine.tls_verifier()
+
+
+@pytest.fixture(autouse=True, params=["python-openssl", "rustls"])
+def verifier(request, monkeypatch):
+    """The engine's certificate verifier for this run of the test (forced by its switch)."""
+    if request.param == "python-openssl" and _NOT_SHARED:
+        pytest.skip("this Python's OpenSSL cannot be shared with turbocql: %s" % _NOT_SHARED)
+    monkeypatch.setenv("TURBOCQL_TLS_VERIFIER", request.param)
+    return request.param
 
 
 def _cluster(port, tag=None, **kwargs):
@@ -69,12 +89,13 @@ def _the_error(info):
     return errors[0]
 
 
-def test_connects_over_tls_and_every_connection_is_encrypted(tls_node):
+def test_connects_over_tls_and_every_connection_is_encrypted(tls_node, verifier):
     files = tls_node.tls_files()
     ctx = ssl.create_default_context(cafile=str(files.ca))  # check_hostname on: the node's IP is in its certificate
     tag = _tag()
     cluster = _cluster(TLS_PORT, tag, ssl_context=ctx)
     session = cluster.connect()
+    assert session._session.tls_verifier == verifier
     assert session.execute("SELECT key FROM system.local").one().key == "local"
     conns = _connections(session, tag)
     assert conns and all(c.ssl_enabled for c in conns)
@@ -160,13 +181,21 @@ def test_hostname_is_checked_only_when_asked_as_in_the_classic_driver(tls_node):
         _classic_connect(TLS_PORT, ssl_options=options)
 
 
-def test_client_certificate_is_presented_and_required(mtls_node):
+def test_client_certificate_is_presented_and_required(mtls_node, verifier):
     files = mtls_node.tls_files()
     tag = _tag()
-    cluster = _cluster(MTLS_PORT, tag, ssl_context=files.ssl_context(client_cert=True))
-    session = cluster.connect()
-    assert all(c.ssl_enabled for c in _connections(session, tag))
-    cluster.shutdown()
+    if verifier == "python-openssl":
+        cluster = _cluster(MTLS_PORT, tag, ssl_context=files.ssl_context(client_cert=True))
+        session = cluster.connect()
+        assert all(c.ssl_enabled for c in _connections(session, tag))
+        cluster.shutdown()
+    else:
+        # The context's own certificate cannot be read without its OpenSSL: the connect
+        # fails naming the ssl_options keys that give it, rather than going on without it.
+        with pytest.raises(NoHostAvailable) as info:
+            _cluster(MTLS_PORT, tag, ssl_context=files.ssl_context(client_cert=True)).connect()
+        err = _the_error(info)
+        assert isinstance(err, ssl.SSLError) and "'certfile'" in str(err) and "'keyfile'" in str(err)
     options = {"ca_certs": str(files.ca), "certfile": str(files.client_cert), "keyfile": str(files.client_key)}
     cluster = _cluster(MTLS_PORT, ssl_options=options)
     assert cluster.connect().execute("SELECT key FROM system.local").one().key == "local"
@@ -266,3 +295,100 @@ def test_settings_that_cannot_be_honoured_raise_clear_errors(tls_node):
         Cluster(ssl_context=ssl.create_default_context(), ssl_options={"ca_certs": "ca.pem"})
     with pytest.raises(ValueError, match="server_side=True"):
         Cluster(ssl_options={"server_side": True})
+
+
+def _capath(tmp_path, ca):
+    """A capath directory holding ``ca`` under its OpenSSL subject hash (c_rehash's layout)."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("the openssl command is needed to name a capath entry")
+    digest = subprocess.run([openssl, "x509", "-hash", "-noout", "-in", str(ca)], capture_output=True, text=True)
+    assert digest.returncode == 0, digest.stderr
+    capath = tmp_path / "capath"
+    capath.mkdir()
+    shutil.copy(ca, capath / ("%s.0" % digest.stdout.strip()))
+    return capath
+
+
+def test_a_capath_directory_is_honoured_or_refused_clearly(tls_node, tmp_path, verifier):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.load_verify_locations(capath=str(_capath(tmp_path, tls_node.tls_files().ca)))
+    assert ctx.get_ca_certs() == []  # looked up lazily: invisible outside OpenSSL
+    cluster = _cluster(TLS_PORT, ssl_context=ctx)
+    if verifier == "python-openssl":
+        assert cluster.connect().execute("SELECT key FROM system.local").one().key == "local"
+        cluster.shutdown()
+        _classic_connect(TLS_PORT, ssl_context=ctx)
+    else:
+        with pytest.raises(ValueError, match="sees no CA certificate in it.*capath.*ca_certs"):
+            cluster.connect()
+
+
+def test_crls_are_checked_or_refused_clearly(tls_node, tmp_path, verifier):
+    """A CRL that revokes the node's certificate: OpenSSL's verdict, as the classic driver's."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+
+    files = tls_node.tls_files()
+    ca = x509.load_pem_x509_certificate(files.ca.read_bytes())
+    ca_key = serialization.load_pem_private_key(files.ca_key.read_bytes(), None)
+    node_cert = x509.load_pem_x509_certificates(files.node_keystore.read_bytes())[0]
+    now = datetime.datetime.now(datetime.UTC)
+    revoked = (
+        x509.RevokedCertificateBuilder()
+        .serial_number(node_cert.serial_number)
+        .revocation_date(now - datetime.timedelta(minutes=5))
+        .build()
+    )
+    crl = (
+        x509.CertificateRevocationListBuilder()
+        .issuer_name(ca.subject)
+        .last_update(now - datetime.timedelta(minutes=5))
+        .next_update(now + datetime.timedelta(days=1))
+        .add_revoked_certificate(revoked)
+        .sign(ca_key, hashes.SHA256())
+    )
+    crl_file = tmp_path / "crl.pem"
+    crl_file.write_bytes(crl.public_bytes(serialization.Encoding.PEM))
+    ctx = files.ssl_context(client_cert=False)
+    ctx.load_verify_locations(cafile=str(crl_file))
+    ctx.verify_flags |= ssl.VERIFY_CRL_CHECK_LEAF
+    if verifier == "python-openssl":
+        with pytest.raises(NoHostAvailable) as info:
+            _cluster(TLS_PORT, ssl_context=ctx).connect()
+        err = _the_error(info)
+        assert isinstance(err, ssl.SSLCertVerificationError)
+        assert str(err).endswith("certificate verify failed: certificate revoked")
+        assert "certificate revoked" in str(_classic_refuses(TLS_PORT, ssl_context=ctx))
+    else:
+        with pytest.raises(ValueError, match="checks CRLs"):
+            _cluster(TLS_PORT, ssl_context=ctx).connect()
+
+
+@pytest.mark.filterwarnings("ignore:ssl.TLSVersion.TLSv1_1 is deprecated:DeprecationWarning")
+def test_versions_and_ciphers_rustls_cannot_speak_raise(tls_node):
+    old = tls_node.tls_files().ssl_context(client_cert=False)
+    old.minimum_version = ssl.TLSVersion.MINIMUM_SUPPORTED
+    old.maximum_version = ssl.TLSVersion.TLSv1_1
+    with pytest.raises(ValueError, match="allows no protocol version turbocql's TLS speaks"):
+        _cluster(TLS_PORT, ssl_context=old).connect()
+    # TLS 1.2 only, with a CBC cipher alone: nothing rustls offers is left.
+    cbc = tls_node.tls_files().ssl_context(client_cert=False)
+    cbc.maximum_version = ssl.TLSVersion.TLSv1_2
+    cbc.set_ciphers("ECDHE-ECDSA-AES128-SHA")
+    with pytest.raises(ValueError, match="allows no protocol version"):
+        _cluster(TLS_PORT, ssl_context=cbc).connect()
+
+
+def test_the_client_certificate_of_ssl_options_files_is_used(mtls_node, tmp_path):
+    """``ssl_options`` files: the engine reads them itself where it must (rustls)."""
+    files = mtls_node.tls_files()
+    one_file = tmp_path / "client-and-key.pem"
+    one_file.write_bytes(files.client_cert.read_bytes() + files.client_key.read_bytes())
+    for options in (
+        {"ca_certs": str(files.ca), "certfile": str(files.client_cert), "keyfile": str(files.client_key)},
+        {"ca_certs": str(files.ca), "certfile": str(one_file)},
+    ):
+        cluster = _cluster(MTLS_PORT, ssl_options=options)
+        assert cluster.connect().execute("SELECT key FROM system.local").one().key == "local"
+        cluster.shutdown()
