@@ -14,6 +14,13 @@
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+// Linux only, and said at build time rather than at run time: the asyncio completion queue
+// is an eventfd (api::aio), huge blocks are MAP_NORESERVE/mremap mappings (alloc), Python's
+// OpenSSL is found with dlopen(RTLD_NOLOAD) and checked with process_vm_readv
+// (api::tls::python_openssl). The package metadata says the same (pyproject.toml).
+#[cfg(not(target_os = "linux"))]
+compile_error!("turbocql's engine is built for Linux only (eventfd, MAP_NORESERVE/mremap, dlopen(RTLD_NOLOAD), process_vm_readv)");
+
 pub mod alloc;
 pub mod api;
 pub mod codec;
@@ -40,7 +47,9 @@ fn _after_fork() {
     exec::health::after_fork();
 }
 
-#[pymodule]
+// Not yet reviewed for free-threaded CPython (docs/ARCHITECTURE.md): a free-threaded
+// interpreter turns the GIL back on when it imports the module.
+#[pymodule(gil_used = true)]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(_bootstrap, m)?)?;
