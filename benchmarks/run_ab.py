@@ -1,12 +1,13 @@
-"""A/B comparison of two turbocql builds: the request-pattern and sync tables, measured
+"""A/B comparison of two turbocql builds: the request-pattern, sync and TLS tables, measured
 alternately in rounds, compared by medians.
 
 A change to the request path must show that it costs no client CPU. One run cannot show
 it on a machine whose run-to-run spread reaches tens of percent, so this runs both builds
 in turn, ``--rounds`` times (the order flips every round, so a drift of the server or of
-the machine hits both alike), with ``run_patterns.py`` and ``run_sync.py`` (turbocql
-clients only), and reports for each row the median client CPU µs/request and ops/s of
-each build, B's median over A's, and each build's spread (min–max over its rounds).
+the machine hits both alike), with ``run_patterns.py``, ``run_sync.py`` and (scenario
+``tls``, plain text and TLS rows side by side) ``run_tls.py`` (turbocql clients only),
+and reports for each row the median client CPU µs/request and ops/s of each build,
+B's median over A's, and each build's spread (min–max over its rounds).
 
 A build is an interpreter that imports it: for the build before a change, for example,
 ``git worktree add /tmp/base <commit>``, build it there (``maturin build --release`` and
@@ -50,7 +51,7 @@ def run_runner(script: str, python: str, extra: list[str], server_warmup: int) -
             str(out),
             *extra,
         ]
-        if script == "run_patterns.py":
+        if script in ("run_patterns.py", "run_tls.py"):
             cmd.append("--no-report")
         print("==>", " ".join(cmd), flush=True)
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
@@ -60,6 +61,8 @@ def run_runner(script: str, python: str, extra: list[str], server_warmup: int) -
 def row_key(scenario: str, r: dict) -> tuple:
     if scenario == "sync":
         return ("sync", "%d threads" % r["threads"], r["workload"])
+    if scenario == "tls":
+        return ("tls", r["spec"], "%s, %s" % (r["workload"], r["transport"]))
     return ("patterns", r.get("spec") or r["pattern"], r["workload"])
 
 
@@ -95,12 +98,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--label-a", default="A")
     ap.add_argument("--label-b", default="B")
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--scenarios", default="patterns,sync", help="comma-separated: patterns,sync")
+    ap.add_argument("--scenarios", default="patterns,sync", help="comma-separated: patterns,sync,tls")
     ap.add_argument("--ops", type=int, default=20000, help="timed requests per client run")
     ap.add_argument("--patterns", default="all", help="run_patterns.py --patterns")
     ap.add_argument("--threads", default="1,2,4,8,16", help="run_sync.py --threads")
     ap.add_argument("--server-warmup-ops", type=int, default=100000, help="before the first round only")
     ap.add_argument("--port", type=int, default=9042)
+    ap.add_argument("--tls-port", type=int, default=9044, help="run_tls.py --tls-port (scenario tls)")
+    ap.add_argument("--tls-patterns", default="all", help="run_tls.py --patterns (scenario tls)")
     ap.add_argument("--out", type=Path, default=None, help="JSON with every sample and the table")
     args = ap.parse_args(argv)
 
@@ -116,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
                 common = ["--port", str(args.port), "--ops", str(args.ops)]
                 if scenario == "patterns":
                     rows = run_runner("run_patterns.py", python, [*common, "--patterns", args.patterns], warmup)
+                elif scenario == "tls":
+                    tls = ["--tls-port", str(args.tls_port), "--patterns", args.tls_patterns]
+                    rows = run_runner("run_tls.py", python, [*common, *tls], warmup)
                 else:
                     rows = run_runner("run_sync.py", python, [*common, "--threads", args.threads], warmup)
                 warmup = 0

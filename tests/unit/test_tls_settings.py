@@ -72,3 +72,57 @@ def test_options_alone_warn():
         warnings.simplefilter("always")
         tls_settings(None, {"cert_reqs": ssl.CERT_NONE})
     assert [str(w.message).split(" is ")[0] for w in caught] == ["Using ssl_options without ssl_context"]
+
+
+def test_options_hand_the_client_files_to_the_engine(tmp_path):
+    """The engine reads ssl_options' certificate files itself where the context's own
+    OpenSSL cannot be shared (the rustls verifier)."""
+    from turbocql.localdb import TLSFiles, ensure_tls_files
+
+    pytest.importorskip("cryptography")
+    ensure_tls_files(tmp_path, "127.0.0.1")
+    files = TLSFiles(tmp_path)
+    options = {"ca_certs": str(files.ca), "certfile": str(files.client_cert), "keyfile": str(files.client_key)}
+    settings = tls_settings(None, options)
+    assert (settings.certfile, settings.keyfile) == (str(files.client_cert), str(files.client_key))
+    assert tls_settings(ssl.create_default_context(), None).certfile is None
+
+
+def _needed_libraries(path):
+    """The DT_NEEDED entries of a 64-bit little-endian ELF shared object."""
+    import struct
+
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:4] == b"\x7fELF" and data[4] == 2 and data[5] == 1, "not a 64-bit little-endian ELF file"
+    shoff, _, _, _, _, shentsize, shnum, _ = struct.unpack_from("<QIHHHHHH", data, 0x28)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    dynamic = next(s for s in sections if s[1] == 6)  # SHT_DYNAMIC
+    strtab = sections[dynamic[6]]  # its sh_link: the string table
+    needed = []
+    for off in range(dynamic[4], dynamic[4] + dynamic[5], 16):
+        tag, value = struct.unpack_from("<qQ", data, off)
+        if tag == 0:
+            break
+        if tag == 1:  # DT_NEEDED
+            start = strtab[4] + value
+            needed.append(data[start : data.index(b"\0", start)].decode())
+    return needed
+
+
+def test_the_engine_links_no_openssl():
+    """``import turbocql`` needs no libssl (a system with OpenSSL 1.1 or none imports it):
+    TLS is rustls, and Python's own OpenSSL is looked up at run time (src/api/tls)."""
+    from turbocql import _engine
+
+    needed = _needed_libraries(_engine.__file__)
+    assert "libc.so.6" in needed
+    assert not [lib for lib in needed if lib.startswith(("libssl", "libcrypto"))], needed
+
+
+def test_the_verifier_is_reported_with_its_reason():
+    from turbocql import _engine
+
+    verifier, why_not = _engine.tls_verifier()
+    assert verifier in ("python-openssl", "rustls")
+    assert (why_not is None) == (verifier == "python-openssl")
