@@ -192,7 +192,8 @@ REQS="$(nox_value 'import re; print(" ".join(repr(r) for r in noxfile.test_requi
     if re.match(r"mypy\s*[=<>~!]", line)] if not r.startswith("maturin")))')"
 step "venv + pip" in_chroot "rm -rf /opt/venv && python$PYVER -m venv /opt/venv \
     && pip install -q $REQS && pip install -q --no-deps '$WHEEL'"
-step "import" in_chroot "python -c 'import sys, turbocql._engine as e; print(sys.version); print(e.__file__)' \
+step "import" in_chroot "python -c 'import ssl, sys, turbocql._engine as e; print(sys.version); print(e.__file__); \
+print(ssl.OPENSSL_VERSION, \"TLS verifier:\", e.tls_verifier())' \
     && ! command -v cargo rustc && pip list 2>/dev/null | grep -iE '^(turbocql|numpy|cassandra-driver|uvloop|cryptography|pytest|mypy) '"
 step "unit tests" in_chroot "python -m pytest -q -p no:cacheprovider tests/unit $*"
 SMOKE="$(nox_value 'print(" ".join(f for f in noxfile.SMOKE if not f.endswith("test_tls.py")))')"
