@@ -1,49 +1,45 @@
-"""Tests on every supported Python: one nox session per CPython version (scripts/pythons.sh).
+"""Tests on every supported Python: one nox session per CPython version (scripts/pythons.sh),
+from the wheels a package index would take.
 
-Each session builds the engine as a wheel for its interpreter, installs it with the test
+Each session installs the engine's ``manylinux_2_28`` wheel for its interpreter (built by
+scripts/wheels.py: maturin with zig, checked by auditwheel, kept in target/nox-wheels/<version>/
+until the engine's sources change) into the session's own virtualenv with the test
 requirements (pinned in requirements-dev.txt), then runs the unit tests and an integration
-smoke run (connect, execute, prepare, read, asyncio) against the local Cassandra on
-127.0.0.1:$TURBOCQL_PORT (default 9042), which scripts/pythons.sh starts unless one runs.
+smoke run (connect, execute, prepare, read, asyncio, TLS) against the local Cassandra on
+127.0.0.1:$TURBOCQL_PORT (default 9042), which scripts/pythons.sh starts unless one runs. The
+tests run with no Rust toolchain on PATH: what they test is the wheel, as a user installs it.
 
     nox                        # every version
     nox -s tests-3.13          # one
     nox -s tests-3.12 -- tests/unit/test_api.py -x   # pytest arguments instead of the default runs
+    nox -s wheels              # every wheel and the sdist into dist/ (scripts/wheels.py)
+    nox -s sdist               # install from the sdist (a Rust build) and run the smoke tests
 
-The wheels are built in Cargo's usual target dir, so dependencies are built once for all
-versions (pyo3 and the engine are rebuilt for each interpreter; the 3.11 wheel is built with
-.venv's interpreter, which Cargo's last build was for). Each is kept in
-target/nox-wheels/<version>/ with a hash of the engine's sources: a session whose sources have
-not changed since its last build installs the kept wheel.
+CPython 3.14 is not a session here: its interpreter runs in a chroot (scripts/python314.sh),
+which installs the 3.14 wheel of scripts/wheels.py the same way.
 Interpreters are looked up in ~/.pyenv/versions/<version>.*, then on PATH.
 """
 
 from __future__ import annotations
 
 import glob
-import hashlib
 import os
 import re
-import subprocess
+import sys
 from pathlib import Path
 
 import nox
 
+sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
+import wheels  # noqa: E402  (scripts/wheels.py: the engine's wheels and sdist)
+
 PYTHONS = ["3.11", "3.12", "3.13"]
 ROOT = Path(__file__).resolve().parent
-WHEELS = ROOT / "target" / "nox-wheels"
-# What the wheel is made of: a change to any of these rebuilds it.
-BUILD_INPUTS = ["Cargo.toml", "Cargo.lock", "pyproject.toml", "src", "python/turbocql"]
 # The packages of requirements-dev.txt that the tests need, at the versions it pins.
-TEST_REQUIREMENTS = {"maturin", "pytest", "pytest-timeout", "numpy", "cassandra-driver", "uvloop", "cryptography"}
-# How every engine wheel of the tests is built: `maturin` with these arguments, then
-# --interpreter and --out (also used by scripts/python314.sh, which builds the 3.14 wheel).
-# A plain linux wheel linking the system OpenSSL, never one with a private copy of libssl
-# bundled (auditwheel's repair): the engine reads the application's ssl.SSLContext through
-# the OpenSSL that Python's ssl module runs on (src/api/tls.rs).
-WHEEL_BUILD = ["build", "--release", "--compatibility", "linux", "--auditwheel", "skip"]
+TEST_REQUIREMENTS = {"pytest", "pytest-timeout", "numpy", "cassandra-driver", "uvloop", "cryptography"}
 # The integration smoke run: connecting, execute, prepared statements, paging, row factories,
-# the value types both ways, asyncio (with uvloop), and TLS (the engine reads each Python's
-# ssl.SSLContext: its layout and OpenSSL are checked per version).
+# the value types both ways, asyncio (with uvloop), and TLS (both certificate verifiers: the
+# Python's own OpenSSL, whose SSLContext layout is checked per version, and rustls).
 SMOKE = [
     "tests/integration/test_connect.py",
     "tests/integration/test_execute.py",
@@ -75,69 +71,70 @@ def test_requirements() -> list[str]:
     return lines
 
 
-def sources_hash() -> str:
-    """A hash of the engine's build inputs (paths and contents, compiled files left out)."""
-    h = hashlib.sha256()
-    for name in BUILD_INPUTS:
-        path = ROOT / name
-        files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-        for f in files:
-            if f.suffix in (".so", ".pyc") or "__pycache__" in f.parts:
-                continue
-            h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")
-    return h.hexdigest()
+def without_rust(path: str) -> str:
+    """``path`` without the directories that hold a Rust toolchain (cargo, rustc)."""
+    keep = [
+        d
+        for d in path.split(os.pathsep)
+        if d and not any(os.path.exists(os.path.join(d, t)) for t in ("cargo", "rustc"))
+    ]
+    return os.pathsep.join(keep)
 
 
-def build_interpreter(session: nox.Session) -> Path:
-    """The interpreter the wheel is built for: the project venv's (scripts/env.sh) when it is
-    the session's version, as Cargo's last build of pyo3 and the engine was for it (building
-    for another interpreter rebuilds them), else the session's own."""
-    dev = ROOT / ".venv" / "bin" / "python"
-    if dev.exists():
-        version = subprocess.run(
-            [str(dev), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], capture_output=True, text=True
-        )
-        if version.returncode == 0 and version.stdout.strip() == session.python:
-            return dev
-    return Path(session.virtualenv.location) / "bin" / "python"
+def test_env(session: nox.Session) -> dict[str, str]:
+    """The tests' environment: the local nodes, and no Rust toolchain on PATH."""
+    return {
+        "TURBOCQL_TEST_HOST": os.environ.get("TURBOCQL_TEST_HOST", "127.0.0.1"),
+        "TURBOCQL_TEST_PORT": os.environ.get("TURBOCQL_PORT", os.environ.get("TURBOCQL_TEST_PORT", "9042")),
+        "PATH": without_rust(os.environ.get("PATH", "")),
+    }
 
 
-def engine_wheel(session: nox.Session) -> Path:
-    """The engine's wheel for the session's Python: the kept one, or a new build."""
-    out = WHEELS / str(session.python)
-    stamp = out / "sources.sha256"
-    digest = sources_hash()
-    kept = sorted(out.glob("turbocql-*.whl"))
-    if kept and stamp.is_file() and stamp.read_text().strip() == digest:
-        session.log("engine wheel up to date: %s" % kept[-1].name)
-        return kept[-1]
-    for old in kept:
-        old.unlink()
+def run_tests(session: nox.Session, env: dict[str, str], unit: bool = True) -> None:
+    """The engine's import (from the installed package, with no Rust to be found), then the
+    unit tests (``unit``) and the smoke run, or pytest with the session's arguments."""
     session.run(
-        "maturin",
-        *WHEEL_BUILD,
-        "--interpreter",
-        str(build_interpreter(session)),
-        "--out",
-        str(out),
+        "python",
+        "-c",
+        "import shutil, ssl, sys, turbocql._engine as e; print(sys.version); print(e.__file__); "
+        "print(ssl.OPENSSL_VERSION, '- TLS verifier:', e.tls_verifier()); "
+        "assert shutil.which('cargo') is None and shutil.which('rustc') is None, 'Rust on PATH'",
+        env=env,
     )
-    stamp.write_text(digest + "\n")
-    return sorted(out.glob("turbocql-*.whl"))[-1]
+    if session.posargs:
+        session.run("python", "-m", "pytest", *session.posargs, env=env)
+        return
+    if unit:
+        session.run("python", "-m", "pytest", "tests/unit", "-q", env=env)
+    session.run("python", "-m", "pytest", *SMOKE, "-q", env=env)
 
 
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
-    """Builds and installs the engine, then runs the unit tests and the integration smoke run."""
+    """Installs the engine's manylinux wheel, then runs the unit tests and the integration smoke run."""
+    wheel, record = wheels.wheel(str(session.python), log=session.log)
+    session.log(
+        "%s: %.1f MB, auditwheel: %s" % (wheel.name, record["bytes"] / 1e6, record["auditwheel"]["consistent_with"])
+    )
     session.install(*test_requirements())
-    session.install("--force-reinstall", "--no-deps", str(engine_wheel(session)))
-    env = {
-        "TURBOCQL_TEST_HOST": os.environ.get("TURBOCQL_TEST_HOST", "127.0.0.1"),
-        "TURBOCQL_TEST_PORT": os.environ.get("TURBOCQL_PORT", os.environ.get("TURBOCQL_TEST_PORT", "9042")),
-    }
+    session.install("--force-reinstall", "--no-deps", str(wheel))
     # The tests import turbocql from the installed wheel, not from python/ (not on sys.path).
-    session.run("python", "-c", "import turbocql._engine as e, sys; print(sys.version); print(e.__file__)")
-    if session.posargs:
-        session.run("python", "-m", "pytest", *session.posargs, env=env)
-        return
-    session.run("python", "-m", "pytest", "tests/unit", "-q", env=env)
-    session.run("python", "-m", "pytest", *SMOKE, "-q", env=env)
+    run_tests(session, test_env(session))
+
+
+@nox.session(python=False, name="wheels")
+def wheels_session(session: nox.Session) -> None:
+    """Every wheel and the sdist into dist/, each wheel checked by auditwheel (scripts/wheels.py)."""
+    session.run(str(ROOT / ".venv" / "bin" / "python"), str(ROOT / "scripts" / "wheels.py"), *session.posargs)
+
+
+@nox.session(python=PYTHONS[0])
+def sdist(session: nox.Session) -> None:
+    """Installs turbocql from its sdist (a Rust build, in Cargo's usual target dir so that it
+    reuses the development build), then the engine's import and the smoke run."""
+    dist = ROOT / "dist"
+    dist.mkdir(parents=True, exist_ok=True)
+    source = wheels.sdist(dist, log=session.log)
+    session.install(*test_requirements())
+    session.install("--force-reinstall", "--no-deps", str(source), env={"CARGO_TARGET_DIR": str(ROOT / "target")})
+    run_tests(session, test_env(session), unit=False)

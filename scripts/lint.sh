@@ -13,7 +13,7 @@ check() {
     echo "==> $name"
     "$@" || FAILED+=("$name")
 }
-PY_PATHS=(python tests benchmarks noxfile.py)
+PY_PATHS=(python tests benchmarks scripts noxfile.py)
 check "ruff check" "$VENV/bin/ruff" check "${PY_PATHS[@]}"
 check "ruff format" "$VENV/bin/ruff" format --check "${PY_PATHS[@]}"
 check "mypy" "$PY" -m mypy python/turbocql

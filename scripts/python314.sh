@@ -6,10 +6,10 @@
 #      ca-certificates (mmdebstrap, installed with apt-get if missing), made once and kept in
 #      ~/.cache/turbocql/debian-sid-python3.14 (made again only when missing or when the
 #      package list below changes; delete the directory to refresh it);
-#   2. the engine's cp314 wheel, built on the host (Rust is there, not in the chroot) by
-#      maturin with noxfile.WHEEL_BUILD, for the chroot's interpreter through PyO3's
+#   2. the engine's cp314 manylinux wheel, built on the host (Rust is there, not in the
+#      chroot) by scripts/wheels.py, for the chroot's interpreter through PyO3's
 #      cross-compiling support (PYO3_CROSS_LIB_DIR: the chroot's _sysconfigdata); kept in
-#      target/nox-wheels/3.14/ until the sources change, as noxfile.py keeps its wheels;
+#      target/nox-wheels/3.14/ until the sources change, as for every version;
 #   3. in the chroot, a fresh virtualenv of python3.14 with the test requirements at the
 #      versions requirements-dev.txt pins, mypy, and the wheel (no Rust on PATH there);
 #   4. there: the engine's import, the unit tests, the integration smoke run (noxfile.SMOKE:
@@ -92,23 +92,13 @@ PYTHON_PKG="$(chroot "$CHROOT" dpkg-query -W -f '${Version}' "python$PYVER")"
 echo "==> [$PYVER] Debian $SUITE python$PYVER $PYTHON_PKG in $CHROOT"
 
 # --- 2. the engine's wheel ----------------------------------------------------------------
-OUT="$ROOT/target/nox-wheels/$PYVER"
+# scripts/wheels.py: the manylinux wheel every supported Python gets, kept until the sources
+# change; built here for the chroot's interpreter through PyO3's cross-compiling support
+# (there is none for 3.14 on the host: PyO3 reads the chroot's sysconfig).
 nox_value() { "$PY" -c "import noxfile; $1"; }
-DIGEST="$(nox_value 'print(noxfile.sources_hash())')"
-WHEEL="$(ls "$OUT"/turbocql-*-cp${PYVER/./}-*.whl 2>/dev/null | tail -1 || true)"
-if [ -n "$WHEEL" ] && [ "$(cat "$OUT/sources.sha256" 2>/dev/null)" = "$DIGEST" ]; then
-    echo "==> [$PYVER] engine wheel up to date: $(basename "$WHEEL")"
-else
-    step_start "wheel build"
-    rm -f "$OUT"/turbocql-*.whl "$OUT/sources.sha256"
-    mapfile -t BUILD < <(nox_value 'print("\n".join(noxfile.WHEEL_BUILD))')
-    # Not the host's interpreter (there is none for 3.14): PyO3 reads the chroot's sysconfig.
-    PYO3_CROSS_LIB_DIR="$CHROOT/usr/lib/python$PYVER" nice -n 10 \
-        "$VENV/bin/maturin" "${BUILD[@]}" --interpreter "python$PYVER" --out "$OUT"
-    echo "$DIGEST" >"$OUT/sources.sha256"
-    WHEEL="$(ls "$OUT"/turbocql-*-cp${PYVER/./}-*.whl | tail -1)"
-    step_end "wheel build"
-fi
+step_start "wheel"
+WHEEL="$(nice -n 10 "$PY" scripts/wheels.py "$PYVER" --cross-lib-dir "$CHROOT/usr/lib/python$PYVER" --print-path)"
+step_end "wheel"
 
 # --- 3. the local nodes, on the host -------------------------------------------------------
 STOP_PORTS=()
