@@ -392,3 +392,21 @@ def test_the_client_certificate_of_ssl_options_files_is_used(mtls_node, tmp_path
         cluster = _cluster(MTLS_PORT, ssl_options=options)
         assert cluster.connect().execute("SELECT key FROM system.local").one().key == "local"
         cluster.shutdown()
+
+
+def test_a_client_certificate_is_presented_without_server_verification(mtls_node, verifier):
+    """CERT_NONE verifies nothing of the node, but the context's client certificate still goes."""
+    files = mtls_node.tls_files()
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    ctx.load_cert_chain(str(files.client_cert), str(files.client_key))
+    cluster = _cluster(MTLS_PORT, ssl_context=ctx)
+    if verifier == "python-openssl":
+        assert cluster.connect().execute("SELECT key FROM system.local").one().key == "local"
+        cluster.shutdown()
+        _classic_connect(MTLS_PORT, ssl_context=ctx)
+    else:
+        with pytest.raises(NoHostAvailable) as info:
+            cluster.connect()
+        assert "'certfile'" in str(_the_error(info))

@@ -114,14 +114,15 @@ pub fn tls_context(py: Python<'_>, request: &TlsRequest<'_>) -> PyResult<EngineT
 
     let (verifier, shared) = choose_verifier(py, ctx)?;
     let failure = Arc::new(Mutex::new(None));
+    // The context's client certificate counts whatever it verifies (CERT_NONE included).
+    let identity = match &shared {
+        Some(shared) => shared.client_identity().map_err(PyValueError::new_err)?,
+        None => None,
+    };
     let checks = match (verify_mode, shared) {
         (0, _) => Checks::None,
         (_, Some(shared)) => Checks::PythonOpenSsl(shared),
         (_, None) => Checks::WebPki(webpki_verifier(py, ctx, &provider)?),
-    };
-    let identity = match &checks {
-        Checks::PythonOpenSsl(shared) => shared.client_identity().map_err(PyValueError::new_err)?,
-        _ => None,
     };
     let identity = match (identity, &request.certfile) {
         (Some(id), _) => Some(id),

@@ -98,6 +98,8 @@ impl ServerCertVerifier for ContextVerifier {
             Checks::PythonOpenSsl(shared) => {
                 let host = match &self.host {
                     HostRule::Off => None,
+                    // An address given as server_hostname is checked as an address, as Python does.
+                    HostRule::Name(name) if name.parse::<std::net::IpAddr>().is_ok() => Some(HostCheck::Ip(name)),
                     HostRule::Name(name) => Some(HostCheck::Name(name)),
                     HostRule::NodeAddress => Some(match server_name {
                         ServerName::IpAddress(_) => HostCheck::Ip(&node),
