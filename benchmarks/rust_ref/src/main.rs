@@ -33,10 +33,11 @@
 //! section only; setup and warm-up are outside it. With `--server-pid`, the server's CPU
 //! (utime + stime from `/proc/PID/stat`) is measured around the same section.
 //!
-//! TLS: `--tls-ca PATH` connects over TLS (the `scylla` crate's `openssl-010` feature), trusting
-//! the CA in PATH (PEM) and verifying the node's certificate; no client certificate.
+//! TLS: `--tls-ca PATH` connects over TLS (the `scylla` crate's `rustls-023` feature, the
+//! engine's TLS stack), trusting the CA in PATH (PEM) and verifying the node's certificate and
+//! address; no client certificate.
 //!
-//! No dependency beyond the package's own (scylla, tokio, futures, and openssl and uuid, which
+//! No dependency beyond the package's own (scylla, tokio, futures, and rustls and uuid, which
 //! the engine already pulls into the workspace): `getrusage` is declared here by hand so that the
 //! workspace's Cargo.lock gains no package.
 
@@ -404,13 +405,20 @@ fn percentile_us(sorted_ns: &[u64], p: f64) -> f64 {
     sorted_ns[idx.min(sorted_ns.len() - 1)] as f64 / 1000.0
 }
 
-/// `--tls-ca`: an OpenSSL client context trusting that CA and verifying the node's certificate.
-fn tls_context(ca: &str) -> Result<openssl::ssl::SslContext, Box<dyn std::error::Error>> {
-    use openssl::ssl::{SslContextBuilder, SslMethod, SslVerifyMode};
-    let mut builder = SslContextBuilder::new(SslMethod::tls_client())?;
-    builder.set_ca_file(ca).map_err(|e| format!("--tls-ca {ca}: {e}"))?;
-    builder.set_verify(SslVerifyMode::PEER);
-    Ok(builder.build())
+/// `--tls-ca`: a rustls client configuration trusting that CA and verifying the node's
+/// certificate (rustls' WebPKI verifier, the node's address as its name).
+fn tls_context(ca: &str) -> Result<scylla::client::session::TlsContext, Box<dyn std::error::Error>> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::CertificateDer;
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_file_iter(ca).map_err(|e| format!("--tls-ca {ca}: {e}"))? {
+        roots.add(cert.map_err(|e| format!("--tls-ca {ca}: {e}"))?)?;
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(scylla::client::session::TlsContext::Rustls023(Arc::new(config)))
 }
 
 async fn amain(o: Opts) -> Result<(), Box<dyn std::error::Error>> {
