@@ -264,11 +264,15 @@ fn webpki_verifier(py: Python<'_>, ctx: &Bound<'_, PyAny>, provider: &Arc<Crypto
     let ssl = py.import("ssl")?;
     let flags: u64 = ctx.getattr("verify_flags")?.extract()?;
     let flag = |name: &str| -> PyResult<u64> { ssl.getattr(name)?.extract() };
-    let why_not_shared = python_openssl::unavailable(py).unwrap_or_else(|| format!("{VERIFIER_ENV}=rustls"));
+    // Why rustls verifies here rather than the context's own OpenSSL.
+    let why_rustls = match python_openssl::unavailable(py) {
+        Some(why) => format!("this Python's OpenSSL cannot be shared: {why}"),
+        None => format!("{VERIFIER_ENV}=rustls"),
+    };
     if flags & flag("VERIFY_CRL_CHECK_LEAF")? != 0 || flags & flag("VERIFY_CRL_CHECK_CHAIN")? != 0 {
         return Err(PyValueError::new_err(format!(
             "ssl_context checks CRLs (verify_flags), which turbocql can honour only with this Python's own OpenSSL, \
-             and that cannot be shared here: {why_not_shared}"
+             which is not used here ({why_rustls})"
         )));
     }
     let partial_chain = flag("VERIFY_X509_PARTIAL_CHAIN")?;
@@ -277,7 +281,7 @@ fn webpki_verifier(py: Python<'_>, ctx: &Bound<'_, PyAny>, provider: &Arc<Crypto
     if flags & !understood != 0 {
         return Err(PyValueError::new_err(format!(
             "ssl_context's verify_flags {flags:#x} ask for checks turbocql can honour only with this Python's own \
-             OpenSSL, and that cannot be shared here: {why_not_shared}"
+             OpenSSL, which is not used here ({why_rustls})"
         )));
     }
     let mut roots = RootCertStore::empty();
@@ -291,11 +295,18 @@ fn webpki_verifier(py: Python<'_>, ctx: &Bound<'_, PyAny>, provider: &Arc<Crypto
         roots.add(CertificateDer::from(der)).map_err(|e| PyValueError::new_err(format!("a CA certificate of ssl_context cannot be used: {e}")))?;
     }
     if roots.is_empty() {
+        // For the system's CAs, the file of them this Python would read, where there is one.
+        let system_file: Option<String> =
+            ssl.call_method0("get_default_verify_paths").and_then(|p| p.getattr("cafile")).and_then(|f| f.extract()).unwrap_or(None);
+        let system = match system_file {
+            Some(file) => format!("; the system's CAs are in {file:?}"),
+            None => String::new(),
+        };
         return Err(PyValueError::new_err(format!(
-            "ssl_context verifies certificates, but turbocql sees no CA certificate in it: this Python's OpenSSL \
-             cannot be shared ({why_not_shared}), so only certificates loaded from a file or data are visible, not \
-             a capath directory nor the system's default paths. Load the CA with \
-             load_verify_locations(cafile=... or cadata=...), or give ssl_options={{'ca_certs': ...}}"
+            "ssl_context verifies certificates, but turbocql sees no CA certificate in it: rustls verifies here \
+             ({why_rustls}), and sees only the certificates loaded from a file or data, not \
+             a capath directory nor the system's default paths (load_default_certs()). Load the CA with \
+             load_verify_locations(cafile=... or cadata=...), or give ssl_options={{'ca_certs': ...}}{system}"
         )));
     }
     WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
