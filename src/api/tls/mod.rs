@@ -114,8 +114,9 @@ pub fn tls_context(py: Python<'_>, request: &TlsRequest<'_>) -> PyResult<EngineT
 
     let (verifier, shared) = choose_verifier(py, ctx)?;
     let failure = Arc::new(Mutex::new(None));
-    // The context's client certificate counts whatever it verifies (CERT_NONE included).
-    let identity = match &shared {
+    // The context's client certificate counts whatever it verifies (CERT_NONE included);
+    // ssl_options' files stand in for it where it cannot be read.
+    let from_context = match &shared {
         Some(shared) => shared.client_identity().map_err(PyValueError::new_err)?,
         None => None,
     };
@@ -124,7 +125,7 @@ pub fn tls_context(py: Python<'_>, request: &TlsRequest<'_>) -> PyResult<EngineT
         (_, Some(shared)) => Checks::PythonOpenSsl(shared),
         (_, None) => Checks::WebPki(webpki_verifier(py, ctx, &provider)?),
     };
-    let identity = match (identity, &request.certfile) {
+    let identity = match (from_context, &request.certfile) {
         (Some(id), _) => Some(id),
         (None, Some(certfile)) => Some(identity_from_files(certfile, request.keyfile.as_deref())?),
         (None, None) => None,
