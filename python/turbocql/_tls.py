@@ -12,9 +12,13 @@ also handed to the engine, which reads them itself where the context's OpenSSL c
 shared.
 """
 
+import os
+import socket
 import ssl
 import warnings
 from typing import NamedTuple
+
+from turbocql import _engine
 
 # Keys that build a context (used only when no ssl_context is given).
 _CONTEXT_KEYS = frozenset({"ssl_version", "cert_reqs", "check_hostname", "keyfile", "certfile", "ca_certs", "ciphers"})
@@ -85,3 +89,43 @@ def _context_from_options(opts):
     if opts.get("ciphers"):
         context.set_ciphers(opts["ciphers"])
     return context
+
+
+def _rustls_verifies():
+    """Whether the engine's rustls verifier, not the context's own OpenSSL, will verify
+    certificates (src/api/tls/mod.rs): forced, or this Python's OpenSSL cannot be shared."""
+    forced = os.environ.get("TURBOCQL_TLS_VERIFIER", "")
+    if forced in ("rustls", "python-openssl"):
+        return forced == "rustls"
+    return _engine.tls_verifier()[0] == "rustls"
+
+
+def load_lazy_cas(settings, contact_points, port, timeout):
+    """Under the rustls verifier, the engine sees only the CA certificates the context's
+    store holds (``get_ca_certs``), and OpenSSL loads those of a ``capath`` directory, or of
+    the system's default directory after ``load_default_certs()``, only when a chain needs
+    them. One handshake by Python's own ``ssl`` module with the context, to a contact point,
+    makes OpenSSL load the ones the cluster's chain needs into the store, where the engine
+    then finds them: nothing is trusted that the context does not trust.
+
+    Returns ``{host:port: the ssl error}`` when the context rejects every contact point's
+    certificate (the caller raises ``NoHostAvailable`` with it, in Python's own words, as the
+    classic driver does), else ``{}`` (another failure, such as a node that does not answer,
+    is left to the engine's connect to report)."""
+    if settings is None or settings.context.verify_mode == ssl.CERT_NONE or not _rustls_verifies():
+        return {}
+    ctx = settings.context
+    if ctx.verify_flags & (ssl.VERIFY_CRL_CHECK_LEAF | ssl.VERIFY_CRL_CHECK_CHAIN):
+        return {}  # the engine refuses CRL checks under rustls, before any connection
+    rejected = {}
+    for host in contact_points:
+        name = settings.server_hostname or (str(host) if ctx.check_hostname else None)
+        try:
+            with socket.create_connection((str(host), port), timeout=timeout) as sock:
+                with ctx.wrap_socket(sock, server_hostname=name):
+                    return {}
+        except ssl.SSLCertVerificationError as e:
+            rejected["%s:%d" % (host, port)] = e
+        except (OSError, ValueError):
+            continue
+    return rejected

@@ -114,7 +114,7 @@ from turbocql._profiles import (  # noqa: F401 - classic names of turbocql.clust
     _ConfigMode,
     _execution_profile_to_string,
 )
-from turbocql._tls import tls_settings
+from turbocql._tls import load_lazy_cas, tls_settings
 from turbocql._topology import Topology
 from turbocql.connection import ConnectionException
 from turbocql.encoder import Encoder
@@ -542,8 +542,7 @@ class Cluster:
             raise DriverException("Cluster is already shut down")
         if not self.contact_points:
             raise NoHostAvailable("Unable to connect to any servers", {})  # as classic
-        engine_session = engine_connect(
-            self,
+        engine_session = self._engine_connect(
             keyspace,
             # Host events come from the first session's engine only (one stream per
             # cluster, as the classic control connection's), through a weak reference.
@@ -590,9 +589,18 @@ class Cluster:
             raise DriverException("Cluster is already shut down")
         own = self.__dict__.get("_own_control")
         if own is None or own.is_shutdown:
-            own = engine_connect(self)
+            own = self._engine_connect()
             self._own_control = own
         return own
+
+    def _engine_connect(self, keyspace=None, on_host_event=None):
+        """An engine session; under the rustls verifier, a handshake of Python's own first
+        (``_tls.load_lazy_cas``: the CA certificates OpenSSL loads only on demand, and the
+        classic error for a rejected certificate)."""
+        rejected = load_lazy_cas(self._tls, self.contact_points, self.port, float(self.connect_timeout))
+        if rejected:
+            raise NoHostAvailable("Unable to connect to any servers", rejected)
+        return engine_connect(self, keyspace, on_host_event)
 
     def _metadata_fetch(self, query, params=None, host=None):
         """Rows (as dicts) of ``query``, read with the cluster's own fixed settings

@@ -83,6 +83,11 @@ def _other_ca(tmp_path):
     return TLSFiles(tmp_path)
 
 
+def _reason(err):
+    """The reason of a certificate rejection, without Python's source location."""
+    return str(err).split("certificate verify failed: ")[1].split(" (_ssl.c")[0]
+
+
 def _the_error(info):
     errors = list(info.value.errors.values())
     assert len(errors) == 1, info.value.errors
@@ -153,12 +158,12 @@ def test_unknown_ca_is_rejected_as_the_classic_driver_rejects_it(tls_node, tmp_p
         _cluster(TLS_PORT, ssl_context=ctx).connect()
     err = _the_error(info)
     assert isinstance(err, ssl.SSLCertVerificationError)
-    classic = _classic_refuses(TLS_PORT, ssl_context=ctx)
+    assert str(err).startswith("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: ")
     # The classic driver wraps the ssl error in a PermissionError; the reason is the same, in
     # the same words ("self-signed certificate in certificate chain": the node sends the CA
     # with its certificate).
-    reason = str(classic).split("certificate verify failed: ")[1].split(" (_ssl.c")[0]
-    assert str(err) == "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: " + reason
+    assert _reason(err) == _reason(_classic_refuses(TLS_PORT, ssl_context=ctx))
+    assert _reason(err) == "self-signed certificate in certificate chain"
 
 
 def test_hostname_is_checked_only_when_asked_as_in_the_classic_driver(tls_node):
@@ -310,18 +315,39 @@ def _capath(tmp_path, ca):
     return capath
 
 
-def test_a_capath_directory_is_honoured_or_refused_clearly(tls_node, tmp_path, verifier):
+def test_a_capath_directory_is_honoured(tls_node, tmp_path, verifier):
+    """A capath's CA is looked up lazily, invisible outside OpenSSL: the context's own OpenSSL
+    verifies with it (python-openssl), or one handshake of Python's own loads it into the
+    store first (rustls)."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.load_verify_locations(capath=str(_capath(tmp_path, tls_node.tls_files().ca)))
-    assert ctx.get_ca_certs() == []  # looked up lazily: invisible outside OpenSSL
+    assert ctx.get_ca_certs() == []
     cluster = _cluster(TLS_PORT, ssl_context=ctx)
-    if verifier == "python-openssl":
-        assert cluster.connect().execute("SELECT key FROM system.local").one().key == "local"
-        cluster.shutdown()
-        _classic_connect(TLS_PORT, ssl_context=ctx)
-    else:
-        with pytest.raises(ValueError, match="sees no CA certificate in it.*capath.*ca_certs"):
-            cluster.connect()
+    assert cluster.connect().execute("SELECT key FROM system.local").one().key == "local"
+    cluster.shutdown()
+    _classic_connect(TLS_PORT, ssl_context=ctx)
+
+
+def test_a_capath_without_the_nodes_ca_is_rejected_in_the_classic_words(tls_node, tmp_path, verifier):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.load_verify_locations(capath=str(_capath(tmp_path, _other_ca(tmp_path / "other").ca)))
+    with pytest.raises(NoHostAvailable) as info:
+        _cluster(TLS_PORT, ssl_context=ctx).connect()
+    err = _the_error(info)
+    assert isinstance(err, ssl.SSLCertVerificationError)
+    assert str(err).startswith("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: ")
+    classic = _classic_refuses(TLS_PORT, ssl_context=ctx)
+    assert _reason(err) == _reason(classic)
+
+
+def test_rustls_sees_no_ca_of_a_capath_it_cannot_reach(tls_node, tmp_path, monkeypatch):
+    """Under rustls, with no contact point answering TLS for the handshake that loads a
+    capath's CA, the store stays empty to the engine: a clear error, naming what to give."""
+    monkeypatch.setenv("TURBOCQL_TLS_VERIFIER", "rustls")
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.load_verify_locations(capath=str(_capath(tmp_path, tls_node.tls_files().ca)))
+    with pytest.raises(ValueError, match="sees no CA certificate in it.*capath.*ca_certs"):
+        _cluster(PORT, ssl_context=ctx).connect()  # the clear-text node: no handshake
 
 
 def test_crls_are_checked_or_refused_clearly(tls_node, tmp_path, verifier):
