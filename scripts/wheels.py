@@ -141,7 +141,8 @@ def wheel(version: str, cross_lib_dir: str | None = None, log=print) -> tuple[Pa
     ]
     log("==> " + " ".join(cmd))
     started = time.monotonic()
-    subprocess.run(cmd, check=True, env=build_env(None if python else cross_lib_dir), cwd=ROOT)
+    # maturin's progress goes to stderr: stdout carries only what --print-path prints.
+    subprocess.run(cmd, check=True, env=build_env(None if python else cross_lib_dir), cwd=ROOT, stdout=sys.stderr)
     seconds = time.monotonic() - started
     built = sorted(out.glob("turbocql-*.whl"))[-1]
     verdict = auditwheel(built)
@@ -166,7 +167,7 @@ def sdist(dist: Path, log=print) -> Path:
         old.unlink()
     cmd = [str(VENV_BIN / "maturin"), "sdist", "--out", str(dist)]
     log("==> " + " ".join(cmd))
-    subprocess.run(cmd, check=True, cwd=ROOT)
+    subprocess.run(cmd, check=True, cwd=ROOT, stdout=sys.stderr)
     return sorted(dist.glob("turbocql-*.tar.gz"))[-1]
 
 
