@@ -17,11 +17,10 @@
 //!
 //! Linux only: the library is found with `dlopen(RTLD_NOLOAD)` on `_ssl`'s file.
 
-use std::ffi::{c_char, c_int, c_long, c_ulong, c_void, CStr, CString};
-use std::sync::OnceLock;
-
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use std::ffi::{c_char, c_int, c_long, c_ulong, c_void, CStr, CString};
 
 type Ptr = *mut c_void;
 
@@ -104,9 +103,11 @@ const OPENSSL_1_1_1: c_ulong = 0x1010_1000;
 const SSL_CTX_PROBE: usize = 1024;
 
 /// Python's OpenSSL, loaded once per process: the function table, or why it cannot be used.
+/// (A `PyOnceLock`: loading imports Python modules, and a thread waiting for a plain
+/// `OnceLock` with the GIL held would keep the loading thread from getting it back.)
 fn lib(py: Python<'_>) -> Result<&'static Lib, String> {
-    static LIB: OnceLock<Result<Lib, String>> = OnceLock::new();
-    LIB.get_or_init(|| load(py)).as_ref().map_err(Clone::clone)
+    static LIB: PyOnceLock<Result<Lib, String>> = PyOnceLock::new();
+    LIB.get_or_init(py, || load(py)).as_ref().map_err(Clone::clone)
 }
 
 fn load(py: Python<'_>) -> Result<Lib, String> {
