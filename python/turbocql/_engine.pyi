@@ -97,8 +97,9 @@ __version__: str
 def _bootstrap(objects: dict[str, Any]) -> None: ...
 def _after_fork() -> None: ...
 
-# The TLS verifier a context gets on this interpreter, and why python-openssl cannot be
-# used when it cannot (src/api/tls/mod.rs).
+# The TLS verifier a context gets here (TURBOCQL_TLS_VERIFIER, else whether this Python's
+# OpenSSL can be shared), and why it is not python-openssl when it is not
+# (src/api/tls/mod.rs); ValueError for an unknown value of the switch.
 def tls_verifier() -> tuple[str, str | None]: ...
 
 # codec

@@ -12,7 +12,6 @@ also handed to the engine, which reads them itself where the context's OpenSSL c
 shared.
 """
 
-import os
 import socket
 import ssl
 import warnings
@@ -91,15 +90,6 @@ def _context_from_options(opts):
     return context
 
 
-def _rustls_verifies():
-    """Whether the engine's rustls verifier, not the context's own OpenSSL, will verify
-    certificates (src/api/tls/mod.rs): forced, or this Python's OpenSSL cannot be shared."""
-    forced = os.environ.get("TURBOCQL_TLS_VERIFIER", "")
-    if forced in ("rustls", "python-openssl"):
-        return forced == "rustls"
-    return _engine.tls_verifier()[0] == "rustls"
-
-
 def load_lazy_cas(settings, contact_points, port, timeout):
     """Under the rustls verifier, the engine sees only the CA certificates the context's
     store holds (``get_ca_certs``), and OpenSSL loads those of a ``capath`` directory, or of
@@ -112,7 +102,7 @@ def load_lazy_cas(settings, contact_points, port, timeout):
     certificate (the caller raises ``NoHostAvailable`` with it, in Python's own words, as the
     classic driver does), else ``{}`` (another failure, such as a node that does not answer,
     is left to the engine's connect to report)."""
-    if settings is None or settings.context.verify_mode == ssl.CERT_NONE or not _rustls_verifies():
+    if settings is None or settings.context.verify_mode == ssl.CERT_NONE or _engine.tls_verifier()[0] != "rustls":
         return {}
     ctx = settings.context
     if ctx.verify_flags & (ssl.VERIFY_CRL_CHECK_LEAF | ssl.VERIFY_CRL_CHECK_CHAIN):

@@ -85,13 +85,32 @@ pub struct EngineTls {
 /// The environment switch that forces one verifier.
 const VERIFIER_ENV: &str = "TURBOCQL_TLS_VERIFIER";
 
-/// The verifier this interpreter would use for a context, or why `python-openssl` is out.
-#[pyfunction]
-pub fn tls_verifier(py: Python<'_>) -> (String, Option<String>) {
-    match python_openssl::unavailable(py) {
-        None => (Verifier::PythonOpenSsl.name().into(), None),
-        Some(why) => (Verifier::Rustls.name().into(), Some(why)),
+/// What `TURBOCQL_TLS_VERIFIER` forces, if anything.
+fn forced_verifier() -> PyResult<Option<Verifier>> {
+    match std::env::var(VERIFIER_ENV).unwrap_or_default().as_str() {
+        "rustls" => Ok(Some(Verifier::Rustls)),
+        "python-openssl" => Ok(Some(Verifier::PythonOpenSsl)),
+        "" | "auto" => Ok(None),
+        other => Err(PyValueError::new_err(format!("{VERIFIER_ENV}={other:?}: use python-openssl, rustls or auto"))),
     }
+}
+
+/// The verifier a context gets here (the switch, else whether this Python's OpenSSL can be
+/// shared), and why it is not `python-openssl` when it is not.
+fn expected_verifier(py: Python<'_>) -> PyResult<(Verifier, Option<String>)> {
+    Ok(match (forced_verifier()?, python_openssl::unavailable(py)) {
+        (Some(Verifier::Rustls), _) => (Verifier::Rustls, Some(format!("{VERIFIER_ENV}=rustls"))),
+        (_, None) => (Verifier::PythonOpenSsl, None),
+        (_, Some(why)) => (Verifier::Rustls, Some(format!("this Python's OpenSSL cannot be shared: {why}"))),
+    })
+}
+
+/// The verifier a context gets here, and why it is not `python-openssl` when it is not
+/// (what `_tls.load_lazy_cas` asks before connecting).
+#[pyfunction]
+pub fn tls_verifier(py: Python<'_>) -> PyResult<(String, Option<String>)> {
+    let (verifier, why) = expected_verifier(py)?;
+    Ok((verifier.name().into(), why))
 }
 
 /// The crate's TLS context for `request`, or a clear error naming what cannot be honoured.
@@ -171,18 +190,16 @@ pub fn tls_context(py: Python<'_>, request: &TlsRequest<'_>) -> PyResult<EngineT
 
 /// `python-openssl` with the shared context when it can be had (or is forced), else `rustls`.
 fn choose_verifier(py: Python<'_>, ctx: &Bound<'_, PyAny>) -> PyResult<(Verifier, Option<python_openssl::SharedContext>)> {
-    let forced = std::env::var(VERIFIER_ENV).unwrap_or_default();
-    match forced.as_str() {
-        "rustls" => Ok((Verifier::Rustls, None)),
-        "python-openssl" => match python_openssl::share(py, ctx) {
-            Ok(shared) => Ok((Verifier::PythonOpenSsl, Some(shared))),
-            Err(why) => Err(PyValueError::new_err(format!("{VERIFIER_ENV}=python-openssl, but this Python's OpenSSL cannot be shared: {why}"))),
-        },
-        "" | "auto" => match python_openssl::share(py, ctx) {
-            Ok(shared) => Ok((Verifier::PythonOpenSsl, Some(shared))),
-            Err(_) => Ok((Verifier::Rustls, None)),
-        },
-        other => Err(PyValueError::new_err(format!("{VERIFIER_ENV}={other:?}: use python-openssl, rustls or auto"))),
+    let forced = forced_verifier()?;
+    if forced == Some(Verifier::Rustls) {
+        return Ok((Verifier::Rustls, None));
+    }
+    match python_openssl::share(py, ctx) {
+        Ok(shared) => Ok((Verifier::PythonOpenSsl, Some(shared))),
+        Err(why) if forced == Some(Verifier::PythonOpenSsl) => {
+            Err(PyValueError::new_err(format!("{VERIFIER_ENV}=python-openssl, but this Python's OpenSSL cannot be shared: {why}")))
+        }
+        Err(_) => Ok((Verifier::Rustls, None)),
     }
 }
 
@@ -266,10 +283,7 @@ fn webpki_verifier(py: Python<'_>, ctx: &Bound<'_, PyAny>, provider: &Arc<Crypto
     let flags: u64 = ctx.getattr("verify_flags")?.extract()?;
     let flag = |name: &str| -> PyResult<u64> { ssl.getattr(name)?.extract() };
     // Why rustls verifies here rather than the context's own OpenSSL.
-    let why_rustls = match python_openssl::unavailable(py) {
-        Some(why) => format!("this Python's OpenSSL cannot be shared: {why}"),
-        None => format!("{VERIFIER_ENV}=rustls"),
-    };
+    let why_rustls = expected_verifier(py)?.1.unwrap_or_else(|| "the context's layout could not be verified".into());
     if flags & flag("VERIFY_CRL_CHECK_LEAF")? != 0 || flags & flag("VERIFY_CRL_CHECK_CHAIN")? != 0 {
         return Err(PyValueError::new_err(format!(
             "ssl_context checks CRLs (verify_flags), which turbocql can honour only with this Python's own OpenSSL, \
