@@ -81,6 +81,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(api::session::connect, m)?)?;
     m.add_function(wrap_pyfunction!(api::session::murmur3, m)?)?;
     m.add_class::<api::hosts::Reconnection>()?;
+    m.add_class::<api::hosts::HostEvent>()?;
     m.add_class::<api::session::Session>()?;
     m.add_class::<api::request::PyRequest>()?;
     m.add_class::<api::builder::RequestBuilder>()?;

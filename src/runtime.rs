@@ -98,6 +98,18 @@ pub fn after_fork() {
 pub const FORKED: &str =
     "made by the parent process before fork(): the child does not have the engine that drives it; connect again in the child (a new Cluster)";
 
+/// Runs `f` (a user's Python callback: a retry policy, a host filter) where the crate
+/// calls it synchronously, without stalling the other requests of the thread it is on.
+///
+/// On a worker thread of the runtime, tokio's `block_in_place` first hands the worker's
+/// queue of tasks (every other request and connection it drives) to another thread, so
+/// that waiting for the GIL, or a callback that sleeps, holds up only the request that
+/// called it. Elsewhere (a Python thread in [`block_on`], the request's own thread) `f`
+/// just runs.
+pub fn off_io<R>(f: impl FnOnce() -> R) -> R {
+    tokio::task::block_in_place(f)
+}
+
 /// Runs `fut` to completion on the calling thread, with the runtime's I/O and timers.
 /// Call it only with the GIL released.
 pub fn block_on<F: Future>(fut: F) -> F::Output {

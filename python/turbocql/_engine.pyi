@@ -53,6 +53,7 @@ __all__ = [
     "connect",
     "murmur3",
     "Reconnection",
+    "HostEvent",
     "Session",
     "Request",
     "RequestBuilder",
@@ -88,8 +89,7 @@ _ExecutionProfileArg = ExecutionProfile | Hashable | None
 # A `host` argument: the only host tried, a `Host` or its address ("address" or
 # "address:port"); None: routed by the profile's load-balancing policy.
 _HostArg = Host | str | None
-# A host event, as `on_host_event(kind, host_id, address, port)` hears it ("moved": the
-# host's address changed).
+# The kind of a `HostEvent` ("moved": the host's address changed).
 _HostEventKind = Literal["up", "down", "add", "remove", "moved"]
 
 __version__: str
@@ -255,8 +255,9 @@ def connect(
     connect_timeout: float = 5.0,
     tcp_nodelay: bool = True,
     reconnection: Reconnection | None = None,
-    # Called off the engine's tasks as `on_host_event(kind, host_id, address, port)`.
-    on_host_event: Callable[[_HostEventKind, str, str, int], object] | None = None,
+    # Called off the engine's tasks, one event at a time and in order, as
+    # `on_host_event(event)`.
+    on_host_event: Callable[[HostEvent], object] | None = None,
     *,
     # A classic `AuthProvider` (its authenticators are called during the handshake).
     auth_provider: object | None = None,
@@ -305,6 +306,25 @@ class Reconnection:
     def constant(delay_seconds: float, max_attempts: int | None = None) -> Reconnection: ...
     @staticmethod
     def exponential(base_delay: float, max_delay: float, max_attempts: int | None = None) -> Reconnection: ...
+    def __repr__(self) -> str: ...
+
+@final
+class HostEvent:
+    # A host event, as `connect(on_host_event=...)` hears it.
+    @property
+    def kind(self) -> _HostEventKind: ...
+    @property
+    def host_id(self) -> str: ...
+    # The host's address (after the change, for "moved").
+    @property
+    def address(self) -> str: ...
+    @property
+    def port(self) -> int: ...
+    # For "moved": the address the host had before.
+    @property
+    def old_address(self) -> str | None: ...
+    @property
+    def old_port(self) -> int | None: ...
     def __repr__(self) -> str: ...
 
 @final

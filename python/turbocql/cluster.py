@@ -469,11 +469,14 @@ class Cluster:
         with self._listeners_lock:
             return self._listeners.copy()
 
-    def _host_event(self, kind, host_id, address, port):
+    def _host_event(self, event):
+        """An engine ``HostEvent``, delivered in the order the engine saw them. "moved"
+        (same host, new address) updates the host's endpoint, keeping its ``Host``
+        object as the classic driver does; ``HostStateListener`` has no method for it."""
         from turbocql.pool import _host_for_event
 
-        host = _host_for_event(host_id, address, port, kind)
-        method = {"up": "on_up", "down": "on_down", "add": "on_add", "remove": "on_remove"}.get(kind)
+        host = _host_for_event(event)
+        method = {"up": "on_up", "down": "on_down", "add": "on_add", "remove": "on_remove"}.get(event.kind)
         if method is None:
             return
         policies = {
@@ -1015,11 +1018,11 @@ class Session:
         self.shutdown()
 
 
-def _relay_host_event(cluster_ref, kind, host_id, address, port):
+def _relay_host_event(cluster_ref, event):
     """The engine's host events, to the cluster if it still exists."""
     cluster = cluster_ref()
     if cluster is not None and not cluster.is_shutdown:
-        cluster._host_event(kind, host_id, address, port)
+        cluster._host_event(event)
 
 
 class ControlConnection:

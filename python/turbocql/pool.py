@@ -100,29 +100,38 @@ _hosts_lock = threading.Lock()
 
 def _host_of(host_id, address, port, datacenter, rack, is_up):
     """The one :class:`Host` of the node with ``host_id``, updated to what the engine
-    says of it now (called by the engine, and by ``turbocql.metadata``)."""
+    says of it now (called by the engine, and by ``turbocql.metadata``). A host whose
+    address changed keeps its object, with the new endpoint, as in the classic driver."""
     with _hosts_lock:
         host = _hosts.get(host_id)
-        if host is None or host.endpoint.address != address or host.endpoint.port != port:
+        if host is None:
             host = Host(DefaultEndPoint(address, port), datacenter=datacenter, rack=rack, host_id=uuid.UUID(host_id))
             _hosts[host_id] = host
         else:
+            _move(host, address, port)
             host.set_location_info(datacenter, rack)
         host.is_up = bool(is_up)
         return host
 
 
-def _host_for_event(host_id, address, port, kind):
-    """The :class:`Host` of a host event (``kind``: up, down, add, remove), its ``is_up``
-    updated."""
+def _move(host, address, port):
+    if host.endpoint.address != address or host.endpoint.port != port:
+        host.endpoint = DefaultEndPoint(address, port)
+
+
+def _host_for_event(event):
+    """The :class:`Host` of an engine ``HostEvent`` (``kind``: up, down, add, remove,
+    moved), updated: ``is_up`` for up, down and remove, the endpoint for moved."""
     with _hosts_lock:
-        host = _hosts.get(host_id)
+        host = _hosts.get(event.host_id)
         if host is None:
-            host = Host(DefaultEndPoint(address, port), host_id=uuid.UUID(host_id))
-            _hosts[host_id] = host
-    if kind == "up":
+            host = Host(DefaultEndPoint(event.address, event.port), host_id=uuid.UUID(event.host_id))
+            _hosts[event.host_id] = host
+        elif event.kind == "moved":
+            _move(host, event.address, event.port)
+    if event.kind == "up":
         host.is_up = True
-    elif kind in ("down", "remove"):
+    elif event.kind in ("down", "remove"):
         host.is_up = False
     return host
 

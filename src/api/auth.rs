@@ -1,7 +1,7 @@
 //! Authentication by the application's `AuthProvider`: the crate's SASL exchange calls
 //! the Python `Authenticator` it gives, once per connection, as the classic driver does
 //! (`server_authenticator_class`, `initial_response`, `evaluate_challenge`,
-//! `on_authentication_success`).
+//! `on_authentication_success`), each call on a blocking-pool thread (see [`attach`]).
 //!
 //! `PlainTextAuthProvider` does not come here: the crate's own username/password
 //! authenticator does the same exchange without Python.
@@ -20,7 +20,7 @@ pub struct PyAuthProvider {
 
 /// One connection's Python `Authenticator`.
 struct PyAuthSession {
-    authenticator: Py<PyAny>,
+    authenticator: Arc<Py<PyAny>>,
 }
 
 /// A Python exception as the crate's authentication error. Only the exception's type and
@@ -30,10 +30,14 @@ fn auth_error(py: Python<'_>, what: &str, err: PyErr) -> AuthError {
     format!("{what} raised {kind}: {}", err.value(py))
 }
 
-/// Runs `f` with the GIL; fails the handshake once the interpreter is exiting (a thread
-/// that takes the GIL then would be ended by Python in the middle of Rust code).
-fn attach<T>(f: impl for<'py> FnOnce(Python<'py>) -> Result<T, AuthError>) -> Result<T, AuthError> {
-    Python::try_attach(f).unwrap_or_else(|| Err("the Python interpreter is exiting".to_string()))
+/// Runs `f` with the GIL on a blocking-pool thread, never on the I/O thread that drives
+/// the handshake (and every other connection): an authenticator that waits on a token
+/// service, or for the GIL, holds up only its own connection. Fails the handshake once the
+/// interpreter is exiting (a thread that takes the GIL then would be ended by Python in
+/// the middle of Rust code).
+async fn attach<T: Send + 'static>(f: impl for<'py> FnOnce(Python<'py>) -> Result<T, AuthError> + Send + 'static) -> Result<T, AuthError> {
+    let called = tokio::task::spawn_blocking(move || Python::try_attach(f).unwrap_or_else(|| Err("the Python interpreter is exiting".to_string())));
+    called.await.unwrap_or_else(|e| Err(format!("the authenticator's thread failed: {e}")))
 }
 
 fn token(value: Bound<'_, PyAny>, what: &str) -> Result<Option<Vec<u8>>, AuthError> {
@@ -69,8 +73,10 @@ fn success_token<'py>(py: Python<'py>, data: Option<&[u8]>) -> Bound<'py, PyAny>
 #[async_trait]
 impl AuthenticatorProvider for PyAuthProvider {
     async fn start_authentication_session(&self, authenticator_name: &str) -> Result<(Option<Vec<u8>>, Box<dyn AuthenticatorSession>), AuthError> {
-        attach(|py| {
-            let provider = self.provider.bind(py);
+        let provider = self.provider.clone();
+        let authenticator_name = authenticator_name.to_string();
+        attach(move |py| {
+            let provider = provider.bind(py);
             // The classic driver passes the node's address; the crate does not say which node
             // a connection goes to, so the host is None (the README's migration table).
             let authenticator = provider.call_method1("new_authenticator", (py.None(),)).map_err(|e| auth_error(py, "AuthProvider.new_authenticator", e))?;
@@ -81,31 +87,37 @@ impl AuthenticatorProvider for PyAuthProvider {
             let initial = token(initial, "Authenticator.initial_response")?;
             // The protocol sends an empty response for None (as the classic driver does).
             let initial = Some(initial.unwrap_or_default());
-            Ok((initial, Box::new(PyAuthSession { authenticator: authenticator.unbind() }) as Box<dyn AuthenticatorSession>))
+            Ok((initial, Box::new(PyAuthSession { authenticator: Arc::new(authenticator.unbind()) }) as Box<dyn AuthenticatorSession>))
         })
+        .await
     }
 }
 
 #[async_trait]
 impl AuthenticatorSession for PyAuthSession {
     async fn evaluate_challenge(&mut self, challenge: Option<&[u8]>) -> Result<Option<Vec<u8>>, AuthError> {
-        attach(|py| {
-            let response = self
-                .authenticator
+        let authenticator = self.authenticator.clone();
+        let challenge = challenge.map(<[u8]>::to_vec);
+        attach(move |py| {
+            let response = authenticator
                 .bind(py)
-                .call_method1("evaluate_challenge", (bytes_or_none(py, challenge),))
+                .call_method1("evaluate_challenge", (bytes_or_none(py, challenge.as_deref()),))
                 .map_err(|e| auth_error(py, "Authenticator.evaluate_challenge", e))?;
             Ok(Some(token(response, "Authenticator.evaluate_challenge")?.unwrap_or_default()))
         })
+        .await
     }
 
     async fn success(&mut self, success: Option<&[u8]>) -> Result<(), AuthError> {
-        attach(|py| {
-            self.authenticator
+        let authenticator = self.authenticator.clone();
+        let success = success.map(<[u8]>::to_vec);
+        attach(move |py| {
+            authenticator
                 .bind(py)
-                .call_method1("on_authentication_success", (success_token(py, success),))
+                .call_method1("on_authentication_success", (success_token(py, success.as_deref()),))
                 .map(|_| ())
                 .map_err(|e| auth_error(py, "Authenticator.on_authentication_success", e))
         })
+        .await
     }
 }

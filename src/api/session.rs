@@ -329,7 +329,7 @@ pub fn connect(
         builder.config.reconnect_policy = r.build();
     }
     if let Some(callback) = on_host_event {
-        builder.config.host_listener = Some(Arc::new(PyHostListener { callback: Arc::new(callback) }));
+        builder.config.host_listener = Some(Arc::new(PyHostListener::new(callback)));
     }
     if let Some(ks) = keyspace {
         builder = builder.use_keyspace(ks, true);

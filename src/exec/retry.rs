@@ -6,7 +6,8 @@
 //! meaning; a user's subclass becomes [`PythonRetry`], which calls its `on_read_timeout`,
 //! `on_write_timeout`, `on_unavailable` or `on_request_error` when an attempt fails (never
 //! when it succeeds) and applies the decision (`RETRY`, `RETRY_NEXT_HOST`, `RETHROW`,
-//! `IGNORE`, with a consistency level) in the engine.
+//! `IGNORE`, with a consistency level) in the engine. The subclass runs off the I/O
+//! thread ([`crate::runtime::off_io`]): however long it takes, other requests go on.
 
 use std::sync::Arc;
 
@@ -22,6 +23,7 @@ use super::attempts::Noted;
 use super::options::consistency;
 use crate::errors;
 use crate::pyrefs::{self, Exc};
+use crate::runtime;
 
 #[derive(Debug)]
 enum Kind {
@@ -198,16 +200,20 @@ impl PythonRetrySession {
 
 impl RetrySession for PythonRetrySession {
     fn decide_should_retry(&mut self, info: RequestInfo) -> RetryDecision {
-        // At interpreter exit (no Python any more) the error stands.
-        let decision = Python::try_attach(|py| {
-            self.ask(py, &info).unwrap_or_else(|e| {
-                // A policy that raises: the error stands (the request fails with it), and
-                // what the policy raised is logged.
-                if let Ok(refs) = pyrefs::get(py) {
-                    let args = ("retry policy %r raised %r; the request fails with its error", self.policy.bind(py), e.value(py));
-                    let _ = refs.cluster_log.bind(py).call_method1("error", args);
-                }
-                None
+        // Off the I/O thread (`runtime::off_io`): a policy that sleeps, or waits for the
+        // GIL, holds up this request only. At interpreter exit (no Python any more) the
+        // error stands.
+        let decision = runtime::off_io(|| {
+            Python::try_attach(|py| {
+                self.ask(py, &info).unwrap_or_else(|e| {
+                    // A policy that raises: the error stands (the request fails with it), and
+                    // what the policy raised is logged.
+                    if let Ok(refs) = pyrefs::get(py) {
+                        let args = ("retry policy %r raised %r; the request fails with its error", self.policy.bind(py), e.value(py));
+                        let _ = refs.cluster_log.bind(py).call_method1("error", args);
+                    }
+                    None
+                })
             })
         });
         let decision = decision.flatten().unwrap_or(RetryDecision::DontRetry);

@@ -25,6 +25,7 @@ use uuid::Uuid;
 
 use super::health::Watched;
 use crate::pyrefs;
+use crate::runtime;
 
 /// Which hosts a filter keeps.
 #[derive(Debug)]
@@ -287,15 +288,18 @@ impl Filtered {
 fn filter_allows(filter: &HostFilter, node: &Node) -> bool {
     match filter {
         HostFilter::Allow(ips) => ips.contains(&node.address.ip()),
-        HostFilter::Predicate(predicate) => Python::try_attach(|py| {
-            let verdict = pyrefs::get(py).and_then(|refs| {
-                let host = host_object(py, refs, node)?;
-                predicate.bind(py).call1((host,))?.is_truthy()
-            });
-            verdict.unwrap_or_else(|e| {
-                // As a classic policy raising in `distance`: the host is not used.
-                e.display(py);
-                false
+        // Off the I/O thread: a slow predicate holds up only the request that met the host.
+        HostFilter::Predicate(predicate) => runtime::off_io(|| {
+            Python::try_attach(|py| {
+                let verdict = pyrefs::get(py).and_then(|refs| {
+                    let host = host_object(py, refs, node)?;
+                    predicate.bind(py).call1((host,))?.is_truthy()
+                });
+                verdict.unwrap_or_else(|e| {
+                    // As a classic policy raising in `distance`: the host is not used.
+                    e.display(py);
+                    false
+                })
             })
         })
         // At interpreter exit (no Python any more): the host is not used.

@@ -215,3 +215,51 @@ def test_credentials_never_appear_in_repr_logs_or_errors(auth_node, caplog):
     texts += [r.getMessage() for r in caplog.records]
     assert all(SECRET not in t for t in texts), [t for t in texts if SECRET in t]
     assert any("cassandra" in t for t in texts)
+
+
+def test_authenticator_that_waits_holds_up_no_other_connection(auth_node):
+    """A user's authenticator waiting (on a token service, a lock, the GIL) during the
+    handshake: every request of another cluster completes meanwhile (2,000 of them), and
+    the handshake then succeeds. The authenticator runs on a thread of its own, never on
+    the engine's I/O thread that drives every connection."""
+    import threading
+
+    import turbocql.auth
+    from tests.integration._traffic import Gate, run_traffic, traffic_cluster
+
+    gate = Gate()
+    threads = []
+
+    class WaitingAuthenticator(_RecordingAuthenticator, turbocql.auth.Authenticator):
+        def initial_response(self):
+            threads.append(threading.current_thread().name)
+            gate.hold()
+            return super().initial_response()
+
+    class Provider(turbocql.auth.AuthProvider):
+        def new_authenticator(self, host):
+            return WaitingAuthenticator([], "cassandra", "cassandra")
+
+    with traffic_cluster() as busy:
+        busy_session = busy.connect()
+        connected = {}
+
+        def connect():
+            c = Cluster([HOST], port=AUTH_PORT, auth_provider=Provider(), connect_timeout=60)
+            connected["cluster"] = c
+            connected["session"] = c.connect()
+
+        connecting = threading.Thread(target=connect)
+        connecting.start()
+        try:
+            assert gate.entered.wait(30), "the authenticator was never called"
+            assert run_traffic(busy_session) == 2000
+        finally:
+            gate.opened.set()
+            connecting.join(60)
+        try:
+            assert connected["session"].execute("SELECT key FROM system.local").one().key == "local"
+        finally:
+            connected["cluster"].shutdown()
+    assert gate.outcomes[0] is True, "the authenticator gave up waiting: the traffic was held up"
+    assert threading.main_thread().name not in threads
