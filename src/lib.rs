@@ -73,8 +73,6 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<exec::retry::Retry>()?;
     m.add_class::<exec::timestamps::ClientClock>()?;
     m.add_class::<exec::profile::EngineProfile>()?;
-    m.add_function(wrap_pyfunction!(api::builder::profiles_changed, m)?)?;
-    m.add_function(wrap_pyfunction!(api::builder::profiles_version, m)?)?;
     m.add_function(wrap_pyfunction!(exec::completion::run_dispatcher, m)?)?;
     m.add_function(wrap_pyfunction!(exec::completion::stop_dispatcher, m)?)?;
     // api

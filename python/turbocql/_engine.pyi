@@ -46,8 +46,6 @@ __all__ = [
     "Retry",
     "ClientClock",
     "EngineProfile",
-    "profiles_changed",
-    "profiles_version",
     "run_dispatcher",
     "stop_dispatcher",
     "connect",
@@ -237,10 +235,20 @@ class EngineProfile:
         request_timeout: float | None,
         row_factory: Callable[..., Any],
     ) -> Self: ...
+    # This profile's policies with other per-request defaults (stale with this one's
+    # policies).
+    def with_defaults(
+        self,
+        consistency_level: int | None,
+        serial_consistency_level: int | None,
+        request_timeout: float | None,
+        row_factory: Callable[..., Any],
+    ) -> EngineProfile: ...
+    # The profile, or a policy in it, changed: sessions read their defaults again.
+    def mark_stale(self) -> None: ...
+    @property
+    def stale(self) -> bool: ...
 
-# A profile (or a policy in one) changed: sessions read their defaults again.
-def profiles_changed() -> None: ...
-def profiles_version() -> int: ...
 def run_dispatcher() -> None: ...
 def stop_dispatcher() -> None: ...
 

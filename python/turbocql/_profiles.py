@@ -4,9 +4,11 @@ An :class:`ExecutionProfile` names the policies and defaults of the requests run
 The engine builds its form of a profile (``_engine.EngineProfile``: the scylla crate's
 execution profile with the profile's load-balancing, retry and speculative-execution
 policies, and its consistency, timeout and row factory) once, at first use, and again
-only after the profile or one of its policies changed (``_engine.profiles_changed``);
-requests carry a handle to it. ``turbocql.cluster`` re-exports these names.
+only after the profile or one of its policies changed (then that profile's engine form
+alone is marked stale); requests carry a handle to it. ``turbocql.cluster`` re-exports these names.
 """
+
+import weakref
 
 from turbocql import ConsistencyLevel, UnsupportedOperation, _engine
 from turbocql.policies import NoSpeculativeExecutionPolicy, RetryPolicy, default_lbp_factory
@@ -68,28 +70,58 @@ class ExecutionProfile:
     def __setattr__(self, name, value):
         object.__setattr__(self, name, value)
         if not name.startswith("_"):
-            # Every session reads its defaults again, and this profile's engine form is
-            # built again at its next use.
-            _engine.profiles_changed()
+            self._engine_changed()
+
+    def _engine_changed(self):
+        """This profile, or a policy in it, changed: its engine form is built again at its
+        next use, and the sessions whose defaults came from it read them again. No other
+        profile is touched."""
+        cached = self.__dict__.pop("_engine_cache", None)
+        if cached is not None:
+            cached.mark_stale()
+
+    def __copy__(self):
+        # A copy starts without this profile's engine form (a change to the copy must not
+        # mark this one stale), but remembers it: a copy with the same policies (the
+        # classic `execution_profile_clone_update(ep, consistency_level=...)` on each
+        # request) shares their engine form instead of building its own.
+        clone = object.__new__(type(self))
+        attrs = clone.__dict__
+        attrs.update(self.__dict__)
+        cached = attrs.pop("_engine_cache", None)
+        if cached is not None and not cached.stale:
+            policies = (self.load_balancing_policy, self.retry_policy, self.speculative_execution_policy)
+            attrs["_engine_base"] = (policies, cached)
+        return clone
 
     def _engine_profile(self):
         """The engine's form of this profile (built at first use and after a change)."""
-        version = _engine.profiles_version()
-        cached = self.__dict__.get("_engine_cache")
-        if cached is not None and cached[0] == version:
-            return cached[1]
+        attrs = self.__dict__
+        cached = attrs.get("_engine_cache")
+        if cached is not None and not cached.stale:
+            return cached
         lbp = self.load_balancing_policy
+        retry = self.retry_policy
         spec = self.speculative_execution_policy
-        profile = _engine.EngineProfile(
-            lbp._engine_policy() if lbp is not None else None,
-            self.retry_policy._engine_policy() if self.retry_policy is not None else None,
-            spec._engine_policy() if spec is not None else None,
-            self.consistency_level,
-            self.serial_consistency_level,
-            self.request_timeout,
-            self.row_factory,
-        )
-        self._engine_cache = (version, profile)
+        base = attrs.get("_engine_base")
+        if base is not None and _same(base[0], (lbp, retry, spec)) and not base[1].stale:
+            profile = base[1].with_defaults(
+                self.consistency_level, self.serial_consistency_level, self.request_timeout, self.row_factory
+            )
+        else:
+            attrs.pop("_engine_base", None)
+            profile = _engine.EngineProfile(
+                lbp._engine_policy() if lbp is not None else None,
+                retry._engine_policy() if retry is not None else None,
+                spec._engine_policy() if spec is not None else None,
+                self.consistency_level,
+                self.serial_consistency_level,
+                self.request_timeout,
+                self.row_factory,
+            )
+            for policy in (lbp, retry, spec):
+                _used_by(policy, self)
+        attrs["_engine_cache"] = profile
         return profile
 
     def __repr__(self):
@@ -100,6 +132,22 @@ class ExecutionProfile:
             ConsistencyLevel.value_to_name.get(self.consistency_level, self.consistency_level),
             self.request_timeout,
         )
+
+
+def _same(policies, others):
+    return all(a is b for a, b in zip(policies, others))
+
+
+def _used_by(policy, profile):
+    """Notes that ``profile``'s engine form was built from ``policy`` (and the policies it
+    wraps), so that a change to the policy marks that profile alone stale
+    (``turbocql.policies._policy_changed``)."""
+    while policy is not None:
+        users = policy.__dict__.get("_engine_users")
+        if users is None:
+            users = policy.__dict__["_engine_users"] = weakref.WeakSet()
+        users.add(profile)
+        policy = getattr(policy, "_child_policy", None)
 
 
 class ProfileManager:

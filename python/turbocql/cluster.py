@@ -449,9 +449,10 @@ class Cluster:
         self._legacy_changed()
 
     def _legacy_changed(self):
+        # Each session of this cluster makes its legacy profile again (assigning the
+        # attribute makes the session read its defaults again); no other cluster's.
         for s in self.sessions:
             s._legacy_profile_cache = None
-        _engine.profiles_changed()
 
     def register_listener(self, listener):
         """Adds a :class:`~turbocql.policies.HostStateListener`: its ``on_up``, ``on_down``,
@@ -833,7 +834,6 @@ class Session:
     def execution_profile_clone_update(self, ep, **kwargs):
         """A shallow copy of profile ``ep`` (a name or a profile) with ``kwargs`` set."""
         clone = copy.copy(self._maybe_get_execution_profile(ep))
-        clone.__dict__.pop("_engine_cache", None)
         for attr, value in kwargs.items():
             setattr(clone, attr, value)
         return clone
@@ -876,7 +876,6 @@ class Session:
         else:
             base = self.cluster.profile_manager.default
         clone = copy.copy(base)
-        clone.__dict__.pop("_engine_cache", None)
         for attr, value in kwargs.items():
             setattr(clone, attr, value)
         clone.__dict__["_turbocql_derived"] = True

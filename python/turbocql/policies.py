@@ -61,6 +61,14 @@ def _overrides(cls, base, names):
     return any(getattr(cls, n) is not getattr(base, n) for n in names)
 
 
+def _policy_changed(policy):
+    """``policy`` changed after an execution profile's engine form was built from it: those
+    profiles (noted by ``turbocql._profiles._used_by``) are built again at their next use;
+    no other profile is touched."""
+    for profile in list(policy.__dict__.get("_engine_users", ())):
+        profile._engine_changed()
+
+
 class LoadBalancingPolicy(HostStateListener):
     """Base class of load-balancing policies.
 
@@ -193,7 +201,7 @@ class DCAwareRoundRobinPolicy(LoadBalancingPolicy):
                     type(self).__name__,
                     host.endpoint,
                 )
-                _engine.profiles_changed()
+                _policy_changed(self)
                 return
 
     def distance(self, host):

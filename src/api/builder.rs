@@ -11,7 +11,9 @@
 //! `default_consistency_level`, `default_serial_consistency_level`, `default_fetch_size`,
 //! `row_factory`, `client_protocol_handler`, `encoder`) once per settings version:
 //! assigning any session attribute bumps it (`Session.__setattr__` calls
-//! `settings_changed`), so a change takes effect at the next call.
+//! `settings_changed`), and they are read again once the default profile they came from
+//! is stale (`exec::profile::EngineProfile::mark_stale`), so a change takes effect at the
+//! next call.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -81,37 +83,16 @@ pub fn refuse_unsupported(py: Python<'_>, custom_payload: Option<&Bound<'_, PyAn
 
 /// A session's defaults at one settings version.
 pub struct Snapshot {
-    version: Versions,
+    /// The session's settings version they were read at.
+    version: u64,
+    /// The default profile they were read from: read again once it is stale.
+    profile: Py<EngineProfile>,
     pub defaults: Arc<Defaults>,
     pub row_factory: Py<PyAny>,
     pub encoder: Py<PyAny>,
     /// `client_protocol_handler` is `NumpyProtocolHandler`: rows as numpy columns,
     /// whatever the profile's row factory.
     numpy: bool,
-}
-
-/// The settings versions a snapshot was read at: the session's, and every execution
-/// profile's (`profiles_changed`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct Versions {
-    session: u64,
-    profiles: u64,
-}
-
-/// Bumped whenever an execution profile, or a policy in one, changes.
-static PROFILES_VERSION: AtomicU64 = AtomicU64::new(0);
-
-/// An execution profile (or a policy in one) changed: every session reads its defaults
-/// again at its next call (`turbocql.cluster.ExecutionProfile` calls this).
-#[pyfunction]
-pub fn profiles_changed() {
-    PROFILES_VERSION.fetch_add(1, Ordering::AcqRel);
-}
-
-/// The current profiles version (a profile's engine form is rebuilt when it differs).
-#[pyfunction]
-pub fn profiles_version() -> u64 {
-    PROFILES_VERSION.load(Ordering::Acquire)
 }
 
 /// A profile's defaults, with the session's page size and numpy choice.
@@ -142,8 +123,8 @@ pub struct RequestBuilder {
 impl RequestBuilder {
     /// The session's defaults now (read again after a settings change).
     pub fn snapshot(&self, py: Python<'_>) -> PyResult<Arc<Snapshot>> {
-        let version = Versions { session: self.version.load(Ordering::Acquire), profiles: PROFILES_VERSION.load(Ordering::Acquire) };
-        if let Some(s) = self.snapshot.lock().as_ref().filter(|s| s.version == version) {
+        let version = self.version.load(Ordering::Acquire);
+        if let Some(s) = self.snapshot.lock().as_ref().filter(|s| s.version == version && !s.profile.get().stale()) {
             return Ok(s.clone());
         }
         let snap = Arc::new(self.read_defaults(py, version)?);
@@ -151,13 +132,13 @@ impl RequestBuilder {
         Ok(snap)
     }
 
-    fn read_defaults(&self, py: Python<'_>, version: Versions) -> PyResult<Snapshot> {
+    fn read_defaults(&self, py: Python<'_>, version: u64) -> PyResult<Snapshot> {
         let refs = pyrefs::get(py)?;
         let s = self.session.bind(py);
         // The default execution profile (in legacy mode, the one the session's
         // `default_*` attributes and the cluster's policies make).
-        let profile = s.call_method1(pyo3::intern!(py, "_engine_profile_for"), (py.None(),))?;
-        let profile = profile.cast::<EngineProfile>()?.get();
+        let engine_profile = s.call_method1(pyo3::intern!(py, "_engine_profile_for"), (py.None(),))?.cast_into::<EngineProfile>()?;
+        let profile = engine_profile.get();
         let fetch_size: Option<i32> = s.getattr(pyo3::intern!(py, "default_fetch_size"))?.extract()?;
         // None or not positive: unpaged.
         let page_size = fetch_size.filter(|n| *n > 0);
@@ -168,7 +149,7 @@ impl RequestBuilder {
         let defaults = profile_defaults(profile, page_size, numpy, clock);
         let row_factory = if numpy { refs.numpy_factory.clone_ref(py) } else { profile.row_factory.clone_ref(py) };
         let encoder = s.getattr(pyo3::intern!(py, "encoder"))?.unbind();
-        Ok(Snapshot { version, defaults: Arc::new(defaults), row_factory, encoder, numpy })
+        Ok(Snapshot { version, profile: engine_profile.clone().unbind(), defaults: Arc::new(defaults), row_factory, encoder, numpy })
     }
 
     /// The defaults and row factory of a call's `execution_profile` argument (None or
@@ -359,6 +340,7 @@ impl RequestBuilder {
         if let Some(snap) = self.snapshot.try_lock().as_ref().and_then(|s| s.as_ref()) {
             visit.call(&snap.row_factory)?;
             visit.call(&snap.encoder)?;
+            visit.call(&snap.profile)?;
         }
         Ok(())
     }

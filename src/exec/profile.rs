@@ -5,7 +5,10 @@
 //! (`super::routing`, `super::retry`), and the per-request defaults the profile gives
 //! (consistency, serial consistency, timeout, row factory). A request carries the crate
 //! profile's handle (`super::options::Options::profile`); nothing is built per request.
+//! A change marks that one profile stale ([`EngineProfile::mark_stale`]); nothing else is
+//! rebuilt.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -45,6 +48,28 @@ pub struct EngineProfile {
     pub row_factory: Py<PyAny>,
     /// A user's load-balancing policy whose `make_query_plan` each request asks.
     pub custom_plan: Option<Arc<Py<PyAny>>>,
+    /// Set when the profile, or a policy in it, changed: a session's defaults read from
+    /// this profile are read again (`api::builder`). Each profile has its own, so a change
+    /// to one leaves every other profile's engine form, and every snapshot of it, alone.
+    stale: Arc<AtomicBool>,
+    /// For a profile derived from another (`with_defaults`): the other's flag, since
+    /// the policies (and their crate forms) are the other's.
+    policies_stale: Option<Arc<AtomicBool>>,
+}
+
+fn row_shape(py: Python<'_>, row_factory: &Bound<'_, PyAny>) -> PyResult<RowShape> {
+    let refs = pyrefs::get(py)?;
+    Ok(if row_factory.is(refs.numpy_factory.bind(py)) {
+        RowShape::Columns
+    } else if row_factory.is(refs.arrow_factory.bind(py)) {
+        RowShape::Arrow
+    } else if row_factory.is(refs.cql_text_factory.bind(py)) {
+        RowShape::Text
+    } else if row_factory.is(refs.named_rows.bind(py)) {
+        RowShape::Named
+    } else {
+        RowShape::Tuples
+    })
 }
 
 #[pymethods]
@@ -79,27 +104,53 @@ impl EngineProfile {
             let retry_interval = if delay == 0.0 { Duration::ZERO } else { duration(delay, "speculative execution delay")? };
             builder = builder.speculative_execution_policy(Some(Arc::new(SimpleSpeculativeExecutionPolicy { max_retry_count: max_attempts, retry_interval })));
         }
-        let refs = pyrefs::get(py)?;
-        let shape = if row_factory.is(refs.numpy_factory.bind(py)) {
-            RowShape::Columns
-        } else if row_factory.is(refs.arrow_factory.bind(py)) {
-            RowShape::Arrow
-        } else if row_factory.is(refs.cql_text_factory.bind(py)) {
-            RowShape::Text
-        } else if row_factory.is(refs.named_rows.bind(py)) {
-            RowShape::Named
-        } else {
-            RowShape::Tuples
-        };
         Ok(EngineProfile {
             handle: builder.build().into_handle(),
             consistency: consistency_of(consistency_level)?,
             serial: serial_consistency_of(serial_consistency_level)?,
             timeout: request_timeout.map(|t| duration(t, "request_timeout")).transpose()?,
-            shape,
+            shape: row_shape(py, &row_factory)?,
             row_factory: row_factory.unbind(),
             custom_plan,
+            stale: Arc::new(AtomicBool::new(false)),
+            policies_stale: None,
         })
+    }
+
+    /// This profile with other per-request defaults and the same policies: what a copy
+    /// of a profile changed only in its consistency levels, timeout or row factory needs
+    /// (`execution_profile_clone_update` on each request), without building its policies
+    /// again. It goes stale with this one's policies.
+    fn with_defaults(
+        &self,
+        py: Python<'_>,
+        consistency_level: &Bound<'_, PyAny>,
+        serial_consistency_level: &Bound<'_, PyAny>,
+        request_timeout: Option<f64>,
+        row_factory: Bound<'_, PyAny>,
+    ) -> PyResult<Self> {
+        Ok(EngineProfile {
+            handle: self.handle.clone(),
+            consistency: consistency_of(consistency_level)?,
+            serial: serial_consistency_of(serial_consistency_level)?,
+            timeout: request_timeout.map(|t| duration(t, "request_timeout")).transpose()?,
+            shape: row_shape(py, &row_factory)?,
+            row_factory: row_factory.unbind(),
+            custom_plan: self.custom_plan.clone(),
+            stale: Arc::new(AtomicBool::new(false)),
+            policies_stale: Some(self.policies_stale.clone().unwrap_or_else(|| self.stale.clone())),
+        })
+    }
+
+    /// The profile or one of its policies changed: built again at its next use.
+    fn mark_stale(&self) {
+        self.stale.store(true, Ordering::Release);
+    }
+
+    /// True once the profile, or a policy in it, changed.
+    #[getter]
+    pub fn stale(&self) -> bool {
+        self.stale.load(Ordering::Acquire) || self.policies_stale.as_ref().is_some_and(|s| s.load(Ordering::Acquire))
     }
 
     fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {

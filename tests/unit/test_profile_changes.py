@@ -1,0 +1,60 @@
+"""A change to one execution profile, or to a policy in one, marks that profile's engine
+form stale and no other; a copy of a profile with the same policies shares their engine
+form (the clone-per-request idiom builds no policies)."""
+
+import copy
+
+from turbocql import ConsistencyLevel
+from turbocql.cluster import ExecutionProfile
+from turbocql.policies import DCAwareRoundRobinPolicy, RetryPolicy, RoundRobinPolicy, TokenAwarePolicy, _policy_changed
+
+
+def test_changing_one_profile_leaves_the_others_alone():
+    a = ExecutionProfile(RoundRobinPolicy())
+    b = ExecutionProfile(RoundRobinPolicy())
+    ea, eb = a._engine_profile(), b._engine_profile()
+    a.consistency_level = ConsistencyLevel.QUORUM
+    assert ea.stale and not eb.stale
+    assert b._engine_profile() is eb
+    fresh = a._engine_profile()
+    assert fresh is not ea and not fresh.stale
+    assert a._engine_profile() is fresh
+
+
+def test_a_policy_change_marks_only_the_profiles_built_from_it():
+    shared = TokenAwarePolicy(DCAwareRoundRobinPolicy())
+    a = ExecutionProfile(shared)
+    b = ExecutionProfile(shared)
+    c = ExecutionProfile(TokenAwarePolicy(DCAwareRoundRobinPolicy()))
+    ea, eb, ec = a._engine_profile(), b._engine_profile(), c._engine_profile()
+    # The child of the token-aware policy changes (as when it learns its local DC).
+    _policy_changed(shared._child_policy)
+    assert ea.stale and eb.stale and not ec.stale
+    assert c._engine_profile() is ec
+
+
+def test_a_copy_changed_in_its_defaults_shares_the_policies_engine_form():
+    base = ExecutionProfile(RoundRobinPolicy(), RetryPolicy())
+    engine_base = base._engine_profile()
+    clone = copy.copy(base)
+    clone.consistency_level = ConsistencyLevel.ONE
+    clone.request_timeout = 3.0
+    derived = clone._engine_profile()
+    assert derived is not engine_base
+    # The copy's change leaves the original's engine form alone.
+    assert not engine_base.stale and base._engine_profile() is engine_base
+    # The original's policies changing makes the copy's derived form stale too.
+    _policy_changed(base.load_balancing_policy)
+    assert engine_base.stale and derived.stale
+    rebuilt = clone._engine_profile()
+    assert not rebuilt.stale
+
+
+def test_a_copy_with_another_policy_builds_its_own():
+    base = ExecutionProfile(RoundRobinPolicy())
+    engine_base = base._engine_profile()
+    clone = copy.copy(base)
+    clone.load_balancing_policy = DCAwareRoundRobinPolicy("dc1")
+    own = clone._engine_profile()
+    _policy_changed(base.load_balancing_policy)
+    assert engine_base.stale and not own.stale
