@@ -13,7 +13,10 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::pyrefs::{self, Exc};
-use scylla::errors::{ConnectionError, ConnectionPoolError, DbError, ExecutionError, NewSessionError, PrepareError, RequestAttemptError, UseKeyspaceError};
+use scylla::errors::{
+    ConnectionError, ConnectionPoolError, ConnectionSetupRequestError, ConnectionSetupRequestErrorKind, DbError, ExecutionError, NewSessionError, PrepareError,
+    RequestAttemptError, UseKeyspaceError,
+};
 
 /// Builds an instance of the classic driver's exception class `exc`.
 pub fn make<'py>(py: Python<'py>, exc: Exc, args: impl pyo3::call::PyCallArgs<'py>, kwargs: Option<&Bound<'py, PyDict>>) -> PyErr {
@@ -247,19 +250,59 @@ pub fn new_session_error(py: Python<'_>, err: &NewSessionError, hosts: &str, tls
         return use_keyspace_error(py, e, hosts);
     }
     let text = format!("{err}");
-    let debug = format!("{err:?}");
     if let Some(tls) = tls_error(py, err, tls_failure) {
         let errors = PyDict::new(py);
         let _ = errors.set_item(hosts, tls.value(py));
         return make(py, Exc::NoHostAvailable, (format!("Unable to connect to any servers: TLS handshake failed ({})", tls.value(py)), errors), None);
     }
-    if debug.contains("AuthenticationError") || debug.contains("Authentication") {
+    if let Some(why) = find_cause::<ConnectionSetupRequestError>(err).and_then(|e| authentication_failure(e.get_error())) {
         let errors = PyDict::new(py);
-        let auth = make(py, Exc::AuthenticationFailed, (format!("Failed to authenticate to {hosts}: {text}"),), None);
+        let auth = make(py, Exc::AuthenticationFailed, (format!("Failed to authenticate to {hosts}: {why}"),), None);
         let _ = errors.set_item(hosts, auth.value(py));
-        return make(py, Exc::NoHostAvailable, (format!("Unable to connect to any servers: authentication failed ({text})"), errors), None);
+        return make(py, Exc::NoHostAvailable, (format!("Unable to connect to any servers: authentication failed ({why})"), errors), None);
     }
     no_host(py, &format!("Unable to connect to any servers ({text})"), hosts, &text)
+}
+
+/// Why the handshake's authentication failed, if that is what failed: the server refused
+/// the credentials, it requires authentication and none was given, or the application's
+/// authenticator failed.
+fn authentication_failure(kind: &ConnectionSetupRequestErrorKind) -> Option<String> {
+    match kind {
+        ConnectionSetupRequestErrorKind::DbError(DbError::AuthenticationError, msg) => Some(server_message(0x0100, "Bad credentials", msg)),
+        ConnectionSetupRequestErrorKind::MissingAuthentication => Some("Remote end requires authentication".to_string()),
+        ConnectionSetupRequestErrorKind::StartAuthSessionError(e)
+        | ConnectionSetupRequestErrorKind::AuthChallengeEvaluationError(e)
+        | ConnectionSetupRequestErrorKind::AuthFinishError(e) => Some(e.clone()),
+        _ => None,
+    }
+}
+
+/// The first error of type `T` among `err`'s causes (`err` itself included). The crate's
+/// error sources stop at a broken pool (its last connection's error is a field, not a
+/// source), and a connection error's transparent variants give their inner error's source,
+/// skipping the inner error itself; the walk steps into both.
+fn find_cause<'a, T: std::error::Error + 'static>(err: &'a (dyn std::error::Error + 'static)) -> Option<&'a T> {
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = next {
+        if let Some(found) = e.downcast_ref::<T>() {
+            return Some(found);
+        }
+        if let Some(ConnectionPoolError::Broken { last_connection_error }) = e.downcast_ref::<ConnectionPoolError>() {
+            next = Some(last_connection_error);
+            continue;
+        }
+        if let Some(ConnectionError::ConnectionSetupRequestError(inner)) = e.downcast_ref::<ConnectionError>() {
+            next = Some(inner);
+            continue;
+        }
+        if let Some(ConnectionError::BrokenConnection(inner)) = e.downcast_ref::<ConnectionError>() {
+            next = Some(inner);
+            continue;
+        }
+        next = e.source();
+    }
+    None
 }
 
 /// The `ssl` exception of a failed TLS handshake, if `err` is one: what the engine's
@@ -276,20 +319,11 @@ fn tls_error(py: Python<'_>, err: &NewSessionError, tls_failure: Option<TlsFailu
     ssl.getattr(cls).ok()?.call1((1, msg)).ok().map(|e| PyErr::from_value(e))
 }
 
-/// The rustls error at the root of a connect failure, if there is one. The crate's error
-/// sources stop at a broken pool (its last connection's error is a field, not a source),
-/// and at the TLS layer's `io::Error`, whose own source skips the rustls error it wraps.
+/// The rustls error at the root of a connect failure, if there is one: inside the TLS
+/// layer's `io::Error`, whose own source skips the rustls error it wraps.
 fn rustls_error<'a>(err: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
-    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(err);
-    while let Some(e) = next {
-        if let Some(ConnectionPoolError::Broken { last_connection_error }) = e.downcast_ref::<ConnectionPoolError>() {
-            next = Some(last_connection_error);
-            continue;
-        }
-        if let Some(ConnectionError::IoError(io)) = e.downcast_ref::<ConnectionError>() {
-            return io.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>());
-        }
-        next = e.source();
+    match find_cause::<ConnectionError>(err)? {
+        ConnectionError::IoError(io) => io.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()),
+        _ => None,
     }
-    None
 }

@@ -39,8 +39,21 @@ def test_bad_password_is_authentication_failed_in_no_host_available(auth_node):
 
 
 def test_missing_credentials_are_refused(auth_node):
-    with pytest.raises(NoHostAvailable):
+    """As the classic driver: NoHostAvailable holding AuthenticationFailed("Remote end
+    requires authentication") (the crate's typed MissingAuthentication)."""
+    from cassandra.cluster import Cluster as ClassicCluster
+    from cassandra.cluster import NoHostAvailable as ClassicNoHostAvailable
+
+    with pytest.raises(NoHostAvailable) as info:
         _connect(None, None)
+    classic = ClassicCluster([HOST], port=AUTH_PORT, protocol_version=4)
+    with pytest.raises(ClassicNoHostAvailable) as classic_info:
+        classic.connect()
+    classic.shutdown()
+    (ours,) = info.value.errors.values()
+    (theirs,) = classic_info.value.errors.values()
+    assert type(ours).__name__ == type(theirs).__name__ == "AuthenticationFailed"
+    assert "Remote end requires authentication" in str(ours) and "Remote end requires authentication" in str(theirs)
 
 
 def test_unauthorized(auth_node):
@@ -156,8 +169,11 @@ def test_authenticator_that_raises_names_the_method_and_the_error(auth_node):
         def new_authenticator(self, host):
             return Broken()
 
-    with pytest.raises(NoHostAvailable, match="initial_response raised RuntimeError: token service unreachable"):
+    with pytest.raises(
+        NoHostAvailable, match="initial_response raised RuntimeError: token service unreachable"
+    ) as info:
         Cluster([HOST], port=AUTH_PORT, auth_provider=Provider(), connect_timeout=10).connect()
+    assert all(isinstance(e, AuthenticationFailed) for e in info.value.errors.values())
 
 
 def test_sasl_plain_provider(auth_node):
