@@ -573,10 +573,12 @@ _SINGLE_NODE_ORDER = (
 KNOWN_TESTS: dict[str, str] = {
     # test_cluster.py
     "test_cluster.py::ClusterTests::test_auth_provider_is_callable": (
-        "deliberate: Cluster(protocol_version=1/2) raises ValueError at construction (the engine speaks v4)"
+        "deliberate: Cluster(protocol_version=1/2) raises UnsupportedOperation at construction (the engine "
+        "speaks v4 only)"
     ),
     "test_cluster.py::ClusterTests::test_v2_auth_provider": (
-        "deliberate: Cluster(protocol_version=1/2) raises ValueError at construction (the engine speaks v4)"
+        "deliberate: Cluster(protocol_version=1/2) raises UnsupportedOperation at construction (the engine "
+        "speaks v4 only)"
     ),
     "test_cluster.py::ClusterTests::test_invalid_protocol_negotation": (
         "deliberate: an unknown protocol_version raises ValueError at Cluster(); the classic driver fails at "

@@ -29,11 +29,13 @@ Decisions (the README's migration table says the same):
   on every node), ``reprepare_on_up`` (the engine prepares again when a node answers
   UNPREPARED), ``schema_event_refresh_window``, ``topology_event_refresh_window``,
   ``status_event_refresh_window`` (the engine follows events itself; the schema is read
-  again lazily after a change), ``cql_version`` (the engine's STARTUP
-  names CQL 4.0.0), ``executor_threads`` (callbacks run on one dispatcher thread),
+  again lazily after a change), ``executor_threads`` (callbacks run on one dispatcher thread),
   ``monitor_reporting_enabled`` / ``monitor_reporting_interval`` (DSE Insights, which
-  the classic driver only sends to DSE), ``allow_beta_protocol_version`` and
-  ``protocol_version`` (the engine speaks protocol v4).
+  the classic driver only sends to DSE) and ``allow_beta_protocol_version`` (beta
+  versions are only spoken when asked for by ``protocol_version``).
+* ``protocol_version``: unset or 4 (the engine speaks protocol v4 only); any other
+  version raises ``UnsupportedOperation``. ``cql_version``: None only (the engine's
+  STARTUP names the scylla crate's CQL 4.0.0); a version raises ``UnsupportedOperation``.
 """
 
 import socket

@@ -296,10 +296,8 @@ class Cluster:
         self.ssl_options = ssl_options
         if cloud is not None:
             raise UnsupportedOperation("cloud (secure connect bundles) is not supported")
-        if protocol_version is not _NOT_SET and protocol_version not in (3, 4, 5, 6):
-            raise ValueError("unknown protocol_version %r" % (protocol_version,))
         # The engine always speaks protocol v4, which Cassandra 2.2+ and ScyllaDB accept.
-        self.protocol_version = ProtocolVersion.V4
+        self.protocol_version = ProtocolVersion.V4 if protocol_version is _NOT_SET else protocol_version
         self.connect_timeout = connect_timeout
         self.control_connection_timeout = control_connection_timeout
         self._config_mode = _ConfigMode.UNCOMMITTED
@@ -453,6 +451,36 @@ class Cluster:
         # attribute makes the session read its defaults again); no other cluster's.
         for s in self.sessions:
             s._legacy_profile_cache = None
+
+    @property
+    def protocol_version(self):
+        """Always 4: the engine speaks native protocol v4 (Cassandra 2.2+ and ScyllaDB
+        accept it). Setting another version raises rather than speak v4 under its name."""
+        return ProtocolVersion.V4
+
+    @protocol_version.setter
+    def protocol_version(self, version):
+        if version not in (1, 2, 3, 4, 5, 6, 65, 66):
+            raise ValueError("unknown protocol_version %r" % (version,))
+        if version != ProtocolVersion.V4:
+            raise UnsupportedOperation(
+                "protocol_version=%r is not supported: turbocql's engine speaks native protocol v4 only "
+                "(Cassandra 2.2+ and ScyllaDB accept it); leave protocol_version unset or set it to 4" % (version,)
+            )
+
+    @property
+    def cql_version(self):
+        """None: the engine's STARTUP asks for the CQL version the scylla crate sends
+        (CQL_VERSION 4.0.0), which every supported server accepts."""
+        return None
+
+    @cql_version.setter
+    def cql_version(self, version):
+        if version is not None:
+            raise UnsupportedOperation(
+                "cql_version=%r is not supported: the engine's STARTUP always names the CQL version of the "
+                "scylla crate (4.0.0); leave cql_version unset" % (version,)
+            )
 
     def register_listener(self, listener):
         """Adds a :class:`~turbocql.policies.HostStateListener`: its ``on_up``, ``on_down``,

@@ -15,7 +15,7 @@ from turbocql import (
     WriteTimeout,
     WriteType,
 )
-from turbocql.cluster import Cluster, NoHostAvailable
+from turbocql.cluster import Cluster, NoHostAvailable, UnsupportedOperation
 from turbocql.query import (
     UNSET_VALUE,
     BatchStatement,
@@ -96,7 +96,32 @@ def test_cluster_argument_checks():
         Cluster(ssl_options={"ca_cert": "typo.pem"})
     with pytest.raises(ValueError):
         Cluster(protocol_version=99)
-    assert Cluster(protocol_version=5).protocol_version == 4
+
+
+@pytest.mark.parametrize("version", [1, 2, 3, 5, 6])
+def test_a_protocol_version_the_engine_does_not_speak_is_refused(version):
+    """The engine speaks v4 only: another version raises, at construction and when set
+    later, rather than be accepted and ignored."""
+    with pytest.raises(UnsupportedOperation, match="protocol_version=%d is not supported" % version):
+        Cluster(protocol_version=version)
+    cluster = Cluster()
+    with pytest.raises(UnsupportedOperation, match="speaks native protocol v4 only"):
+        cluster.protocol_version = version
+    assert cluster.protocol_version == 4
+
+
+def test_protocol_version_4_and_unset_are_v4():
+    assert Cluster(protocol_version=4).protocol_version == 4
+    assert Cluster().protocol_version == 4
+
+
+def test_a_cql_version_is_refused():
+    with pytest.raises(UnsupportedOperation, match="cql_version='3.4.5' is not supported"):
+        Cluster(cql_version="3.4.5")
+    cluster = Cluster(cql_version=None)
+    assert cluster.cql_version is None
+    with pytest.raises(UnsupportedOperation, match="cql_version"):
+        cluster.cql_version = "3.4.0"
 
 
 def test_util_types():

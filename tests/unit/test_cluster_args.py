@@ -27,13 +27,10 @@ def _cluster(**kwargs):
         {"status_event_refresh_window": 5},
         {"idle_heartbeat_interval": 0},
         {"idle_heartbeat_timeout": 60},
-        {"cql_version": "3.4.5"},
         {"executor_threads": 8},
         {"monitor_reporting_enabled": False},
         {"monitor_reporting_interval": 60},
         {"allow_beta_protocol_version": True},
-        {"protocol_version": 5},
-        {"protocol_version": 3},
         {"no_compact": False},
         {"metrics_enabled": False},
         {"address_translator": IdentityTranslator()},
@@ -48,10 +45,7 @@ def _cluster(**kwargs):
 def test_configuration_only_arguments_are_kept(kwargs):
     cluster = _cluster(**kwargs)
     for name, value in kwargs.items():
-        if name == "protocol_version":
-            assert cluster.protocol_version == 4  # the engine speaks v4 whatever was asked
-        else:
-            assert getattr(cluster, name) is value or getattr(cluster, name) == value
+        assert getattr(cluster, name) is value or getattr(cluster, name) == value
 
 
 def test_defaults_are_the_classic_ones():
