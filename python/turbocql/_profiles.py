@@ -11,7 +11,7 @@ alone is marked stale); requests carry a handle to it. ``turbocql.cluster`` re-e
 import weakref
 
 from turbocql import ConsistencyLevel, UnsupportedOperation, _engine
-from turbocql.policies import NoSpeculativeExecutionPolicy, RetryPolicy, default_lbp_factory
+from turbocql.policies import NoSpeculativeExecutionPolicy, RetryPolicy, _engine_form, default_lbp_factory
 from turbocql.query import named_tuple_factory
 
 EXEC_PROFILE_DEFAULT = object()
@@ -111,7 +111,7 @@ class ExecutionProfile:
         else:
             attrs.pop("_engine_base", None)
             profile = _engine.EngineProfile(
-                lbp._engine_policy() if lbp is not None else None,
+                _engine_form(lbp) if lbp is not None else None,
                 retry._engine_policy() if retry is not None else None,
                 spec._engine_policy() if spec is not None else None,
                 self.consistency_level,

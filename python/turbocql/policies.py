@@ -61,6 +61,36 @@ def _overrides(cls, base, names):
     return any(getattr(cls, n) is not getattr(base, n) for n in names)
 
 
+def _engine_form(policy):
+    """The engine's form of load-balancing ``policy``: its ``_engine_policy()``, with, when
+    a user's subclass of a built-in policy overrides ``distance()``, the hosts it calls
+    ``IGNORED`` left out. The classic driver opens no pool to those, so never uses them;
+    the engine asks ``distance`` once per host, off its I/O thread, when a request first
+    meets the host (again when its address changes), never per request. ``LOCAL`` and
+    ``REMOTE`` do not change the order of a plan (the classic driver sizes pools by them)."""
+    engine = policy._engine_policy()
+    if engine.is_custom:
+        return engine
+    cls = type(policy)
+    builtin = next((c for c in cls.__mro__ if c.__module__ == __name__), None)
+    if builtin is not None and builtin is not cls and _overrides(cls, builtin, ("distance",)):
+        return _engine.LoadBalancing.host_filter(engine, _NotIgnored(policy))
+    return engine
+
+
+class _NotIgnored:
+    """A host filter of the engine: the hosts ``policy.distance`` does not ignore."""
+
+    def __init__(self, policy):
+        self.policy = policy
+
+    def __call__(self, host):
+        return self.policy.distance(host) != HostDistance.IGNORED
+
+    def __repr__(self):
+        return "<hosts %r does not ignore>" % (self.policy,)
+
+
 def _policy_changed(policy):
     """``policy`` changed after an execution profile's engine form was built from it: those
     profiles (noted by ``turbocql._profiles._used_by``) are built again at their next use;
@@ -316,7 +346,7 @@ class TokenAwarePolicy(_ChildHears, LoadBalancingPolicy):
                 yield host
 
     def _engine_policy(self):
-        child = self._child_policy._engine_policy()
+        child = _engine_form(self._child_policy)
         if child.is_custom or self._is_own(TokenAwarePolicy):
             return _engine.LoadBalancing.custom(self)
         return _engine.LoadBalancing.token_aware(child, bool(self.shuffle_replicas))
@@ -381,7 +411,7 @@ class HostFilterPolicy(_ChildHears, LoadBalancingPolicy):
                 yield host
 
     def _engine_policy(self):
-        child = self._child_policy._engine_policy()
+        child = _engine_form(self._child_policy)
         if child.is_custom or self._is_own(HostFilterPolicy):
             return _engine.LoadBalancing.custom(self)
         return _engine.LoadBalancing.host_filter(child, self._predicate)
@@ -404,7 +434,7 @@ class WrapperPolicy(_ChildHears, LoadBalancingPolicy):
         return self._child_policy.make_query_plan(working_keyspace, query)
 
     def _engine_policy(self):
-        child = self._child_policy._engine_policy()
+        child = _engine_form(self._child_policy)
         if child.is_custom or self._is_own(
             WrapperPolicy if type(self) is WrapperPolicy else DefaultLoadBalancingPolicy
         ):

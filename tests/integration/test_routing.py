@@ -232,6 +232,34 @@ def test_white_list_policy_sends_to_the_listed_host_only(counter, keyspaces):
 
 
 # --------------------------------------------------------------------------
+# 3b. A user's subclass overriding only distance(): the hosts it ignores are never used
+
+
+def _ignoring(policies, ignored):
+    """A user's subclass of ``policies.RoundRobinPolicy`` whose ``distance`` ignores one host."""
+
+    class IgnoringPolicy(policies.RoundRobinPolicy):
+        def distance(self, host):
+            if host.address == ignored:
+                return policies.HostDistance.IGNORED
+            return super().distance(host)
+
+    return IgnoringPolicy()
+
+
+def test_distance_only_subclass_leaves_its_ignored_host_out(counter, keyspaces):
+    from turbocql import policies as turbo_policies
+
+    ks = keyspaces["main"]
+    with turbocql(counter, (N2,), **_profiles(_ignoring(turbo_policies, N1))) as (_, session, sel):
+        turbo = _measure_workload(counter, session, sel, ks)
+    with classic(counter, (N2,), **_classic_profiles(_ignoring(cpol, N1))) as (_, csession, csel):
+        ref = _measure_workload(counter, csession, csel, ks)
+    assert_only(turbo, {N2, N3})
+    assert_only(ref, {N2, N3}, who="classic")
+
+
+# --------------------------------------------------------------------------
 # 4. HostFilterPolicy: the predicate's hosts only; the predicate called once per host
 
 

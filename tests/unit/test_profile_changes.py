@@ -58,3 +58,16 @@ def test_a_copy_with_another_policy_builds_its_own():
     own = clone._engine_profile()
     _policy_changed(base.load_balancing_policy)
     assert engine_base.stale and not own.stale
+
+
+def test_a_distance_only_subclass_becomes_a_host_filter_and_a_built_in_does_not():
+    from turbocql.policies import HostDistance, _engine_form
+
+    class Ignoring(RoundRobinPolicy):
+        def distance(self, host):
+            return HostDistance.IGNORED
+
+    assert "Filter" in repr(_engine_form(Ignoring()))
+    assert "Filter" not in repr(_engine_form(RoundRobinPolicy()))
+    # Over a child, too: the token-aware wrapper asks its child's engine form.
+    assert "Filter" in repr(_engine_form(TokenAwarePolicy(Ignoring())))
