@@ -35,11 +35,13 @@ class Events(HostStateListener):
     def __init__(self):
         self.lock = threading.Condition()
         self.seen = []  # (monotonic time, "up"/"down")
+        self.hosts = set()  # id() of each Host object the events named
 
     def _note(self, what, host):
         if host.address == ADDRESS:
             with self.lock:
                 self.seen.append((time.monotonic(), what))
+                self.hosts.add(id(host))
                 self.lock.notify_all()
 
     def on_up(self, host):
@@ -171,6 +173,11 @@ def test_node_down_and_up_twice_under_steady_load(multidc_cluster, flap_ks):
         )
         assert not failed, failed
         assert found == acked == len(outcomes.sent), (found, acked, len(outcomes.sent))
+        # Host events arrive one at a time in the engine's order: node2 down and up,
+        # twice, never an up before its down; always the same Host object.
+        with events.lock:
+            assert [w for _t, w in events.seen] == ["down", "up", "down", "up"], events.seen
+            assert len(events.hosts) == 1
         for r in restarts:
             # One reconnection delay after the node answers, plus the handshake, on a busy
             # 2-core machine.
