@@ -1,13 +1,14 @@
-"""Results of execute_concurrent* and of a ReadPipeline page like a ResultSet of
-``session.execute``: iteration goes through every page, ``fetch_next_page()``,
-``has_more_pages``, ``paging_state`` and ``current_rows`` work, with a fetch size smaller
-than the results (issue 27, item 6).
+"""Results of execute_concurrent*, of the asyncio session's execute_concurrent and of a
+ReadPipeline page like a ResultSet of ``session.execute``: iteration goes through every
+page, ``fetch_next_page()``, ``has_more_pages``, ``paging_state`` and ``current_rows`` work,
+with a fetch size smaller than the results (issue 27, item 6).
 
 The classic driver is the oracle: the same calls run through it against the same server
 give the same pages. On one node and on the 3-node cluster (where a partition's pages and a
 table scan's token ranges come from different replicas).
 """
 
+import asyncio
 import uuid
 
 import pytest
@@ -214,6 +215,35 @@ def check_async(both):
     _check_scan(views[3:6])
 
 
+def check_aio_session(both, t_cluster):
+    """turbocql.aio's Session.execute_concurrent(_with_args): AsyncResultSets, as from its
+    execute, whose further pages are awaited (or fetched as a ResultSet's)."""
+    from turbocql.aio import AsyncResultSet
+    from turbocql.aio import Session as AioSession
+
+    async def run():
+        session = AioSession(t_cluster.connect(both.t.keyspace))
+        try:
+            sel, scan = both.statements(t_query, session._session)
+            a = await session.execute_concurrent(_tripled([(sel, (0,)), (scan, None)]))
+            b = await session.execute_concurrent_with_args(sel, [(0,), (0,)])
+            assert all(type(rs) is AsyncResultSet for _, rs in a + b)
+            rows = [tuple(row) async for row in b[0].result_or_exc]
+            await b[1].result_or_exc.fetch_next_page_async()
+            second = _rows(b[1].result_or_exc.current_rows)
+            views = _views(a, AsyncResultSet)  # further pages fetched without awaiting
+        finally:
+            await session.shutdown()
+        return views, rows, second
+
+    a, rows, second = asyncio.run(run())
+    assert a[0:3] == _expected_partition(0)
+    _check_scan(a[3:6])
+    partition = _expected_partition(0)
+    assert rows == partition[1][3]
+    assert second == partition[0][3][1][0]  # the second page
+
+
 def check_read_pipeline(both):
     """A ReadPipeline's results page as session.execute's do (the classic driver has no
     pipelines: its session.execute is the oracle)."""
@@ -266,6 +296,10 @@ def test_one_node(one_node, check):
     check(one_node)
 
 
+def test_one_node_aio_session(one_node, cluster):
+    check_aio_session(one_node, cluster)
+
+
 # --------------------------------------------------------------------------
 # Three nodes in two datacenters
 
@@ -298,3 +332,9 @@ def three_nodes(multidc_cluster):
 @pytest.mark.parametrize("check", CHECKS, ids=lambda f: f.__name__[len("check_") :])
 def test_three_nodes(three_nodes, check):
     check(three_nodes[0])
+
+
+@pytest.mark.multinode
+@pytest.mark.timeout(600)
+def test_three_nodes_aio_session(three_nodes):
+    check_aio_session(*three_nodes)
