@@ -401,7 +401,8 @@ class RequestBuilder:
         parameters: Iterable[Any],
         concurrency: int,
         raise_on_first_error: bool,
-        make_result: Callable[[Page], Any],
+        # result_set(page, session, request | None, row_factory, statement): ResultSet
+        result_set: Callable[..., Any],
         result_cls: Callable[[bool, Any], _T],
         execution_profile: _ExecutionProfileArg = None,
         check_only: bool = False,
@@ -543,7 +544,7 @@ class ResponseFutureCore:
 
 @final
 class ConcurrentRun(Generic[_T_co]):
-    # Items are result_cls(success, make_result(page) or exception), in input order.
+    # Items are result_cls(success, result_set(...) or exception), in input order.
     def collect(self) -> list[_T_co]: ...
     def failures(self) -> list[tuple[int, BaseException]]: ...
     def __iter__(self) -> Self: ...
@@ -586,8 +587,9 @@ class PipelineCore:
     # Failures after the first not kept by a write pipeline without an error handler.
     @property
     def failures_dropped(self) -> int: ...
-    # wrap(page, *args); StopIteration once every queued request has been consumed.
-    def next_result(self, wrap: Callable[..., _T], args: tuple[Any, ...]) -> _T: ...
+    # result_set(page, session, request | None, row_factory, query) with args (session,
+    # row_factory, query); StopIteration once every queued request has been consumed.
+    def next_result(self, result_set: Callable[..., _T], args: tuple[Any, ...]) -> _T: ...
     @property
     def pending(self) -> int: ...
     def close(self) -> None: ...

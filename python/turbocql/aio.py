@@ -25,7 +25,7 @@ import weakref
 from turbocql import _engine
 from turbocql import cluster as _cluster
 from turbocql.cluster import _NOT_SET, EXEC_PROFILE_DEFAULT, ResultSet
-from turbocql.concurrent import ExecutionResult, execute_concurrent, execute_concurrent_with_args
+from turbocql.concurrent import ExecutionResult, _check_with_args, _run
 
 __all__ = ["Cluster", "Session", "AsyncResultSet"]
 
@@ -146,16 +146,20 @@ class Session:
         execution_profile=EXEC_PROFILE_DEFAULT,
     ):
         """:func:`turbocql.concurrent.execute_concurrent`, awaited: the engine keeps the
-        requests in flight on its own thread; the loop is free meanwhile."""
+        requests in flight on its own thread; the loop is free meanwhile. Results are
+        :class:`AsyncResultSet`, as those of :meth:`execute`: further pages are awaited."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
             None,
-            lambda: execute_concurrent(
+            lambda: _run(
                 self._session,
+                None,
                 statements_and_parameters,
                 concurrency,
                 raise_on_first_error,
-                execution_profile=execution_profile,
+                False,
+                execution_profile,
+                result_set=AsyncResultSet,
             ),
         )
 
@@ -167,16 +171,19 @@ class Session:
         raise_on_first_error=True,
         execution_profile=EXEC_PROFILE_DEFAULT,
     ):
+        _check_with_args(statement, parameters)
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
             None,
-            lambda: execute_concurrent_with_args(
+            lambda: _run(
                 self._session,
                 statement,
                 parameters,
-                concurrency=concurrency,
-                raise_on_first_error=raise_on_first_error,
-                execution_profile=execution_profile,
+                concurrency,
+                raise_on_first_error,
+                False,
+                execution_profile,
+                result_set=AsyncResultSet,
             ),
         )
 

@@ -30,23 +30,19 @@ def _run(
     check_only=False,
     batch_rows=None,
     batch_bytes=3584,
+    result_set=ResultSet,
 ):
     """Starts the engine's run: ``statement`` (None: ``source`` holds pairs) once per item
     (``check_only``: values converted, nothing sent: ``turbocql.bulk``'s dry run;
     ``batch_rows``: rows grouped by replicas into UNLOGGED batches, ``turbocql.bulk``'s
-    load, read by ``failures()``)."""
-    builder = session._build_request
-    row_factory = builder.row_factory_for(execution_profile)
-
-    def make_result(page):
-        return ResultSet(page, session, None, row_factory, statement)
-
-    run = builder.execute_concurrent(
+    load, read by ``failures()``). Each result is a ``result_set`` made by the engine as
+    ``session.execute`` makes its own: one with more pages fetches them."""
+    run = session._build_request.execute_concurrent(
         statement,
         source,
         concurrency,
         raise_on_first_error,
-        make_result,
+        result_set,
         ExecutionResult,
         execution_profile,
         check_only,
@@ -112,13 +108,7 @@ def execute_concurrent_with_args(session, statement, parameters, *args, **kwargs
     if unknown:
         raise TypeError("unexpected keyword arguments: %s" % ", ".join(sorted(unknown)))
     opts.update(kwargs)
-    if isinstance(statement, (BoundStatement, BatchStatement)):
-        raise TypeError(
-            "execute_concurrent_with_args needs a statement that takes parameters "
-            "(a PreparedStatement, SimpleStatement or str), not a %s" % type(statement).__name__
-        )
-    if isinstance(parameters, dict) and not isinstance(statement, PreparedStatement):
-        raise TypeError("parameters as a dict of columns need a PreparedStatement")
+    _check_with_args(statement, parameters)
     return _run(
         session,
         statement,
@@ -128,6 +118,16 @@ def execute_concurrent_with_args(session, statement, parameters, *args, **kwargs
         opts["results_generator"],
         opts["execution_profile"],
     )
+
+
+def _check_with_args(statement, parameters):
+    if isinstance(statement, (BoundStatement, BatchStatement)):
+        raise TypeError(
+            "execute_concurrent_with_args needs a statement that takes parameters "
+            "(a PreparedStatement, SimpleStatement or str), not a %s" % type(statement).__name__
+        )
+    if isinstance(parameters, dict) and not isinstance(statement, PreparedStatement):
+        raise TypeError("parameters as a dict of columns need a PreparedStatement")
 
 
 class _Pipeline:
@@ -222,8 +222,9 @@ class ReadPipeline(_Pipeline):
     ``execute(statement, parameters)`` queues a read; the engine keeps
     ``max_in_flight_requests`` running but never more than
     ``max_unconsumed_read_responses`` results ahead of the consumer. ``results()`` yields
-    a :class:`~turbocql.cluster.ResultSet` per request, in submission order; a failed
-    request raises there (or goes to ``error_handler``, and the results go on).
+    a :class:`~turbocql.cluster.ResultSet` per request, in submission order, paged as one
+    of ``session.execute`` (iterating it fetches the further pages); a failed request
+    raises there (or goes to ``error_handler``, and the results go on).
     """
 
     def __init__(
@@ -250,7 +251,7 @@ class ReadPipeline(_Pipeline):
         """Yields the results of the requests queued so far, in submission order."""
         session = self.session
         row_factory = session._build_request.row_factory_for(self.execution_profile)
-        args = (session, None, row_factory, None)  # ResultSet(page, *args)
+        args = (session, row_factory, None)  # ResultSet(page, session, request, *args[1:])
         next_result = self._core.next_result
         while True:
             try:

@@ -271,13 +271,15 @@ impl RequestBuilder {
 
     /// Starts `execute_concurrent` (see `super::concurrent`): `statement` with each item of
     /// `parameters` as its values, or, with `statement=None`, items that are
-    /// `(statement, parameters)` pairs. Results are `result_cls(success, make_result(page)
-    /// or exception)`. With `check_only`, each item's values are converted and nothing is
+    /// `(statement, parameters)` pairs. Results are `result_cls(success, result or
+    /// exception)`, where a result is `result_set(page, session, request, row_factory,
+    /// statement)`, as `session.execute` makes it (the request is there when the result has
+    /// more pages; `statement` is None for pairs). With `check_only`, each item's values are converted and nothing is
     /// sent: its result is `result_cls(True, None)` or the conversion's error (the dry run
     /// of `turbocql load`). With `batch_rows`, rows whose partitions have the same replicas
     /// are written in UNLOGGED batches of up to `batch_rows` rows and `batch_bytes` bytes of
     /// values (`exec::replica_batch`), and the run is read by `failures()` only.
-    #[pyo3(signature = (statement, parameters, concurrency, raise_on_first_error, make_result, result_cls, execution_profile=None, check_only=false, batch_rows=None, batch_bytes=3584))]
+    #[pyo3(signature = (statement, parameters, concurrency, raise_on_first_error, result_set, result_cls, execution_profile=None, check_only=false, batch_rows=None, batch_bytes=3584))]
     #[allow(clippy::too_many_arguments)]
     fn execute_concurrent(
         &self,
@@ -286,7 +288,7 @@ impl RequestBuilder {
         parameters: &Bound<'_, PyAny>,
         concurrency: usize,
         raise_on_first_error: bool,
-        make_result: Py<PyAny>,
+        result_set: Py<PyAny>,
         result_cls: Py<PyAny>,
         execution_profile: Option<Bound<'_, PyAny>>,
         check_only: bool,
@@ -296,16 +298,21 @@ impl RequestBuilder {
         let query = statement.map(|s| s.clone().unbind());
         let statement = statement.map(|s| classify(py, s)).transpose()?;
         let snap = self.snapshot(py)?;
-        let defaults = self.defaults_for(py, &snap, execution_profile.as_ref())?.map_or_else(|| snap.defaults.clone(), |(d, _)| Arc::new(d));
+        let (defaults, row_factory) = match self.defaults_for(py, &snap, execution_profile.as_ref())? {
+            None => (snap.defaults.clone(), snap.row_factory.clone_ref(py)),
+            Some((d, row_factory)) => (Arc::new(d), row_factory.unbind()),
+        };
         let engine = self.engine.get();
         let grouping = match batch_rows {
             None | Some(0 | 1) => None,
             Some(max_rows) => Some(Grouping { max_rows, max_bytes: batch_bytes }),
         };
-        let settings = concurrent::Settings { concurrency, raise_on_first_error, make_result, result_cls, check_only, grouping };
+        let result_args = concurrent::ResultArgs { session: self.session.clone_ref(py), row_factory };
+        let settings = concurrent::Settings { concurrency, raise_on_first_error, result_set, result_args, result_cls, check_only, grouping };
         concurrent::start(
             engine.get(py)?,
             engine.hosts_arc(),
+            engine.in_flight(),
             statement.map(|s| (s, query.expect("a classified statement has its object"))),
             parameters,
             defaults,
@@ -331,7 +338,16 @@ impl RequestBuilder {
         let defaults = self.defaults_for(py, &snap, execution_profile.as_ref())?.map_or_else(|| snap.defaults.clone(), |(d, _)| Arc::new(d));
         let engine = self.engine.get();
         let limits = pipeline::Limits { max_in_flight, max_unsent, max_unconsumed };
-        pipeline::start(engine.get(py)?, engine.hosts_arc(), defaults, snap.encoder.clone_ref(py), timeout.timeout()?, limits, error_handler)
+        pipeline::start(
+            engine.get(py)?,
+            engine.hosts_arc(),
+            engine.in_flight(),
+            defaults,
+            snap.encoder.clone_ref(py),
+            timeout.timeout()?,
+            limits,
+            error_handler,
+        )
     }
 
     fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {

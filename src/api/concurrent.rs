@@ -8,6 +8,8 @@
 //! has results to hand over. Results come back in input order as
 //! `ExecutionResult(success, result_or_exc)`; a whole list (`collect`) or one at a time
 //! (`__next__`, for `results_generator=True`, with memory bounded by the concurrency).
+//! Each result is a `ResultSet` made as `session.execute` makes one: a result with more
+//! pages holds its request, and fetches them with it.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::pin::Pin;
@@ -20,9 +22,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyIterator, PyList, PyTuple};
 use scylla::client::session::Session as ScyllaSession;
 
+use super::request::PyRequest;
 use crate::codec::arrays::ArrayBuf;
 use crate::codec::columns::Columns;
 use crate::exec::attempts::RunError;
+use crate::exec::inflight::InFlight;
 use crate::exec::options::{Options, Timeout};
 use crate::exec::page::Page;
 use crate::exec::replica_batch::{self, Grouper, Grouping, Items};
@@ -31,15 +35,17 @@ use crate::exec::run::{run_owned, run_shared, Outcome};
 use crate::exec::statement::{classify, Classified, Kind};
 use crate::runtime;
 
-/// A request in flight: its items, its outcome, and, for a replica batch, the request (to
-/// be split if the server refuses it: `replica_batch::split`).
+/// A request in flight: its items, its outcome, and the request where it is needed again:
+/// a replica batch's (split if the server refuses it: `replica_batch::split`), or one whose
+/// result has more pages (its `ResultSet` fetches them).
 type Pending = Pin<Box<dyn Future<Output = (Items, Result<Outcome, RunError>, Option<Arc<Request>>)> + Send>>;
 
 /// Per-item outcome before it reaches Python. Most are `Ok`: boxing the outcome would cost
 /// an allocation per request to save room on the rare failures.
 #[allow(clippy::large_enum_variant)]
 enum Done {
-    Ok(Outcome),
+    /// With the request when the result has more pages.
+    Ok(Outcome, Option<Arc<Request>>),
     /// Converted, not sent (`Settings::check_only`).
     Checked,
     Failed(RunError),
@@ -75,8 +81,11 @@ struct State {
 pub struct Settings {
     pub concurrency: usize,
     pub raise_on_first_error: bool,
-    /// `make_result(page)`: a successful request's result (a `ResultSet`).
-    pub make_result: Py<PyAny>,
+    /// A successful request's result: `result_set(page, session, request, row_factory,
+    /// query)` (a `ResultSet`, made as `session.execute` makes it: `results::make_result`).
+    pub result_set: Py<PyAny>,
+    /// The session and row factory of every result.
+    pub result_args: ResultArgs,
     /// `result_cls(success, result_or_exc)`: `ExecutionResult`.
     pub result_cls: Py<PyAny>,
     /// Convert each item's values, send nothing.
@@ -94,11 +103,32 @@ impl State {
     }
 }
 
+/// The Python session and row factory of a run's results.
+pub struct ResultArgs {
+    pub session: Py<PyAny>,
+    pub row_factory: Py<PyAny>,
+}
+
+impl ResultArgs {
+    fn traverse(&self, visit: &pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        visit.call(&self.session)?;
+        visit.call(&self.row_factory)
+    }
+
+    fn clear(&mut self, py: Python<'_>) {
+        self.session = py.None();
+        self.row_factory = py.None();
+    }
+}
+
 /// One `execute_concurrent` call in progress.
 #[pyclass(module = "turbocql._engine")]
 pub struct ConcurrentRun {
     session: Arc<ScyllaSession>,
     hosts: Arc<str>,
+    /// The session's cap on requests in flight, handed to each result's request (its
+    /// further pages are fetched as those of `session.execute`).
+    in_flight: Arc<InFlight>,
     /// The statement of `execute_concurrent_with_args` and its options, resolved once;
     /// None: items are pairs.
     statement: Option<(Classified, Options)>,
@@ -242,7 +272,12 @@ impl ConcurrentRun {
                     let pending: Pending = match items {
                         Items::One(_) => {
                             let run = run_owned(s, req);
-                            Box::pin(async move { (items, run.await, None) })
+                            Box::pin(async move {
+                                match run.await {
+                                    Ok((out, req)) => (items, Ok(out), req),
+                                    Err(e) => (items, Err(e), None),
+                                }
+                            })
                         }
                         Items::Group(_) => {
                             let req = Arc::new(req);
@@ -252,25 +287,30 @@ impl ConcurrentRun {
                     };
                     in_flight.push(pending);
                 }
-                let Some((items, res, batch)) = in_flight.next().await else { break };
-                if let (Err(e), Some(batch)) = (&res, batch) {
-                    let rows = Arc::try_unwrap(batch).ok().and_then(|batch| replica_batch::split(&items, batch, e));
-                    if let Some(rows) = rows {
-                        rows.into_iter().rev().for_each(|row| ready.push_front(row));
-                        continue;
+                let Some((items, res, kept)) = in_flight.next().await else { break };
+                // With an error, only a replica batch's request is kept: split it if it was refused.
+                let kept = match (&res, kept) {
+                    (Err(e), Some(batch)) => {
+                        let rows = Arc::try_unwrap(batch).ok().and_then(|batch| replica_batch::split(&items, batch, e));
+                        if let Some(rows) = rows {
+                            rows.into_iter().rev().for_each(|row| ready.push_front(row));
+                            continue;
+                        }
+                        None
                     }
-                }
+                    (_, kept) => kept,
+                };
                 let failed = res.is_err();
                 completed += items.len();
                 match (items, res) {
                     (Items::One(idx), Ok(o)) => {
-                        done.insert(idx, Done::Ok(o));
+                        done.insert(idx, Done::Ok(o, kept));
                     }
                     (Items::One(idx), Err(e)) => {
                         done.insert(idx, Done::Failed(e));
                     }
                     (Items::Group(ix), Ok(o)) => {
-                        done.insert(ix[0], Done::Ok(o));
+                        done.insert(ix[0], Done::Ok(o, None));
                         done.extend(ix[1..].iter().map(|&i| (i, Done::Grouped)));
                     }
                     (Items::Group(ix), Err(e)) => {
@@ -306,19 +346,30 @@ impl ConcurrentRun {
         st.done = done;
     }
 
+    /// The `ResultSet` of `out`, with its request when it has more pages.
+    fn make_result(&self, py: Python<'_>, out: Outcome, req: Option<Arc<Request>>) -> PyResult<Py<PyAny>> {
+        let page = Bound::new(py, Page::from_outcome(py, out)?)?.into_any();
+        let request = match req {
+            Some(req) => Bound::new(py, PyRequest::shared(self.session.clone(), self.hosts.clone(), self.in_flight.clone(), req))?.into_any(),
+            None => py.None().into_bound(py),
+        };
+        let a = &self.settings.result_args;
+        let query = self.query.as_ref().map_or_else(|| py.None().into_bound(py), |q| q.bind(py).clone());
+        let args = [a.session.bind(py).clone(), request, a.row_factory.bind(py).clone(), query];
+        Ok(super::results::make_result(self.settings.result_set.bind(py), page, &args)?.unbind())
+    }
+
     /// The Python `ExecutionResult` for a finished item (GIL held).
     fn to_result(&self, py: Python<'_>, st: &mut State, done: Done) -> PyResult<Py<PyAny>> {
         let (ok, obj): (bool, Py<PyAny>) = match done {
-            Done::Ok(out) => {
+            Done::Ok(out, req) => {
                 if out.is_void() {
                     if st.void_result.is_none() {
-                        let page = Page::from_outcome(py, out)?;
-                        st.void_result = Some(self.settings.make_result.bind(py).call1((page,))?.unbind());
+                        st.void_result = Some(self.make_result(py, out, None)?);
                     }
                     (true, st.void_result.as_ref().unwrap().clone_ref(py))
                 } else {
-                    let page = Page::from_outcome(py, out)?;
-                    (true, self.settings.make_result.bind(py).call1((page,))?.unbind())
+                    (true, self.make_result(py, out, req)?)
                 }
             }
             Done::Checked => (true, py.None()),
@@ -392,7 +443,7 @@ impl ConcurrentRun {
         let out = PyList::empty(py);
         self.run_all(py, &mut guard, |st, idx, done| {
             let exc = match done {
-                Done::Ok(_) | Done::Checked | Done::Grouped => return Ok(()),
+                Done::Ok(..) | Done::Checked | Done::Grouped => return Ok(()),
                 Done::Failed(e) => e.to_py(py, &self.hosts).into_value(py).into_any(),
                 Done::GroupFailed(e) => e.to_py(py, &self.hosts).into_value(py).into_any(),
                 Done::Invalid(e) => e.into_value(py).into_any(),
@@ -414,7 +465,8 @@ impl ConcurrentRun {
             visit.call(q)?;
         }
         visit.call(&self.encoder)?;
-        visit.call(&self.settings.make_result)?;
+        visit.call(&self.settings.result_set)?;
+        self.settings.result_args.traverse(&visit)?;
         visit.call(&self.settings.result_cls)?;
         // try_lock: a traversal never waits (the lock's holder holds the GIL or is
         // driving requests with nothing to visit).
@@ -440,7 +492,8 @@ impl ConcurrentRun {
         }
         self.statement = None;
         self.query = None;
-        self.settings.make_result = py.None();
+        self.settings.result_set = py.None();
+        self.settings.result_args.clear(py);
         self.settings.result_cls = py.None();
     }
 
@@ -495,9 +548,11 @@ fn columns(source: &Bound<'_, PyAny>, specs: &[scylla::frame::response::result::
 }
 
 /// Starts an `execute_concurrent` run (nothing is sent before `collect` / `__next__`).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn start(
     session: Arc<ScyllaSession>,
     hosts: Arc<str>,
+    in_flight: Arc<InFlight>,
     statement: Option<(Classified, Py<PyAny>)>,
     source: &Bound<'_, PyAny>,
     defaults: Arc<crate::exec::options::Defaults>,
@@ -525,6 +580,7 @@ pub(crate) fn start(
     Ok(ConcurrentRun {
         session,
         hosts,
+        in_flight,
         statement,
         query,
         defaults,

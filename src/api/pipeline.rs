@@ -12,6 +12,10 @@
 //! bounded too: with an `error_handler`, `execute()` hands it those already there before
 //! queueing more (at most `max_in_flight + max_unsent` wait between two calls); without
 //! one only the first is kept (the one `confirm()` raises) and the others are counted.
+//!
+//! A read is paged as `session.execute` pages it (the statement's fetch size, else the
+//! session's): a result with more pages keeps its request, and its `ResultSet` fetches
+//! them with it.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -25,8 +29,10 @@ use pyo3::types::PyTuple;
 use scylla::client::session::Session as ScyllaSession;
 use tokio::sync::{mpsc, Notify};
 
+use super::request::PyRequest;
 use crate::errors;
 use crate::exec::attempts::RunError;
+use crate::exec::inflight::InFlight;
 use crate::exec::options::{Defaults, Timeout};
 use crate::exec::page::Page;
 use crate::exec::request::{self, Request};
@@ -34,6 +40,9 @@ use crate::exec::run::{run_owned, Outcome};
 use crate::exec::statement::classify;
 use crate::pyrefs::Exc;
 use crate::runtime;
+
+/// A read's outcome, with its request when the result has more pages.
+type Finished = (Outcome, Option<Arc<Request>>);
 
 /// Counters and results shared by the Python side and the driver task.
 #[derive(Default)]
@@ -44,7 +53,7 @@ struct Progress {
     failures: VecDeque<(u64, RunError)>,
     /// Failures after the first, not kept (a write pipeline without an error handler).
     failures_dropped: u64,
-    results: BTreeMap<u64, Result<Outcome, RunError>>,
+    results: BTreeMap<u64, Result<Finished, RunError>>,
     closed: bool,
 }
 
@@ -64,7 +73,11 @@ impl Shared {
 /// wrap it.
 #[pyclass(module = "turbocql._engine")]
 pub struct PipelineCore {
+    /// The session, hosts and cap on requests in flight a result's further pages are
+    /// fetched with (as those of `session.execute`).
+    session: Arc<ScyllaSession>,
     hosts: Arc<str>,
+    in_flight: Arc<InFlight>,
     /// The session's defaults and encoder when the pipeline was made, and its timeout.
     defaults: Arc<Defaults>,
     encoder: Py<PyAny>,
@@ -79,7 +92,7 @@ pub struct PipelineCore {
     generation: u64,
 }
 
-type InFlight = std::pin::Pin<Box<dyn std::future::Future<Output = (u64, Result<Outcome, RunError>)> + Send>>;
+type Running = std::pin::Pin<Box<dyn std::future::Future<Output = (u64, Result<Finished, RunError>)> + Send>>;
 
 async fn drive(
     session: Arc<ScyllaSession>,
@@ -117,7 +130,7 @@ async fn drive(
                     // The request's future (several KB) stays in its own box: what is
                     // pushed, and moved around by FuturesUnordered, is small.
                     let run = run_owned(session.clone(), req);
-                    in_flight.push(Box::pin(async move { (idx, run.await) }) as InFlight);
+                    in_flight.push(Box::pin(async move { (idx, run.await) }) as Running);
                 }
                 None => open = false,
             },
@@ -146,13 +159,19 @@ impl PipelineCore {
         Ok(())
     }
 
-    /// `wrap(page, *args)` of a result, or the request's exception.
-    fn take_result(&self, py: Python<'_>, wrap: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>, res: Result<Outcome, RunError>) -> PyResult<Py<PyAny>> {
+    /// The `result_set` of a result (see `next_result`), or the request's exception.
+    fn take_result(&self, py: Python<'_>, result_set: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>, res: Result<Finished, RunError>) -> PyResult<Py<PyAny>> {
         match res {
-            Ok(out) => {
-                let args: Vec<Bound<'_, PyAny>> = args.iter().collect();
+            Ok((out, req)) => {
+                let request = match req {
+                    Some(req) => Bound::new(py, PyRequest::shared(self.session.clone(), self.hosts.clone(), self.in_flight.clone(), req))?.into_any(),
+                    None => py.None().into_bound(py),
+                };
+                let mut all = args.iter().collect::<Vec<_>>();
+                // after the session
+                all.insert(1.min(all.len()), request);
                 let page = Bound::new(py, Page::from_outcome(py, out)?)?.into_any();
-                Ok(super::results::make_result(wrap, page, &args)?.unbind())
+                Ok(super::results::make_result(result_set, page, &all)?.unbind())
             }
             Err(e) => Err(e.to_py(py, &self.hosts)),
         }
@@ -160,7 +179,7 @@ impl PipelineCore {
 
     /// The next result in submission order if it is there (`Ok(None)`: wait for it);
     /// `Err(())` once every queued request has been consumed or the pipeline is closed.
-    fn pop_ready(&self, p: &mut Progress) -> Result<Option<Result<Outcome, RunError>>, ()> {
+    fn pop_ready(&self, p: &mut Progress) -> Result<Option<Result<Finished, RunError>>, ()> {
         if p.consumed >= p.submitted {
             return Err(());
         }
@@ -191,8 +210,7 @@ impl PipelineCore {
         }
         let query = statement;
         let statement = classify(py, query)?;
-        let mut opts = self.defaults.resolve(&statement.own, self.timeout, false);
-        opts.page_size = None; // a pipeline's reads are one page each, unpaged
+        let opts = self.defaults.resolve(&statement.own, self.timeout, false);
         let mut req = request::build(py, &statement, parameters.as_ref(), &opts, self.encoder.bind(py))?;
         req.route(py, &opts, query)?;
         let tx = self.tx.lock().clone().ok_or_else(|| PyRuntimeError::new_err("the pipeline is closed"))?;
@@ -225,11 +243,14 @@ impl PipelineCore {
         Ok(failures.into_iter().map(|(_, e)| e.to_py(py, &self.hosts).into_value(py).into_any()).collect())
     }
 
-    /// The next result in submission order, as `wrap(page, *args)`; raises the request's
+    /// The next result in submission order, as `result_set(page, session, request,
+    /// row_factory, query)` (`ResultSet`'s arguments) where `args` is `(session,
+    /// row_factory, query)` and the request is there when the result has more pages (else
+    /// None); raises the request's
     /// exception for a failed one, and StopIteration once every queued request has been
     /// consumed. Waits with the GIL released only when the result is not there yet.
-    #[pyo3(signature = (wrap, args))]
-    fn next_result(&self, py: Python<'_>, wrap: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
+    #[pyo3(signature = (result_set, args))]
+    fn next_result(&self, py: Python<'_>, result_set: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
         if !self.keep_results {
             return Err(PyRuntimeError::new_err("results() is for read pipelines"));
         }
@@ -251,7 +272,7 @@ impl PipelineCore {
         };
         match res {
             Err(()) => Err(PyStopIteration::new_err(())),
-            Ok(r) => self.take_result(py, wrap, args, r),
+            Ok(r) => self.take_result(py, result_set, args, r),
         }
     }
 
@@ -289,9 +310,11 @@ pub struct Limits {
 }
 
 /// Starts a pipeline on `session`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn start(
     session: Arc<ScyllaSession>,
     hosts: Arc<str>,
+    in_flight: Arc<InFlight>,
     defaults: Arc<Defaults>,
     encoder: Py<PyAny>,
     timeout: Timeout,
@@ -306,7 +329,7 @@ pub(crate) fn start(
     let shared = Shared::new();
     // Unconstrained for the reason `concurrent` gives: one task polls every request in flight.
     runtime::get().spawn(tokio::task::unconstrained(drive(
-        session,
+        session.clone(),
         rx,
         shared.clone(),
         max_in_flight,
@@ -314,7 +337,9 @@ pub(crate) fn start(
         error_handler.is_some(),
     )));
     Ok(PipelineCore {
+        session,
         hosts,
+        in_flight,
         defaults,
         encoder,
         timeout,

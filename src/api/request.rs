@@ -32,7 +32,13 @@ pub struct PyRequest {
 
 impl PyRequest {
     pub fn new(session: Arc<ScyllaSession>, hosts: Arc<str>, in_flight: Arc<InFlight>, req: Request) -> Self {
-        PyRequest { session, hosts, in_flight, req: Arc::new(req) }
+        Self::shared(session, hosts, in_flight, Arc::new(req))
+    }
+
+    /// A request that has already run (one of `execute_concurrent` or of a pipeline whose
+    /// result has more pages): its `ResultSet` fetches them with it.
+    pub fn shared(session: Arc<ScyllaSession>, hosts: Arc<str>, in_flight: Arc<InFlight>, req: Arc<Request>) -> Self {
+        PyRequest { session, hosts, in_flight, req }
     }
 
     /// Starts it; its page goes to `target` (see [`target_of`]). It takes a slot among the

@@ -43,39 +43,49 @@ impl Outcome {
     pub fn is_void(&self) -> bool {
         !self.result.is_rows() && self.result.tracing_id().is_none() && self.result.warnings().next().is_none()
     }
+
+    /// True when the server has more pages of this result.
+    pub fn has_more_pages(&self) -> bool {
+        matches!(self.paging, Some(PagingStateResponse::HasMorePages { .. }))
+    }
 }
 
 /// A request's attempt, boxed: the crate's future for a request is several KB, so it is
 /// made once, in place, and only this pointer moves (into the timeout, the engine's loops'
-/// in-flight sets, the runtime's tasks).
-type Attempt = Pin<Box<dyn Future<Output = Result<Outcome, RunError>> + Send>>;
+/// in-flight sets, the runtime's tasks). A success gives the request back with its outcome.
+type Attempt<R> = Pin<Box<dyn Future<Output = Result<(Outcome, R), RunError>> + Send>>;
 
 /// Runs a shared request from the page at paging state `state` (the raw bytes of a
 /// `ResultSet.paging_state`; None: the first page), under its timeout.
 pub fn run_shared(session: Arc<ScyllaSession>, req: Arc<Request>, state: Option<&[u8]>) -> impl Future<Output = Result<Outcome, RunError>> + Send {
     let timeout = req.timeout;
     let state = state.map(PagingState::new_from_raw_bytes);
-    timed(timeout, run(session, req, state))
+    let run = timed(timeout, run(session, req, state));
+    async move { run.await.map(|(out, _)| out) }
 }
 
-/// Runs an owned request from its first page, under its timeout.
-pub fn run_owned(session: Arc<ScyllaSession>, req: Request) -> impl Future<Output = Result<Outcome, RunError>> + Send {
+/// Runs an owned request from its first page, under its timeout. A result with more pages
+/// comes with its request, now shared: its `ResultSet` fetches them with it, as one of
+/// `session.execute` does; any other result drops the request here, where it ran.
+pub fn run_owned(session: Arc<ScyllaSession>, req: Request) -> impl Future<Output = Result<(Outcome, Option<Arc<Request>>), RunError>> + Send {
     let timeout = req.timeout;
-    timed(timeout, run(session, req, None))
+    let run = timed(timeout, run(session, req, None));
+    async move { run.await.map(|(out, req)| if out.has_more_pages() { (out, Some(Arc::new(req))) } else { (out, None) }) }
 }
 
 /// The request's attempt, sent again while it is idempotent and its connections were lost
 /// (see the module doc). The attempt is awaited right here, not in a nested `async fn`: each
 /// level of nesting moves the crate's several-KB future once more.
-fn run<R: Borrow<Request> + Send + 'static>(session: Arc<ScyllaSession>, req: R, state: Option<PagingState>) -> Attempt {
+fn run<R: Borrow<Request> + Send + 'static>(session: Arc<ScyllaSession>, req: R, state: Option<PagingState>) -> Attempt<R> {
     Box::pin(async move {
-        let req = req.borrow();
-        let again = req.is_idempotent().then(|| (state.clone(), Instant::now() + req.timeout.unwrap_or(RESEND_BUDGET)));
-        let result = attempt(&session, req, state).await;
-        match again {
-            Some((state, deadline)) if matches!(&result, Err(e) if e.connection_lost()) => Box::pin(resend(&session, req, state, deadline, result)).await,
+        let request = req.borrow();
+        let again = request.is_idempotent().then(|| (state.clone(), Instant::now() + request.timeout.unwrap_or(RESEND_BUDGET)));
+        let result = attempt(&session, request, state).await;
+        let result = match again {
+            Some((state, deadline)) if matches!(&result, Err(e) if e.connection_lost()) => Box::pin(resend(&session, request, state, deadline, result)).await,
             _ => result,
-        }
+        };
+        result.map(|out| (out, req))
     })
 }
 
