@@ -174,9 +174,11 @@ def test_node_down_and_up_twice_under_steady_load(multidc_cluster, flap_ks):
         assert not failed, failed
         assert found == acked == len(outcomes.sent), (found, acked, len(outcomes.sent))
         # Host events arrive one at a time in the engine's order: node2 down and up,
-        # twice, never an up before its down; always the same Host object.
+        # twice, never an up before its down (after the "up" of its first connections,
+        # which may come after the listener was registered); always the same Host object.
         with events.lock:
-            assert [w for _t, w in events.seen] == ["down", "up", "down", "up"], events.seen
+            kinds = [w for _t, w in events.seen]
+            assert kinds in (["down", "up", "down", "up"], ["up", "down", "up", "down", "up"]), events.seen
             assert len(events.hosts) == 1
         for r in restarts:
             # One reconnection delay after the node answers, plus the handshake, on a busy
