@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::stream::FuturesUnordered;
 use futures::{Future, StreamExt};
@@ -22,6 +22,7 @@ use scylla::client::session::Session as ScyllaSession;
 
 use crate::codec::arrays::ArrayBuf;
 use crate::codec::columns::Columns;
+use crate::errors;
 use crate::exec::attempts::RunError;
 use crate::exec::options::{Options, Timeout};
 use crate::exec::page::Page;
@@ -29,7 +30,8 @@ use crate::exec::replica_batch::{self, Grouper, Grouping, Items};
 use crate::exec::request::{self, Request};
 use crate::exec::run::{run_owned, run_shared, Outcome};
 use crate::exec::statement::{classify, Classified, Kind};
-use crate::runtime;
+use crate::pyrefs::Exc;
+use crate::runtime::{self, ProcessBound};
 
 /// A request in flight: its items, its outcome, and, for a replica batch, the request (to
 /// be split if the server refuses it: `replica_batch::split`).
@@ -97,7 +99,8 @@ impl State {
 /// One `execute_concurrent` call in progress.
 #[pyclass(module = "turbocql._engine")]
 pub struct ConcurrentRun {
-    session: Arc<ScyllaSession>,
+    /// Leaked in a forked child, as the requests in flight of `state` are (see `Drop`).
+    session: ProcessBound<Arc<ScyllaSession>>,
     hosts: Arc<str>,
     /// The statement of `execute_concurrent_with_args` and its options, resolved once;
     /// None: items are pairs.
@@ -343,6 +346,15 @@ impl ConcurrentRun {
         }
     }
 
+    /// `DriverException` in a forked child: its requests in flight, and the connections
+    /// its next ones would use, belong to the parent's runtime.
+    fn check_process(&self, py: Python<'_>) -> PyResult<()> {
+        if self.session.inherited() {
+            return Err(errors::make(py, Exc::DriverException, (format!("This execute_concurrent run was {}", runtime::FORKED),), None));
+        }
+        Ok(())
+    }
+
     fn window(&self) -> usize {
         self.settings.concurrency.max(64) * 2
     }
@@ -375,6 +387,7 @@ impl ConcurrentRun {
 impl ConcurrentRun {
     /// Runs everything and returns the list of results in input order.
     fn collect<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.check_process(py)?;
         self.per_item_results()?;
         let mut guard = self.state.lock().map_err(|_| PyRuntimeError::new_err("concurrent run poisoned"))?;
         let out = PyList::empty(py);
@@ -388,6 +401,7 @@ impl ConcurrentRun {
     /// where results are not read). Stops at the first failure under `raise_on_first_error`
     /// like `collect`.
     fn failures<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.check_process(py)?;
         let mut guard = self.state.lock().map_err(|_| PyRuntimeError::new_err("concurrent run poisoned"))?;
         let out = PyList::empty(py);
         self.run_all(py, &mut guard, |st, idx, done| {
@@ -450,6 +464,7 @@ impl ConcurrentRun {
 
     /// The next result in input order (`results_generator=True`).
     fn __next__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.check_process(py)?;
         self.per_item_results()?;
         let mut guard = self.state.lock().map_err(|_| PyRuntimeError::new_err("concurrent run poisoned"))?;
         let st = &mut *guard;
@@ -474,6 +489,18 @@ impl ConcurrentRun {
                 continue;
             }
             self.drive(py, st, true);
+        }
+    }
+}
+
+impl Drop for ConcurrentRun {
+    /// In a forked child, the requests in flight between two windows (a paused
+    /// `results_generator`) are the crate's futures on the parent's connections: dropping
+    /// them would wake the parent's tasks (`runtime::ProcessBound` says why not).
+    fn drop(&mut self) {
+        if self.session.inherited() {
+            let st = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
+            std::mem::forget(std::mem::take(&mut st.in_flight));
         }
     }
 }
@@ -523,7 +550,7 @@ pub(crate) fn start(
         None => Source::Rows(PyIterator::from_object(source)?.unbind()),
     };
     Ok(ConcurrentRun {
-        session,
+        session: ProcessBound::new(session),
         hosts,
         statement,
         query,
