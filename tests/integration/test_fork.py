@@ -599,3 +599,40 @@ def test_multiprocessing_fork_child_drops_the_parents_session(cassandra, how):
         assert all(inherited["session"].execute(sel, ("local",)).one().key == "local" for _ in range(100))
     finally:
         inherited["cluster"].shutdown()
+
+
+# --------------------------------------------------------------------------
+# fork() while other threads allocate in the engine (mimalloc: src/alloc.rs).
+
+
+def _run_fork_alloc(mode, forks):
+    cmd = [sys.executable, "-m", "tests.integration._fork_alloc", mode, str(forks)]
+    env = dict(os.environ, TURBOCQL_IO_THREADS="2")
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=400)
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-3000:])
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.timeout(420)
+def test_forks_while_threads_run_queries_children_work_and_exit_normally(keyspace):
+    """20 forks while five threads of the parent run queries (reading and decoding 400-row
+    results, pages, 200 execute_async at a time, execute_concurrent, a new thread per
+    request) and two I/O threads poll them: every child connects, decodes rows on every
+    path and exits normally with status 0 (none hangs: killed after 30 s; none crashes),
+    nothing on its stderr; the parent's threads raise nothing and keep working after the
+    last fork."""
+    report = _run_fork_alloc("queries", 20)
+    assert report["statuses"] == [0] * 20, report
+    assert report["child_stderr"] == [], report["child_stderr"]
+    assert report["errors"] == {} and report["alive"] == [], report
+    assert all(report["final"][name] >= n + 3 for name, n in report["at_last_fork"].items()), report
+
+
+@pytest.mark.timeout(300)
+def test_forks_while_threads_start_and_exit_children_allocate(cassandra):
+    """150 forks while three threads start threads that allocate in the engine and exit,
+    back to back (mimalloc's per-thread heaps are made and given back under its global
+    locks); each child allocates on a new thread and on its own and exits normally with
+    status 0 (none hangs: killed after 10 s)."""
+    report = _run_fork_alloc("threads", 150)
+    assert report["statuses"] == [0] * 150, [s for s in report["statuses"] if s != 0]
