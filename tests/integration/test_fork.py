@@ -61,7 +61,11 @@ CHILD_OK, CHILD_FAILED, CHILD_CRASHED = 0, 1, 2
 def _fork(child, *args):
     """Forks; the child runs ``child(report, *args)`` (``report(text)`` sends a line to the
     parent) and exits with CHILD_OK if it returned True, CHILD_FAILED if False,
-    CHILD_CRASHED if it raised: never returning into pytest. Returns (pid, read end)."""
+    CHILD_CRASHED if it raised: never returning into pytest. Returns (pid, read end).
+
+    The child ends with ``os._exit``: forked inside pytest, a normal exit would unwind into
+    pytest and run the rest of the session there. Children that exit normally are forked by
+    programs of their own (``FRESH_PROGRAM``, ``_fork_exit.py``, ``_fork_alloc.py``)."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child
@@ -287,7 +291,8 @@ LIGHT_CHILDREN = 20
 
 # A fresh program: connect, then LIGHT_CHILDREN times: wait for an execute_async result (what
 # a program does all the time: the waiting thread and the dispatcher thread park on locks),
-# fork, and in the child connect a new Cluster and run a few execute_async. Prints the
+# fork, and in the child connect a new Cluster, run a few execute_async and exit normally
+# (the parent's cluster, never shut down there, dropped by finalization). Prints the
 # children's exit statuses (negative: killed by that signal; None: hung, killed after 8 s).
 FRESH_PROGRAM = """
 import os, sys, time
@@ -310,7 +315,7 @@ for _ in range(n):
             c.shutdown()
             code = 0 if keys == ["local"] * 5 else 1
         finally:
-            os._exit(code)
+            sys.exit(code)  # a normal exit: finalization drops the parent's cluster here
     deadline = time.monotonic() + 8
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
