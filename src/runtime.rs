@@ -10,6 +10,8 @@
 //! [`ForkLocal`] (this runtime and the completion queue); the next use creates fresh ones.
 
 use std::future::Future;
+use std::mem::ManuallyDrop;
+use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use tokio::runtime::Runtime;
 
@@ -86,6 +88,54 @@ static GENERATION: AtomicU64 = AtomicU64::new(0);
 
 pub fn generation() -> u64 {
     GENERATION.load(Ordering::Relaxed)
+}
+
+/// A value whose drop may reach into the runtime of the process that made it: dropping a
+/// scylla session, a channel's last sender or a request's future wakes tasks of that runtime
+/// (taking its scheduler's locks and writing to its eventfd), cancels its timers, closes
+/// its connections' channels. Dropped as usual in that process; in a forked child it is
+/// leaked instead: there the parent's runtime has no threads (a lock one of them held stays
+/// held), and its epoll and eventfd descriptors are the parent's own, shared across the fork
+/// (a wake-up written there wakes the parent's I/O thread). The memory is the child's copy;
+/// leaking it costs nothing the child could use.
+pub struct ProcessBound<T> {
+    value: ManuallyDrop<T>,
+    generation: u64,
+}
+
+impl<T> ProcessBound<T> {
+    pub fn new(value: T) -> Self {
+        ProcessBound { value: ManuallyDrop::new(value), generation: generation() }
+    }
+
+    /// True in a forked child of the process that made it.
+    pub fn inherited(&self) -> bool {
+        self.generation != generation()
+    }
+}
+
+impl<T> Deref for ProcessBound<T> {
+    type Target = T;
+    #[inline]
+    fn deref(&self) -> &T {
+        &self.value
+    }
+}
+
+impl<T> DerefMut for ProcessBound<T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.value
+    }
+}
+
+impl<T> Drop for ProcessBound<T> {
+    fn drop(&mut self) {
+        if !self.inherited() {
+            // SAFETY: dropped once, here, and never used again.
+            unsafe { ManuallyDrop::drop(&mut self.value) }
+        }
+    }
 }
 
 /// In a forked child: forget the parent's runtime (its threads are gone).

@@ -19,6 +19,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use crate::runtime::ProcessBound;
 use crate::sync::Mutex;
 use pyo3::exceptions::{PyRuntimeError, PyStopIteration};
 use pyo3::intern;
@@ -36,9 +37,11 @@ type Task = Pin<Box<dyn Future<Output = ()> + Send>>;
 /// loop's reader keeps it while the loop runs).
 #[pyclass(frozen, weakref, module = "turbocql._engine")]
 pub struct LoopQueue {
-    inner: Arc<LoopInner>,
+    /// Both leaked in a forked child: their completions and tasks hold slots of the
+    /// parent's sessions, whose release wakes the parent's tasks (`runtime::ProcessBound`).
+    inner: ProcessBound<Arc<LoopInner>>,
     /// Requests submitted during the current loop iteration, not yet on the runtime.
-    pending: Mutex<Vec<Task>>,
+    pending: ProcessBound<Mutex<Vec<Task>>>,
     /// Set while `drain` runs: the tasks it wakes submit their next requests then, and
     /// `drain` hands those to the runtime itself when it ends (no `call_soon`, so no
     /// extra loop iteration per batch).
@@ -108,8 +111,8 @@ impl LoopQueue {
             return Err(std::io::Error::last_os_error().into());
         }
         Ok(LoopQueue {
-            inner: Arc::new(LoopInner { items: Mutex::new(Vec::new()), efd }),
-            pending: Mutex::new(Vec::new()),
+            inner: ProcessBound::new(Arc::new(LoopInner { items: Mutex::new(Vec::new()), efd })),
+            pending: ProcessBound::new(Mutex::new(Vec::new())),
             draining: std::sync::atomic::AtomicBool::new(false),
         })
     }
@@ -127,6 +130,9 @@ impl LoopQueue {
     }
 
     fn __clear__(&self) {
+        if self.inner.inherited() {
+            return; // a thread of the parent's may have held the lock at the fork
+        }
         // Dropped after the lock is released: dropping a request can run Python code.
         let _dropped = std::mem::take(&mut *self.inner.items.lock());
     }

@@ -13,7 +13,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::stream::FuturesUnordered;
 use futures::{Future, StreamExt};
@@ -25,6 +25,7 @@ use scylla::client::session::Session as ScyllaSession;
 use super::request::PyRequest;
 use crate::codec::arrays::ArrayBuf;
 use crate::codec::columns::Columns;
+use crate::errors;
 use crate::exec::attempts::RunError;
 use crate::exec::inflight::InFlight;
 use crate::exec::options::{Options, Timeout};
@@ -33,7 +34,8 @@ use crate::exec::replica_batch::{self, Grouper, Grouping, Items};
 use crate::exec::request::{self, Request};
 use crate::exec::run::{run_owned, run_shared, Outcome};
 use crate::exec::statement::{classify, Classified, Kind};
-use crate::runtime;
+use crate::pyrefs::Exc;
+use crate::runtime::{self, ProcessBound};
 
 /// A request in flight: its items, its outcome, and the request where it is needed again:
 /// a replica batch's (split if the server refuses it: `replica_batch::split`), or one whose
@@ -124,7 +126,8 @@ impl ResultArgs {
 /// One `execute_concurrent` call in progress.
 #[pyclass(module = "turbocql._engine")]
 pub struct ConcurrentRun {
-    session: Arc<ScyllaSession>,
+    /// Leaked in a forked child, as the requests in flight of `state` are (see `Drop`).
+    session: ProcessBound<Arc<ScyllaSession>>,
     hosts: Arc<str>,
     /// The session's cap on requests in flight, handed to each result's request (its
     /// further pages are fetched as those of `session.execute`).
@@ -394,6 +397,15 @@ impl ConcurrentRun {
         }
     }
 
+    /// `DriverException` in a forked child: its requests in flight, and the connections
+    /// its next ones would use, belong to the parent's runtime.
+    fn check_process(&self, py: Python<'_>) -> PyResult<()> {
+        if self.session.inherited() {
+            return Err(errors::make(py, Exc::DriverException, (format!("This execute_concurrent run was {}", runtime::FORKED),), None));
+        }
+        Ok(())
+    }
+
     fn window(&self) -> usize {
         self.settings.concurrency.max(64) * 2
     }
@@ -426,6 +438,7 @@ impl ConcurrentRun {
 impl ConcurrentRun {
     /// Runs everything and returns the list of results in input order.
     fn collect<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.check_process(py)?;
         self.per_item_results()?;
         let mut guard = self.state.lock().map_err(|_| PyRuntimeError::new_err("concurrent run poisoned"))?;
         let out = PyList::empty(py);
@@ -439,6 +452,7 @@ impl ConcurrentRun {
     /// where results are not read). Stops at the first failure under `raise_on_first_error`
     /// like `collect`.
     fn failures<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.check_process(py)?;
         let mut guard = self.state.lock().map_err(|_| PyRuntimeError::new_err("concurrent run poisoned"))?;
         let out = PyList::empty(py);
         self.run_all(py, &mut guard, |st, idx, done| {
@@ -503,6 +517,7 @@ impl ConcurrentRun {
 
     /// The next result in input order (`results_generator=True`).
     fn __next__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.check_process(py)?;
         self.per_item_results()?;
         let mut guard = self.state.lock().map_err(|_| PyRuntimeError::new_err("concurrent run poisoned"))?;
         let st = &mut *guard;
@@ -527,6 +542,18 @@ impl ConcurrentRun {
                 continue;
             }
             self.drive(py, st, true);
+        }
+    }
+}
+
+impl Drop for ConcurrentRun {
+    /// In a forked child, the requests in flight between two windows (a paused
+    /// `results_generator`) are the crate's futures on the parent's connections: dropping
+    /// them would wake the parent's tasks (`runtime::ProcessBound` says why not).
+    fn drop(&mut self) {
+        if self.session.inherited() {
+            let st = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
+            std::mem::forget(std::mem::take(&mut st.in_flight));
         }
     }
 }
@@ -578,7 +605,7 @@ pub(crate) fn start(
         None => Source::Rows(PyIterator::from_object(source)?.unbind()),
     };
     Ok(ConcurrentRun {
-        session,
+        session: ProcessBound::new(session),
         hosts,
         in_flight,
         statement,

@@ -196,6 +196,16 @@ impl PipelineCore {
     }
 }
 
+impl Drop for PipelineCore {
+    /// In a forked child, the sender is left alone: dropping the last one would wake the
+    /// parent's driver task (`runtime::ProcessBound` says why not).
+    fn drop(&mut self) {
+        if self.generation != runtime::generation() {
+            std::mem::forget(self.tx.get_mut().take());
+        }
+    }
+}
+
 #[pymethods]
 impl PipelineCore {
     /// Queues `statement` with `parameters` (converted now: bad values raise here).

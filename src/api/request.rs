@@ -19,12 +19,13 @@ use crate::exec::page::Page;
 use crate::exec::request::Request;
 use crate::exec::run::run_shared;
 use crate::pyrefs::Exc;
-use crate::runtime;
+use crate::runtime::{self, ProcessBound};
 
 /// A statement with its values converted and its options applied (see the module doc).
 #[pyclass(frozen, module = "turbocql._engine", name = "Request")]
 pub struct PyRequest {
-    session: Arc<ScyllaSession>,
+    /// Leaked in a forked child (a ResultSet of the parent's may hold the last reference).
+    session: ProcessBound<Arc<ScyllaSession>>,
     hosts: Arc<str>,
     in_flight: Arc<InFlight>,
     req: Arc<Request>,
@@ -38,7 +39,15 @@ impl PyRequest {
     /// A request that has already run (one of `execute_concurrent` or of a pipeline whose
     /// result has more pages): its `ResultSet` fetches them with it.
     pub fn shared(session: Arc<ScyllaSession>, hosts: Arc<str>, in_flight: Arc<InFlight>, req: Arc<Request>) -> Self {
-        PyRequest { session, hosts, in_flight, req }
+        PyRequest { session: ProcessBound::new(session), hosts, in_flight, req }
+    }
+
+    /// `DriverException` in a forked child: the session's connections are the parent's.
+    fn check_process(&self, py: Python<'_>) -> PyResult<()> {
+        if self.session.inherited() {
+            return Err(errors::make(py, Exc::DriverException, (format!("This request was {}", runtime::FORKED),), None));
+        }
+        Ok(())
     }
 
     /// Starts it; its page goes to `target` (see [`target_of`]). It takes a slot among the
@@ -46,6 +55,7 @@ impl PyRequest {
     /// waits for one here (GIL released) for at most the request's timeout, an asyncio one
     /// in the runtime, or is refused (`ConnectionBusy`) when as many already wait.
     pub fn start(&self, py: Python<'_>, target: Py<PyAny>, state: Option<&[u8]>) -> PyResult<()> {
+        self.check_process(py)?;
         let (session, req, hosts) = (self.session.clone(), self.req.clone(), self.hosts.clone());
         let state = state.map(<[u8]>::to_vec);
         let aio = target.bind(py).cast::<AioRequest>().ok().cloned();
@@ -129,6 +139,7 @@ impl PyRequest {
     /// Runs it and waits (GIL released) for its page (from `paging_state`, if given).
     #[pyo3(signature = (paging_state=None))]
     pub fn run(&self, py: Python<'_>, paging_state: Option<&[u8]>) -> PyResult<Page> {
+        self.check_process(py)?;
         let run = run_shared(self.session.clone(), self.req.clone(), paging_state);
         let out = py.detach(|| runtime::block_on(run)).map_err(|e| e.to_py(py, &self.hosts))?;
         Page::from_outcome(py, out)

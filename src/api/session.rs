@@ -202,6 +202,18 @@ impl Session {
     }
 }
 
+impl Drop for Session {
+    /// A parent's session dropped in a forked child (collected, or at interpreter exit)
+    /// without `shutdown`: as there, its scylla session is left alone (`runtime::ProcessBound`
+    /// says why), not dropped.
+    fn drop(&mut self) {
+        if self.generation != runtime::generation() {
+            std::mem::forget(self.inner.get_mut().take());
+            std::mem::forget(self.seen_state.get_mut().take());
+        }
+    }
+}
+
 fn node_addr(host: &str, port: u16) -> String {
     match host.parse::<IpAddr>() {
         Ok(ip) => SocketAddr::new(ip, port).to_string(),
