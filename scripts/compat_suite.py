@@ -565,6 +565,11 @@ _METRICS = (
     "deliberate: Cluster(metrics_enabled=True) raises UnsupportedOperation, cluster.metrics is not "
     "provided (README migration table)"
 )
+_PREPARE_ON_ALL_HOSTS = (
+    "deliberate: Cluster(prepare_on_all_hosts=False) raises UnsupportedOperation (the engine prepares every "
+    "statement on every node; docs/audit-accepted-settings.md), and the classic driver's 'Re-preparing' debug "
+    "message the test counts never comes"
+)
 _SINGLE_NODE_ORDER = (
     "single node: a QUORUM write is Unavailable on one node; the engine reports the first error in "
     "completion order (that Unavailable), the classic driver the bind TypeError it raises while still "
@@ -667,10 +672,7 @@ KNOWN_TESTS: dict[str, str] = {
         "turbocql refuses it when building the request (TypeError), the classic driver when encoding "
         "(NoHostAvailable)"
     ),
-    "test_query.py::PreparedStatementArgTest::test_prepare_batch_statement": (
-        "engine: the crate prepares a statement on every node itself (prepare_on_all_hosts is "
-        "configuration-only), so the classic driver's 'Re-preparing' debug message the test counts never comes"
-    ),
+    "test_query.py::PreparedStatementArgTest::test_prepare_batch_statement": _PREPARE_ON_ALL_HOSTS,
     "test_query.py::SerialConsistencyTests::*": (
         "engine: ResponseFuture.message (the classic QueryMessage sent) is not kept; the engine builds the "
         "frame (the statement's serial_consistency_level is what is sent)"
@@ -698,6 +700,11 @@ KNOWN_TESTS: dict[str, str] = {
 # regular expression on the first error line -> reason.
 KNOWN_ERRORS: dict[str, str] = {
     r"metrics_enabled": _METRICS,
+    r"prepare_on_all_hosts": _PREPARE_ON_ALL_HOSTS,
+    r"(retry_policy|custom_payload): ": (
+        "deliberate: a statement's retry_policy or custom_payload raises UnsupportedOperation (the engine "
+        "applies the profile's retry policy and sends no payload; docs/audit-accepted-settings.md)"
+    ),
     r"Unexpected receiver type": (
         "encoding of registered UDT instances in simple statements (fixed in this change: "
         "Session.user_type_registered); seen only in runs before it"

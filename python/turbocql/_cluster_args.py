@@ -25,14 +25,31 @@ Decisions (the README's migration table says the same):
   keepalive (an OPTIONS every interval, 0 for none; the connection closed when one is not
   answered within the timeout), sent on every connection where the classic driver sends
   it only on idle ones.
-* Configuration only (kept as attributes): ``prepare_on_all_hosts`` (the engine prepares
-  on every node), ``reprepare_on_up`` (the engine prepares again when a node answers
-  UNPREPARED), ``schema_event_refresh_window``, ``topology_event_refresh_window``,
-  ``status_event_refresh_window`` (the engine follows events itself; the schema is read
-  again lazily after a change), ``executor_threads`` (callbacks run on one dispatcher thread),
-  ``monitor_reporting_enabled`` / ``monitor_reporting_interval`` (DSE Insights, which
-  the classic driver only sends to DSE) and ``allow_beta_protocol_version`` (beta
-  versions are only spoken when asked for by ``protocol_version``).
+* ``prepare_on_all_hosts=False`` raises: the engine prepares every statement on every node
+  (and waits for them), which is the classic default; what False asks, fewer PREPAREs on
+  the nodes, cannot be had.
+* ``schema_event_refresh_window`` / ``topology_event_refresh_window``: a negative value
+  (classic: stop refreshing the schema / node list on the server's events) raises, as the
+  engine always follows them. Zero or more is kept: the window only spreads the classic
+  driver's refresh reads over time; turbocql reads the schema again at the next access
+  after an event and the node list follows the engine's control connection at once, so
+  what the application reads is never staler than a window allows.
+* ``monitor_reporting_interval`` other than 30 with ``monitor_reporting_enabled`` raises:
+  turbocql sends no Insights reports (the classic driver sends them to DSE 6.8+ only, so
+  the default and ``monitor_reporting_enabled=False`` ask for nothing turbocql does not do).
+* Kept, with the reason the engine already does what any value asks:
+  ``reprepare_on_up`` (False: statements are prepared again on a node only when it answers
+  UNPREPARED, which is what the engine does; True, the default, re-prepares eagerly when a
+  node comes up, saving that one round trip), ``status_event_refresh_window`` (a delay
+  before reconnecting to a node reported up: the engine reconnects on its reconnection
+  policy's schedule; nothing sent or returned depends on it), ``executor_threads`` (sizes
+  the classic driver's internal worker pool for its own maintenance: turbocql has none,
+  that work runs in the engine) and ``allow_beta_protocol_version`` (the USE_BETA flag
+  changes nothing on protocol v4 frames, all the engine sends; beta versions need a
+  ``protocol_version``, which raises).
+* Each refused argument is checked again when the attribute is assigned after
+  construction (``cluster.prepare_on_all_hosts = False`` raises too): see
+  :class:`CheckedSetting`.
 * ``protocol_version``: unset or 4 (the engine speaks protocol v4 only); any other
   version raises ``UnsupportedOperation``. ``cql_version``: None only (the engine's
   STARTUP names the scylla crate's CQL 4.0.0); a version raises ``UnsupportedOperation``.
@@ -110,6 +127,142 @@ def _check_sockopts(sockopts):
         )
 
 
+def _check_address_translator(address_translator):
+    from turbocql.policies import IdentityTranslator
+
+    if address_translator is not None and type(address_translator) is not IdentityTranslator:
+        _refuse(
+            "address_translator",
+            "only IdentityTranslator is supported: the engine connects to the addresses the nodes "
+            "report (system.peers), untranslated",
+        )
+
+
+def _check_conviction_policy_factory(conviction_policy_factory):
+    from turbocql.policies import SimpleConvictionPolicy
+
+    if conviction_policy_factory is not None and not callable(conviction_policy_factory):
+        raise ValueError("conviction_policy_factory must be callable")  # as classic, before anything
+    if conviction_policy_factory not in (None, SimpleConvictionPolicy):
+        _refuse(
+            "conviction_policy_factory",
+            "only SimpleConvictionPolicy is supported: the engine marks a host down when its connections fail",
+        )
+
+
+def _check_metrics_enabled(metrics_enabled):
+    if metrics_enabled:
+        _refuse("metrics_enabled", "cluster.metrics (request timers and error counters) is not provided by turbocql")
+
+
+def _check_endpoint_factory(endpoint_factory):
+    from turbocql.connection import DefaultEndPointFactory
+
+    if endpoint_factory is not None and type(endpoint_factory) is not DefaultEndPointFactory:
+        _refuse(
+            "endpoint_factory", "the engine makes the endpoints of the nodes it discovers; only DefaultEndPointFactory"
+        )
+
+
+def _check_column_encryption_policy(column_encryption_policy):
+    if column_encryption_policy is not None:
+        _refuse(
+            "column_encryption_policy",
+            "client-side column encryption is not supported (values would be sent unencrypted)",
+        )
+
+
+def _check_no_compact(no_compact):
+    if no_compact:
+        _refuse("no_compact", "the engine's STARTUP does not send NO_COMPACT")
+
+
+def _check_prepare_on_all_hosts(prepare_on_all_hosts):
+    if not prepare_on_all_hosts:
+        _refuse(
+            "prepare_on_all_hosts",
+            "False is not supported: the engine prepares every statement on every node (the classic "
+            "default, True); leave it unset",
+        )
+
+
+def _check_event_refresh_window(argument):
+    def check(window):
+        if window is not None and window < 0:
+            _refuse(
+                argument,
+                "a negative window (no refresh on the server's events) is not supported: the engine always "
+                "follows schema and topology events; give 0 or more",
+            )
+
+    return check
+
+
+def _check_monitor_reporting(enabled, interval):
+    if enabled and interval != 30:
+        _refuse(
+            "monitor_reporting_interval",
+            "turbocql sends no Insights reports (a DSE 6.8+ feature), so it has no interval; leave it unset "
+            "or set monitor_reporting_enabled=False",
+        )
+
+
+class CheckedSetting:
+    """A ``Cluster`` attribute whose assignment after construction is checked as the
+    argument of the same name is (a refused value raises then too). Reading it on the
+    class gives the classic default."""
+
+    def __init__(self, check, default):
+        self.check = check
+        self.default = default
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self.default
+        return obj.__dict__.get(self.name, self.default)
+
+    def __set__(self, obj, value):
+        self.check(value)
+        obj.__dict__[self.name] = value
+
+
+class _MonitorSetting(CheckedSetting):
+    """``monitor_reporting_enabled`` / ``_interval``: refused together (see the module doc)."""
+
+    def __set__(self, obj, value):
+        settings = {
+            "monitor_reporting_enabled": obj.__dict__.get("monitor_reporting_enabled", True),
+            "monitor_reporting_interval": obj.__dict__.get("monitor_reporting_interval", 30),
+        }
+        settings[self.name] = value
+        _check_monitor_reporting(*settings.values())
+        obj.__dict__[self.name] = value
+
+
+def checked_settings():
+    """The ``Cluster`` class attributes checked on assignment, by name."""
+    return {
+        "address_translator": CheckedSetting(_check_address_translator, None),
+        "conviction_policy_factory": CheckedSetting(_check_conviction_policy_factory, None),
+        "metrics_enabled": CheckedSetting(_check_metrics_enabled, False),
+        "endpoint_factory": CheckedSetting(_check_endpoint_factory, None),
+        "column_encryption_policy": CheckedSetting(_check_column_encryption_policy, None),
+        "no_compact": CheckedSetting(_check_no_compact, False),
+        "sockopts": CheckedSetting(_check_sockopts, None),
+        "connection_class": CheckedSetting(_check_connection_class, None),
+        "prepare_on_all_hosts": CheckedSetting(_check_prepare_on_all_hosts, True),
+        "schema_event_refresh_window": CheckedSetting(_check_event_refresh_window("schema_event_refresh_window"), 2),
+        "topology_event_refresh_window": CheckedSetting(
+            _check_event_refresh_window("topology_event_refresh_window"), 10
+        ),
+        "monitor_reporting_enabled": _MonitorSetting(None, True),
+        "monitor_reporting_interval": _MonitorSetting(None, 30),
+    }
+
+
 def check_cluster_arguments(
     address_translator,
     conviction_policy_factory,
@@ -119,35 +272,21 @@ def check_cluster_arguments(
     no_compact,
     sockopts,
     connection_class,
+    prepare_on_all_hosts=True,
+    schema_event_refresh_window=2,
+    topology_event_refresh_window=10,
+    monitor_reporting_enabled=True,
+    monitor_reporting_interval=30,
 ):
-    from turbocql.connection import DefaultEndPointFactory
-    from turbocql.policies import IdentityTranslator, SimpleConvictionPolicy
-
-    if address_translator is not None and type(address_translator) is not IdentityTranslator:
-        _refuse(
-            "address_translator",
-            "only IdentityTranslator is supported: the engine connects to the addresses the nodes "
-            "report (system.peers), untranslated",
-        )
-    if conviction_policy_factory is not None and not callable(conviction_policy_factory):
-        raise ValueError("conviction_policy_factory must be callable")  # as classic, before anything
-    if conviction_policy_factory not in (None, SimpleConvictionPolicy):
-        _refuse(
-            "conviction_policy_factory",
-            "only SimpleConvictionPolicy is supported: the engine marks a host down when its connections fail",
-        )
-    if metrics_enabled:
-        _refuse("metrics_enabled", "cluster.metrics (request timers and error counters) is not provided by turbocql")
-    if endpoint_factory is not None and type(endpoint_factory) is not DefaultEndPointFactory:
-        _refuse(
-            "endpoint_factory", "the engine makes the endpoints of the nodes it discovers; only DefaultEndPointFactory"
-        )
-    if column_encryption_policy is not None:
-        _refuse(
-            "column_encryption_policy",
-            "client-side column encryption is not supported (values would be sent unencrypted)",
-        )
-    if no_compact:
-        _refuse("no_compact", "the engine's STARTUP does not send NO_COMPACT")
+    _check_address_translator(address_translator)
+    _check_conviction_policy_factory(conviction_policy_factory)
+    _check_metrics_enabled(metrics_enabled)
+    _check_endpoint_factory(endpoint_factory)
+    _check_column_encryption_policy(column_encryption_policy)
+    _check_no_compact(no_compact)
     _check_sockopts(sockopts)
     _check_connection_class(connection_class)
+    _check_prepare_on_all_hosts(prepare_on_all_hosts)
+    _check_event_refresh_window("schema_event_refresh_window")(schema_event_refresh_window)
+    _check_event_refresh_window("topology_event_refresh_window")(topology_event_refresh_window)
+    _check_monitor_reporting(monitor_reporting_enabled, monitor_reporting_interval)

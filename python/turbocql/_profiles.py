@@ -52,8 +52,7 @@ class ExecutionProfile:
             load_balancing_policy = default_lbp_factory()
         else:
             self._load_balancing_policy_explicit = True
-        if continuous_paging_options is not None:
-            raise UnsupportedOperation("continuous_paging_options (DSE continuous paging) is not supported")
+        _check_continuous_paging(continuous_paging_options)
         self.load_balancing_policy = load_balancing_policy
         self.retry_policy = retry_policy or RetryPolicy()
         if serial_consistency_level is not None and not ConsistencyLevel.is_serial(serial_consistency_level):
@@ -68,6 +67,8 @@ class ExecutionProfile:
         self.continuous_paging_options = None
 
     def __setattr__(self, name, value):
+        if name == "continuous_paging_options":
+            _check_continuous_paging(value)
         object.__setattr__(self, name, value)
         if not name.startswith("_"):
             self._engine_changed()
@@ -134,6 +135,11 @@ class ExecutionProfile:
         )
 
 
+def _check_continuous_paging(options):
+    if options is not None:
+        raise UnsupportedOperation("continuous_paging_options (DSE continuous paging) is not supported")
+
+
 def _same(policies, others):
     return all(a is b for a, b in zip(policies, others))
 
@@ -166,6 +172,14 @@ class ProfileManager:
             for name, p in self.profiles.items()
             if not p._load_balancing_policy_explicit
         ]
+
+    def check_supported(self):
+        """Calls each profile's load-balancing ``check_supported()`` (as the classic driver
+        does when the cluster first connects): a user's policy may raise there."""
+        for profile in self.profiles.values():
+            lbp = profile.load_balancing_policy
+            if lbp is not None:
+                lbp.check_supported()
 
     def populate(self, cluster, hosts):
         """Hands the hosts to every profile's load-balancing policy (it learns the local

@@ -39,7 +39,7 @@ from turbocql import (  # noqa: F401 - classic names re-exported from turbocql.c
     protocol,
     util,
 )
-from turbocql._cluster_args import check_cluster_arguments
+from turbocql._cluster_args import check_cluster_arguments, checked_settings
 from turbocql._cluster_names import (  # noqa: F401 - classic names of cassandra.cluster
     DEFAULT_MAX_CONNECTIONS_PER_LOCAL_HOST,
     DEFAULT_MAX_CONNECTIONS_PER_REMOTE_HOST,
@@ -206,9 +206,10 @@ def _udt_tuple_type(name, field_names):
 class Cluster:
     """The cluster's connection settings; :meth:`connect` opens a :class:`Session`.
 
-    Takes the classic driver's arguments. Those that configure what the engine already
-    decides for itself (policies, event windows, executor threads) are accepted and kept
-    as attributes; see the README's migration notes.
+    Takes the classic driver's arguments: each is honoured, kept because the engine
+    already does what its value asks, or refused with ``UnsupportedOperation`` naming it,
+    when given and when assigned later (``turbocql._cluster_args``;
+    docs/audit-accepted-settings.md).
     """
 
     def __init__(
@@ -269,6 +270,11 @@ class Cluster:
             no_compact,
             sockopts,
             connection_class,
+            prepare_on_all_hosts,
+            schema_event_refresh_window,
+            topology_event_refresh_window,
+            monitor_reporting_enabled,
+            monitor_reporting_interval,
         )
         contact_points_explicit = contact_points is not _NOT_SET
         if contact_points is _NOT_SET:
@@ -574,6 +580,9 @@ class Cluster:
             raise DriverException("Cluster is already shut down")
         if not self.contact_points:
             raise NoHostAvailable("Unable to connect to any servers", {})  # as classic
+        if not self.sessions:
+            # As the classic driver's first connect: a policy may refuse the cluster.
+            self.profile_manager.check_supported()
         engine_session = self._engine_connect(
             keyspace,
             # Host events come from the first session's engine only (one stream per
@@ -766,6 +775,12 @@ class Cluster:
         self.shutdown()
 
 
+for _name, _setting in checked_settings().items():
+    setattr(Cluster, _name, _setting)
+    _setting.__set_name__(Cluster, _name)
+del _name, _setting
+
+
 class Session:
     """A connected session; safe to share between threads.
 
@@ -781,6 +796,9 @@ class Session:
     row_factory = staticmethod(named_tuple_factory)
     client_protocol_handler = protocol.ProtocolHandler
     use_client_timestamp = True
+    # How long get_query_trace() with no max_wait retries reading a trace (the classic
+    # attribute, which the classic driver documents but no longer reads: it retries forever).
+    max_trace_wait = 2.0
 
     def __init__(self, cluster, engine_session):
         self.cluster = cluster
@@ -989,6 +1007,11 @@ class Session:
             query = query.query_string
         if keyspace is not None:
             raise UnsupportedOperation("prepare(keyspace=...) needs protocol v5; qualify the table name instead")
+        if custom_payload is not None:
+            raise UnsupportedOperation(
+                "prepare(custom_payload=...): custom payloads are not supported by turbocql (the scylla crate "
+                "sends none)"
+            )
         return PreparedStatement(self._session.prepare(query, self.default_timeout), self.keyspace)
 
     def set_keyspace(self, keyspace):
@@ -1311,7 +1334,9 @@ def _traces_seen(owner, trace_id):
 
 def _populated(trace, max_wait, query_cl):
     if not trace.events:
-        trace.populate(max_wait=max_wait if max_wait is not None else 2.0, query_cl=query_cl)
+        if max_wait is None:
+            max_wait = getattr(trace._session, "max_trace_wait", Session.max_trace_wait)
+        trace.populate(max_wait=max_wait, query_cl=query_cl)
     return trace
 
 
@@ -1375,7 +1400,7 @@ class ResponseFuture(_engine.ResponseFutureCore):
     def get_query_trace(self, max_wait=None, query_cl=ConsistencyLevel.LOCAL_ONE):
         """The trace of the last response, read at ``query_cl``, or None when the request
         was not traced; ``TraceUnavailable`` when the future is not done or the trace is
-        not written within ``max_wait`` seconds (2 s if None)."""
+        not written within ``max_wait`` seconds (``session.max_trace_wait``, 2 s, if None)."""
         if not self.done:
             raise TraceUnavailable("Trace information was not available. The ResponseFuture is not done.")
         traces = self._query_traces

@@ -99,6 +99,10 @@ def _policy_changed(policy):
         profile._engine_changed()
 
 
+# A user's override of one of these changes a built-in policy's plans.
+_PLAN_METHODS = ("make_query_plan", "populate", "on_up", "on_down", "on_add", "on_remove")
+
+
 class LoadBalancingPolicy(HostStateListener):
     """Base class of load-balancing policies.
 
@@ -128,8 +132,11 @@ class LoadBalancingPolicy(HostStateListener):
         return _engine.LoadBalancing.custom(self)
 
     def _is_own(self, base):
-        """True if this object's class changes how ``base`` plans (a user's subclass)."""
-        return type(self) is not base and _overrides(type(self), base, ("make_query_plan",))
+        """True if this object's class changes how ``base`` plans (a user's subclass): its
+        own ``make_query_plan``, or its own ``populate`` / ``on_up`` / ``on_down`` /
+        ``on_add`` / ``on_remove``, which keep the hosts ``make_query_plan`` reads. The
+        engine then asks ``make_query_plan`` per request, as the classic driver does."""
+        return type(self) is not base and _overrides(type(self), base, _PLAN_METHODS)
 
 
 class _ChildHears:
@@ -583,7 +590,9 @@ class RetryPolicy:
             (RetryPolicy, _engine.Retry.default_policy),
         ):
             if isinstance(self, base):
-                if type(self) is base or not _overrides(type(self), base, _RETRY_METHODS):
+                # DowngradingConsistencyRetryPolicy's decisions also come from _pick_consistency.
+                methods = _RETRY_METHODS + (("_pick_consistency",) if hasattr(base, "_pick_consistency") else ())
+                if type(self) is base or not _overrides(type(self), base, methods):
                     return make()
                 break
         return _engine.Retry.python(self)
@@ -662,7 +671,9 @@ class SpeculativeExecutionPolicy:
 
     def _engine_policy(self):
         raise UnsupportedOperation(
-            "%s: only ConstantSpeculativeExecutionPolicy is supported by turbocql" % type(self).__name__
+            "%s: only ConstantSpeculativeExecutionPolicy and NoSpeculativeExecutionPolicy are supported by "
+            "turbocql; a policy's own new_plan is never called (the engine runs speculative executions)"
+            % type(self).__name__
         )
 
 
@@ -681,6 +692,11 @@ class NoSpeculativeExecutionPolicy(SpeculativeExecutionPolicy):
         return NoSpeculativeExecutionPlan()
 
     def _engine_policy(self):
+        # A subclass's own new_plan would never be called: refused, not ignored.
+        if type(self) is not NoSpeculativeExecutionPolicy and _overrides(
+            type(self), NoSpeculativeExecutionPolicy, ("new_plan",)
+        ):
+            SpeculativeExecutionPolicy._engine_policy(self)
         return None
 
 
@@ -708,7 +724,7 @@ class ConstantSpeculativeExecutionPolicy(SpeculativeExecutionPolicy):
 
     def _engine_policy(self):
         if type(self) is not ConstantSpeculativeExecutionPolicy and _overrides(
-            type(self), ConstantSpeculativeExecutionPolicy, ("new_plan",)
+            type(self), ConstantSpeculativeExecutionPolicy, ("new_plan", "ConstantSpeculativeExecutionPlan")
         ):
             SpeculativeExecutionPolicy._engine_policy(self)
         if self.delay < 0 or self.max_attempts < 0:

@@ -242,15 +242,47 @@ class _SerialConsistencyLevel:
         obj.__dict__["serial_consistency_level"] = None
 
 
+class _Refused:
+    """A statement attribute the engine does not apply: None (the default) only; any other
+    value raises ``UnsupportedOperation`` naming it, given to the constructor or assigned."""
+
+    def __init__(self, why):
+        self.why = why
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return None
+        return obj.__dict__.get(self.name)
+
+    def __set__(self, obj, value):
+        if value is not None:
+            from turbocql import UnsupportedOperation
+
+            raise UnsupportedOperation("%s.%s: %s" % (type(obj).__name__, self.name, self.why))
+        obj.__dict__[self.name] = None
+
+
+# The classic driver sends these with the request; the engine does not (see the audit,
+# docs/audit-accepted-settings.md).
+_RETRY_POLICY = _Refused(
+    "a per-statement retry policy is not supported: the engine applies the execution profile's "
+    "retry_policy (give the statement an execution_profile whose retry_policy is the one wanted)"
+)
+_CUSTOM_PAYLOAD = _Refused("custom payloads are not supported by turbocql (the scylla crate sends none)")
+
+
 class Statement:
     """Options shared by every kind of statement."""
 
-    retry_policy = None
+    retry_policy = _RETRY_POLICY
     consistency_level = None
     fetch_size = FETCH_SIZE_UNSET
     keyspace = None
     table = None
-    custom_payload = None
+    custom_payload = _CUSTOM_PAYLOAD
     is_idempotent = False
     _routing_key = None
 
@@ -388,8 +420,8 @@ class PreparedStatement:
     consistency_level = None
     serial_consistency_level = None
     fetch_size = FETCH_SIZE_UNSET
-    retry_policy = None
-    custom_payload = None
+    retry_policy = _RETRY_POLICY
+    custom_payload = _CUSTOM_PAYLOAD
     is_idempotent = False
     # The protocol the engine speaks (classic code reads it to pick encodings).
     protocol_version = 4

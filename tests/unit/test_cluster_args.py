@@ -20,16 +20,19 @@ def _cluster(**kwargs):
 @pytest.mark.parametrize(
     "kwargs",
     [
-        {"prepare_on_all_hosts": False},
+        {"prepare_on_all_hosts": True},
         {"reprepare_on_up": False},
-        {"schema_event_refresh_window": -1},
+        {"schema_event_refresh_window": 0},
+        {"schema_event_refresh_window": 5},
         {"topology_event_refresh_window": 0},
         {"status_event_refresh_window": 5},
+        {"status_event_refresh_window": -1},
         {"idle_heartbeat_interval": 0},
         {"idle_heartbeat_timeout": 60},
         {"executor_threads": 8},
         {"monitor_reporting_enabled": False},
-        {"monitor_reporting_interval": 60},
+        {"monitor_reporting_enabled": False, "monitor_reporting_interval": 60},
+        {"monitor_reporting_interval": 30},
         {"allow_beta_protocol_version": True},
         {"no_compact": False},
         {"metrics_enabled": False},
@@ -112,11 +115,69 @@ class _NamedOnly(LibevConnection):
         ({"sockopts": [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 0)]}, "sockopts"),
         ({"connection_class": _MyConnection}, "connection_class"),
         ({"connection_class": object}, "connection_class"),
+        ({"prepare_on_all_hosts": False}, "prepare_on_all_hosts"),
+        ({"schema_event_refresh_window": -1}, "schema_event_refresh_window"),
+        ({"topology_event_refresh_window": -1}, "topology_event_refresh_window"),
+        ({"monitor_reporting_interval": 60}, "monitor_reporting_interval"),
+        ({"monitor_reporting_enabled": True, "monitor_reporting_interval": 5}, "monitor_reporting_interval"),
     ],
 )
 def test_behaviour_changing_values_raise(kwargs, argument):
     with pytest.raises(UnsupportedOperation, match="Cluster\\(%s=" % argument):
         _cluster(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("argument", "value"),
+    [
+        ("address_translator", _Translator()),
+        ("conviction_policy_factory", _Conviction),
+        ("metrics_enabled", True),
+        ("endpoint_factory", _EndPoints()),
+        ("column_encryption_policy", object()),
+        ("no_compact", True),
+        ("sockopts", [(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)]),
+        ("connection_class", _MyConnection),
+        ("prepare_on_all_hosts", False),
+        ("schema_event_refresh_window", -1),
+        ("topology_event_refresh_window", -1),
+        ("monitor_reporting_interval", 60),
+    ],
+)
+def test_refused_values_raise_when_assigned_later(argument, value):
+    # The classic driver reads these attributes when it connects: assigning one after
+    # Cluster() is the same request as the argument, refused the same way.
+    cluster = _cluster()
+    before = getattr(cluster, argument)
+    with pytest.raises(UnsupportedOperation, match="Cluster\\(%s=" % argument):
+        setattr(cluster, argument, value)
+    assert getattr(cluster, argument) is before or getattr(cluster, argument) == before
+
+
+def test_monitor_reporting_interval_is_free_once_reporting_is_off():
+    cluster = _cluster()
+    cluster.monitor_reporting_enabled = False
+    cluster.monitor_reporting_interval = 60
+    assert cluster.monitor_reporting_interval == 60
+    with pytest.raises(UnsupportedOperation, match="monitor_reporting_interval"):
+        cluster.monitor_reporting_enabled = True
+
+
+def test_checked_attributes_read_as_the_classic_defaults_on_the_class():
+    import cassandra.cluster as classic
+
+    for name in (
+        "prepare_on_all_hosts",
+        "schema_event_refresh_window",
+        "topology_event_refresh_window",
+        "monitor_reporting_enabled",
+        "monitor_reporting_interval",
+        "metrics_enabled",
+        "no_compact",
+        "column_encryption_policy",
+        "sockopts",
+    ):
+        assert getattr(Cluster, name) == getattr(classic.Cluster, name), name
 
 
 def test_connection_subclass_without_io_is_accepted():
