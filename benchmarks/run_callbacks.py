@@ -133,13 +133,11 @@ def _sync_run(session, n, rate, spinning):
 
 def spinner_scenario(host, port, n, rate, classic):
     from turbocql.cluster import Cluster
-
     from turbocql.policies import RoundRobinPolicy
 
     drivers = {"turbocql": lambda: Cluster([host], port=port, load_balancing_policy=RoundRobinPolicy())}
     if classic:
         from cassandra.cluster import Cluster as ClassicCluster
-
         from cassandra.policies import RoundRobinPolicy as ClassicRoundRobin
 
         drivers["classic"] = lambda: ClassicCluster(
