@@ -28,8 +28,6 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
-
 QUERY = "SELECT key FROM system.local"
 
 

@@ -16,15 +16,12 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
-
-from turbocql import ConsistencyLevel  # noqa: E402
-from turbocql.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile  # noqa: E402
-from turbocql.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy  # noqa: E402
+from turbocql import ConsistencyLevel
+from turbocql.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+from turbocql.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
 
 
 def main() -> None:

@@ -1,6 +1,7 @@
 """One request path, N requests, for instruction counts under callgrind (benchmarks/icount/icount.sh).
 
-Usage: work.py PATH WORKLOAD N, PATH one of sync, futures (120 callback chains), concurrent
+Usage: work.py PATH WORKLOAD N, PATH one of sync, futures (120 callback chains), unthrottled
+(execute_async of every request, then every result), concurrent
 (execute_concurrent_with_args, 120 in flight), pipeline (WritePipeline / ReadPipeline), asyncio
 (120 coroutines); WORKLOAD write (prepared INSERT of 3 text columns) or read (one-row SELECT).
 
@@ -58,6 +59,11 @@ elif path == "futures":
     for _ in range(120):
         nxt()
     done.wait()
+elif path == "unthrottled":
+    # Every request submitted before any result is awaited (future_full_throttle.py).
+    futures = [s.execute_async(stmt, p) for p in params]
+    for f in futures:
+        f.result().one()
 elif path == "concurrent":
     execute_concurrent_with_args(s, stmt, params, concurrency=120)
 elif path == "pipeline":

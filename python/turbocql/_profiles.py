@@ -91,8 +91,12 @@ class ExecutionProfile:
         attrs.update(self.__dict__)
         cached = attrs.pop("_engine_cache", None)
         if cached is not None and not cached.stale:
-            policies = (self.load_balancing_policy, self.retry_policy, self.speculative_execution_policy)
-            attrs["_engine_base"] = (policies, cached)
+            attrs["_engine_base"] = (
+                self.load_balancing_policy,
+                self.retry_policy,
+                self.speculative_execution_policy,
+                cached,
+            )
         return clone
 
     def _engine_profile(self):
@@ -105,8 +109,8 @@ class ExecutionProfile:
         retry = self.retry_policy
         spec = self.speculative_execution_policy
         base = attrs.get("_engine_base")
-        if base is not None and _same(base[0], (lbp, retry, spec)) and not base[1].stale:
-            profile = base[1].with_defaults(
+        if base is not None and base[0] is lbp and base[1] is retry and base[2] is spec and not base[3].stale:
+            profile = base[3].with_defaults(
                 self.consistency_level, self.serial_consistency_level, self.request_timeout, self.row_factory
             )
         else:
@@ -138,10 +142,6 @@ class ExecutionProfile:
 def _check_continuous_paging(options):
     if options is not None:
         raise UnsupportedOperation("continuous_paging_options (DSE continuous paging) is not supported")
-
-
-def _same(policies, others):
-    return all(a is b for a, b in zip(policies, others))
 
 
 def _used_by(policy, profile):

@@ -879,7 +879,15 @@ class Session:
 
     def execution_profile_clone_update(self, ep, **kwargs):
         """A shallow copy of profile ``ep`` (a name or a profile) with ``kwargs`` set."""
-        clone = copy.copy(self._maybe_get_execution_profile(ep))
+        profile = self._maybe_get_execution_profile(ep)
+        if type(profile) is ExecutionProfile and "continuous_paging_options" not in kwargs:
+            # Often made per request: the copy and its changes without copy.copy's
+            # dispatch and a __setattr__ per attribute (the copy has no engine form yet,
+            # so there is nothing to mark stale).
+            clone = profile.__copy__()
+            clone.__dict__.update(kwargs)
+            return clone
+        clone = copy.copy(profile)
         for attr, value in kwargs.items():
             setattr(clone, attr, value)
         return clone
@@ -905,6 +913,9 @@ class Session:
                 )
                 self.__dict__["_legacy_profile_cache"] = legacy
             return legacy._engine_profile()
+        if type(ep) is ExecutionProfile and cluster._config_mode != _ConfigMode.LEGACY:
+            # The common case first (a profile object, often a per-request clone).
+            return ep._engine_profile()
         if getattr(ep, "_turbocql_derived", False):
             return ep._engine_profile()
         if cluster._config_mode == _ConfigMode.LEGACY:

@@ -71,3 +71,21 @@ def test_a_distance_only_subclass_becomes_a_host_filter_and_a_built_in_does_not(
     assert "Filter" not in repr(_engine_form(RoundRobinPolicy()))
     # Over a child, too: the token-aware wrapper asks its child's engine form.
     assert "Filter" in repr(_engine_form(TokenAwarePolicy(Ignoring())))
+
+
+def test_clone_update_sets_the_values_on_a_copy_and_refuses_what_a_profile_refuses():
+    import pytest
+
+    from turbocql import UnsupportedOperation
+    from turbocql.cluster import Cluster, Session
+
+    cluster = Cluster(execution_profiles={"p": ExecutionProfile(RoundRobinPolicy(), request_timeout=5.0)})
+    session = object.__new__(Session)
+    session.__dict__["cluster"] = cluster
+    base = cluster.profile_manager.profiles["p"]
+    clone = session.execution_profile_clone_update("p", request_timeout=1.0, consistency_level=ConsistencyLevel.ONE)
+    assert clone is not base and type(clone) is ExecutionProfile
+    assert (clone.request_timeout, clone.consistency_level) == (1.0, ConsistencyLevel.ONE)
+    assert base.request_timeout == 5.0
+    with pytest.raises(UnsupportedOperation, match="continuous_paging_options"):
+        session.execution_profile_clone_update("p", continuous_paging_options=object())
