@@ -288,19 +288,12 @@ fn find_cause<'a, T: std::error::Error + 'static>(err: &'a (dyn std::error::Erro
         if let Some(found) = e.downcast_ref::<T>() {
             return Some(found);
         }
-        if let Some(ConnectionPoolError::Broken { last_connection_error }) = e.downcast_ref::<ConnectionPoolError>() {
-            next = Some(last_connection_error);
-            continue;
-        }
-        if let Some(ConnectionError::ConnectionSetupRequestError(inner)) = e.downcast_ref::<ConnectionError>() {
-            next = Some(inner);
-            continue;
-        }
-        if let Some(ConnectionError::BrokenConnection(inner)) = e.downcast_ref::<ConnectionError>() {
-            next = Some(inner);
-            continue;
-        }
-        next = e.source();
+        next = match (e.downcast_ref::<ConnectionPoolError>(), e.downcast_ref::<ConnectionError>()) {
+            (Some(ConnectionPoolError::Broken { last_connection_error }), _) => Some(last_connection_error),
+            (_, Some(ConnectionError::ConnectionSetupRequestError(inner))) => Some(inner),
+            (_, Some(ConnectionError::BrokenConnection(inner))) => Some(inner),
+            _ => e.source(),
+        };
     }
     None
 }
