@@ -131,17 +131,13 @@ impl HostEvent {
 
 impl HostEvent {
     fn of(ctx: &HostEventContext, event: &CrateHostEvent) -> Option<Self> {
-        let (kind, old) = match event {
-            CrateHostEvent::Added => ("add", None),
-            CrateHostEvent::Removed => ("remove", None),
-            CrateHostEvent::Up => ("up", None),
-            CrateHostEvent::Down => ("down", None),
-            CrateHostEvent::AddressChanged { old_address, .. } => ("moved", Some(*old_address)),
+        let (kind, addr, old) = match event {
+            CrateHostEvent::Added => ("add", ctx.addr(), None),
+            CrateHostEvent::Removed => ("remove", ctx.addr(), None),
+            CrateHostEvent::Up => ("up", ctx.addr(), None),
+            CrateHostEvent::Down => ("down", ctx.addr(), None),
+            CrateHostEvent::AddressChanged { old_address, new_address } => ("moved", *new_address, Some(*old_address)),
             _ => return None,
-        };
-        let addr = match event {
-            CrateHostEvent::AddressChanged { new_address, .. } => *new_address,
-            _ => ctx.addr(),
         };
         Some(HostEvent {
             kind,
