@@ -64,5 +64,9 @@ def engine_connect(cluster, keyspace=None, on_host_event=None):
         unresponsive_node_threshold=(
             float(cluster.unresponsive_node_threshold) if cluster.unresponsive_node_threshold is not None else None
         ),
+        max_schema_agreement_wait=float(cluster.max_schema_agreement_wait or 0),
+        control_connection_timeout=(
+            float(cluster.control_connection_timeout) if cluster.control_connection_timeout is not None else None
+        ),
         **_auth_arguments(cluster.auth_provider),
     )

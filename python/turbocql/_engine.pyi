@@ -154,6 +154,8 @@ class Page:
     def trace_id(self) -> UUID | None: ...
     @property
     def warnings(self) -> list[str] | None: ...
+    @property
+    def schema_agreed(self) -> bool: ...
     def as_last(self) -> Page: ...
 
 @final
@@ -291,6 +293,10 @@ def connect(
     # neither: one per shard).
     connections_per_host: int | None = None,
     connections_per_shard: int | None = None,
+    # Seconds to wait for schema agreement after a schema change (0: none).
+    max_schema_agreement_wait: float = 10.0,
+    # Seconds each read of the system tables may take (None: the crate's 31 s).
+    control_connection_timeout: float | None = ...,
 ) -> Session: ...
 
 # The Murmur3 token of a routing key (a serialized partition key).
@@ -509,6 +515,8 @@ class ResultCore:
     def _trace_id(self) -> UUID | None: ...
     @property
     def warnings(self) -> list[str] | None: ...
+    @property
+    def _schema_agreed(self) -> bool: ...
 
 @disjoint_base
 class ResponseFutureCore:

@@ -1120,14 +1120,16 @@ class ControlConnection:
 class _SystemReader(Session):
     """Reads system tables for ``cluster.metadata`` on an engine session of the cluster,
     with fixed settings: plain tuples, ``ONE``, the engine's default routing and retries,
-    10 s, no client timestamps; the user's profiles and session attributes do not apply."""
+    the cluster's ``control_connection_timeout``, no client timestamps; the user's profiles
+    and session attributes do not apply."""
 
     _profile = None
     use_client_timestamp = False
 
     def _engine_profile_for(self, ep):
-        if self._profile is None:
-            profile = ExecutionProfile(None, None, ConsistencyLevel.ONE, None, 10.0, tuple_factory)
+        timeout = self.cluster.control_connection_timeout
+        if self._profile is None or self._profile.request_timeout != timeout:
+            profile = ExecutionProfile(None, None, ConsistencyLevel.ONE, None, timeout, tuple_factory)
             self.__dict__["_profile"] = profile
         return self._profile._engine_profile()
 
@@ -1376,9 +1378,18 @@ class ResponseFuture(_engine.ResponseFutureCore):
     (``_engine.ResponseFutureCore``) settles it: the request's target is the future itself.
     """
 
-    # The engine waits for schema agreement after a schema change before it settles the
-    # request (the classic attribute says whether it was reached).
-    is_schema_agreed = True
+    @property
+    def is_schema_agreed(self):
+        """False when the request was a schema change and the nodes were not seen to agree
+        on the schema within ``max_schema_agreement_wait`` (the engine waits before it
+        settles the request; the change is applied and a warning logged). As classic: True
+        for anything else, a failed request included."""
+        if not self.done:
+            return True
+        try:
+            return self.result()._schema_agreed
+        except Exception:  # noqa: BLE001 - a failed request: nothing to agree on
+            return True
 
     @property
     def warnings(self):

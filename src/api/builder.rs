@@ -104,7 +104,7 @@ fn profile_defaults(profile: &EngineProfile, page_size: Option<i32>, numpy: bool
         timeout: profile.timeout,
         shape: if numpy { RowShape::Columns } else { profile.shape },
         profile: Some(profile.handle.clone()),
-        custom_plan: profile.custom_plan.clone(),
+        plan: profile.plan.clone(),
         clock,
     }
 }
@@ -198,9 +198,10 @@ impl RequestBuilder {
             opts.profile = Some(self.single_host(py, opts.profile.take(), &host)?);
         }
         let mut req = request::build(py, &statement, parameters.as_ref(), &opts, snap.encoder.bind(py))?;
-        req.route(py, &opts, query)?;
         let engine = self.engine.get();
-        Ok((PyRequest::new(engine.get(py)?, engine.hosts_arc(), engine.in_flight(), req), row_factory))
+        let session = engine.get(py)?;
+        req.route(py, &opts, query, &session)?;
+        Ok((PyRequest::new(session, engine.hosts_arc(), engine.in_flight(), req), row_factory))
     }
 
     /// `profile` sending to `host` only (a `Host` or an address), as the classic

@@ -179,7 +179,7 @@ impl ConcurrentRun {
                     st.next_index += 1;
                     let made = cols.bind(py, specs.as_slice(), row).and_then(|bound| request::with_values(py, p, bound, opts)).and_then(|kind| {
                         let mut req = Request::new(kind, opts);
-                        self.query.as_ref().map(|q| req.route(py, opts, q.bind(py))).transpose()?;
+                        self.query.as_ref().map(|q| req.route(py, opts, q.bind(py), &self.session)).transpose()?;
                         Ok(req)
                     });
                     self.queue(py, st, idx, made, grouper)?;
@@ -233,7 +233,7 @@ impl ConcurrentRun {
             Some((statement, opts)) => {
                 let mut req = request::build(py, statement, Some(item), opts, encoder)?;
                 if let Some(q) = &self.query {
-                    req.route(py, opts, q.bind(py))?;
+                    req.route(py, opts, q.bind(py), &self.session)?;
                 }
                 Ok(req)
             }
@@ -246,7 +246,7 @@ impl ConcurrentRun {
                 let statement = classify(py, &query)?;
                 let opts = self.defaults.resolve(&statement.own, Timeout::Default, false);
                 let mut req = request::build(py, &statement, Some(&pair.get_item(1)?), &opts, encoder)?;
-                req.route(py, &opts, &query)?;
+                req.route(py, &opts, &query, &self.session)?;
                 Ok(req)
             }
         }

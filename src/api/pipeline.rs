@@ -222,7 +222,7 @@ impl PipelineCore {
         let statement = classify(py, query)?;
         let opts = self.defaults.resolve(&statement.own, self.timeout, false);
         let mut req = request::build(py, &statement, parameters.as_ref(), &opts, self.encoder.bind(py))?;
-        req.route(py, &opts, query)?;
+        req.route(py, &opts, query, &self.session)?;
         let tx = self.tx.lock().clone().ok_or_else(|| PyRuntimeError::new_err("the pipeline is closed"))?;
         let idx = {
             let mut p = self.shared.progress.lock();

@@ -233,6 +233,12 @@ impl ResultCore {
         Ok(self.page().warnings.bind(py).clone())
     }
 
+    /// False after a schema change whose wait for schema agreement ended without it.
+    #[getter]
+    fn _schema_agreed(&self) -> bool {
+        self.page().schema_agreed
+    }
+
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         visit.call(&self._page)?;
         if let Some(rows) = &self.rows {

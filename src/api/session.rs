@@ -248,7 +248,7 @@ fn pool_size(per_host: Option<usize>, per_shard: Option<usize>) -> PyResult<Pool
 /// Raises `NoHostAvailable` if no contact point answers within `connect_timeout`,
 /// `InvalidRequest` for an unknown `keyspace`.
 #[pyfunction]
-#[pyo3(signature = (contact_points, port=9042, username=None, password=None, keyspace=None, compression=None, connect_timeout=5.0, tcp_nodelay=true, reconnection=None, on_host_event=None, *, auth_provider=None, ssl_context=None, server_hostname=None, client_certfile=None, client_keyfile=None, application_name=None, application_version=None, client_id=None, heartbeat_interval=Some(30.0), heartbeat_timeout=Some(30.0), unresponsive_node_threshold=Some(2.0), max_requests_in_flight=inflight::DEFAULT_MAX, connections_per_host=None, connections_per_shard=None))]
+#[pyo3(signature = (contact_points, port=9042, username=None, password=None, keyspace=None, compression=None, connect_timeout=5.0, tcp_nodelay=true, reconnection=None, on_host_event=None, *, auth_provider=None, ssl_context=None, server_hostname=None, client_certfile=None, client_keyfile=None, application_name=None, application_version=None, client_id=None, heartbeat_interval=Some(30.0), heartbeat_timeout=Some(30.0), unresponsive_node_threshold=Some(2.0), max_requests_in_flight=inflight::DEFAULT_MAX, connections_per_host=None, connections_per_shard=None, max_schema_agreement_wait=10.0, control_connection_timeout=Some(2.0)))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect(
     py: Python<'_>,
@@ -276,6 +276,8 @@ pub fn connect(
     max_requests_in_flight: usize,
     connections_per_host: Option<usize>,
     connections_per_shard: Option<usize>,
+    max_schema_agreement_wait: f64,
+    control_connection_timeout: Option<f64>,
 ) -> PyResult<Session> {
     if max_requests_in_flight == 0 {
         return Err(PyValueError::new_err("max_requests_in_flight must be at least 1"));
@@ -298,7 +300,6 @@ pub fn connect(
         .connection_timeout(connect_timeout)
         .tcp_nodelay(tcp_nodelay)
         .default_execution_profile_handle(profile)
-        .metadata_request_clientside_timeout(connect_timeout)
         .pool_size(pool_size)
         // Keyspaces and their replication only (routing needs no more): `cluster.metadata`
         // reads the schema tables itself, and the crate's parse of every column type fails
@@ -310,6 +311,20 @@ pub fn connect(
             Some("snappy") => Some(Compression::Snappy),
             Some(other) => return Err(PyValueError::new_err(format!("unknown compression {other:?}: use 'lz4', 'snappy' or None"))),
         });
+    // The classic `control_connection_timeout` bounds each read of the system tables (None:
+    // the crate's own bound, 31 s, rather than none: a node that stops answering must not
+    // hold the metadata forever).
+    if let Some(t) = control_connection_timeout {
+        builder = builder.metadata_request_clientside_timeout(duration(t, "control_connection_timeout")?);
+    }
+    // After a schema change the crate waits for the nodes to agree on the schema before the
+    // request completes; the classic `max_schema_agreement_wait` bounds that wait, 0 (or
+    // less): none. A wait that ends without agreement is not an error (`exec::run::Response`).
+    builder = if max_schema_agreement_wait > 0.0 {
+        builder.schema_agreement_timeout(duration(max_schema_agreement_wait, "max_schema_agreement_wait")?)
+    } else {
+        builder.auto_await_schema_agreement(false)
+    };
     if let Some(u) = username {
         builder = builder.user(u, password.unwrap_or_default());
     }

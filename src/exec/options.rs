@@ -3,6 +3,7 @@
 //! shape its rows are decoded into ([`RowShape`]). Parsed from the classic driver's
 //! numbers (`ConsistencyLevel.*`), checked here once.
 
+use super::routing::PlanSource;
 use super::timestamps::ClientClock;
 use std::sync::Arc;
 use std::time::Duration;
@@ -88,8 +89,8 @@ pub struct Options {
     /// The execution profile's policies (load balancing, retry, speculative execution);
     /// None: the session's default profile.
     pub profile: Option<ExecutionProfileHandle>,
-    /// A user's load-balancing policy asked for each request's plan (`super::routing::plan_of`).
-    pub custom_plan: Option<Arc<Py<PyAny>>>,
+    /// What the request's plan needs beyond the profile's crate policy.
+    pub plan: PlanSource,
     /// Client-side timestamps; None: the server stamps the writes.
     pub clock: Option<Arc<Py<ClientClock>>>,
 }
@@ -167,7 +168,7 @@ pub struct Defaults {
     pub timeout: Option<Duration>,
     pub shape: RowShape,
     pub profile: Option<ExecutionProfileHandle>,
-    pub custom_plan: Option<Arc<Py<PyAny>>>,
+    pub plan: PlanSource,
     pub clock: Option<Arc<Py<ClientClock>>>,
 }
 
@@ -192,7 +193,7 @@ impl Defaults {
             },
             shape: self.shape,
             profile: self.profile.clone(),
-            custom_plan: self.custom_plan.clone(),
+            plan: self.plan.clone(),
             clock: self.clock.clone(),
         }
     }

@@ -7,7 +7,7 @@ use scylla::response::PagingStateResponse;
 
 use super::attempts::RunError;
 use super::options::RowShape;
-use super::run::Outcome;
+use super::run::{Outcome, Response};
 use crate::codec::{arrow, named_rows, rows};
 use crate::pyrefs;
 
@@ -32,17 +32,39 @@ pub struct Page {
     /// The server's warnings (a list of str), or None.
     #[pyo3(get)]
     pub warnings: Py<PyAny>,
+    /// False after a schema change whose wait for schema agreement ended without it
+    /// (`ResponseFuture.is_schema_agreed`).
+    #[pyo3(get)]
+    pub schema_agreed: bool,
 }
 
 impl Page {
     /// A page with no rows and nothing else.
     pub fn empty(py: Python<'_>) -> Page {
-        Page { rows: py.None(), column_names: py.None(), column_types: py.None(), paging_state: py.None(), trace_id: py.None(), warnings: py.None() }
+        Page {
+            rows: py.None(),
+            column_names: py.None(),
+            column_types: py.None(),
+            paging_state: py.None(),
+            trace_id: py.None(),
+            warnings: py.None(),
+            schema_agreed: true,
+        }
     }
 
     /// The page of a request's outcome.
     pub fn from_outcome(py: Python<'_>, out: Outcome) -> PyResult<Page> {
-        let trace_id = match out.result.tracing_id() {
+        let result = match out.response {
+            Response::Result(result) => result,
+            Response::SchemaChangeApplied { agreed, why } => {
+                let log = py.import("logging")?.call_method1("getLogger", ("turbocql.cluster",))?;
+                let what =
+                    if agreed { "the metadata refresh after it failed" } else { "the nodes were not seen to agree on the schema (max_schema_agreement_wait)" };
+                log.call_method1("warning", ("A schema change was applied, but %s: %s", what, why))?;
+                return Ok(Page { schema_agreed: agreed, ..Page::empty(py) });
+            }
+        };
+        let trace_id = match result.tracing_id() {
             Some(id) => {
                 let kw = PyDict::new(py);
                 kw.set_item("bytes", PyBytes::new(py, id.as_bytes()))?;
@@ -50,7 +72,7 @@ impl Page {
             }
             None => py.None(),
         };
-        let warnings: Vec<String> = out.result.warnings().map(|w| w.to_string()).collect();
+        let warnings: Vec<String> = result.warnings().map(|w| w.to_string()).collect();
         let warnings = if warnings.is_empty() {
             py.None()
         } else {
@@ -69,7 +91,7 @@ impl Page {
             _ => py.None(),
         };
         let shape = out.shape;
-        let (rows, column_names, column_types) = match out.result.into_rows_result() {
+        let (rows, column_names, column_types) = match result.into_rows_result() {
             Ok(r) => {
                 let (names, types) = rows::column_meta(py, &r)?;
                 let rows = match shape {
@@ -86,7 +108,7 @@ impl Page {
             }
             Err(_) => (py.None(), py.None(), py.None()),
         };
-        Ok(Page { rows, column_names, column_types, paging_state, trace_id, warnings })
+        Ok(Page { rows, column_names, column_types, paging_state, trace_id, warnings, schema_agreed: true })
     }
 
     /// A finished request as Python objects: `Ok(page)` or `Err(exception instance)`.
@@ -111,6 +133,7 @@ impl Page {
             paging_state: py.None(),
             trace_id: self.trace_id.clone_ref(py),
             warnings: self.warnings.clone_ref(py),
+            schema_agreed: self.schema_agreed,
         }
     }
 

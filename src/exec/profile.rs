@@ -14,14 +14,12 @@ use std::time::Duration;
 
 use pyo3::prelude::*;
 use scylla::client::execution_profile::{ExecutionProfile, ExecutionProfileBuilder, ExecutionProfileHandle};
-use scylla::policies::load_balancing::DefaultPolicy;
 use scylla::policies::speculative_execution::SimpleSpeculativeExecutionPolicy;
 use scylla::statement::{Consistency, SerialConsistency};
 
-use super::health::Watched;
 use super::options::{consistency_of, duration, serial_consistency_of, RowShape};
 use super::retry::Retry;
-use super::routing::LoadBalancing;
+use super::routing::{LoadBalancing, PlanSource};
 use crate::pyrefs;
 
 /// A crate profile with the engine's defaults, for the session's default profile and each
@@ -29,10 +27,7 @@ use crate::pyrefs;
 /// default load-balancing and retry policies watched and noted as every policy the engine
 /// builds is (`super::health`, `super::attempts`).
 pub fn engine_defaults() -> ExecutionProfileBuilder {
-    ExecutionProfile::builder()
-        .request_timeout(None)
-        .load_balancing_policy(Watched::wrap(DefaultPolicy::builder().build()))
-        .retry_policy(Retry::build_default())
+    ExecutionProfile::builder().request_timeout(None).load_balancing_policy(LoadBalancing::build_default().policy).retry_policy(Retry::build_default())
 }
 
 /// A classic `ExecutionProfile` for the engine (see the module doc). Made by
@@ -46,8 +41,8 @@ pub struct EngineProfile {
     pub timeout: Option<Duration>,
     pub shape: RowShape,
     pub row_factory: Py<PyAny>,
-    /// A user's load-balancing policy whose `make_query_plan` each request asks.
-    pub custom_plan: Option<Arc<Py<PyAny>>>,
+    /// What each request's plan needs beyond the crate policy of `handle`.
+    pub plan: PlanSource,
     /// Set when the profile, or a policy in it, changed: a session's defaults read from
     /// this profile are read again (`api::builder`). Each profile has its own, so a change
     /// to one leaves every other profile's engine form, and every snapshot of it, alone.
@@ -89,14 +84,11 @@ impl EngineProfile {
         request_timeout: Option<f64>,
         row_factory: Bound<'_, PyAny>,
     ) -> PyResult<Self> {
-        let mut builder = engine_defaults();
-        let mut custom_plan = None;
-        if let Some(lb) = load_balancing {
-            custom_plan = lb.custom_policy();
-            if custom_plan.is_none() {
-                builder = builder.load_balancing_policy(lb.build());
-            }
-        }
+        let built = match load_balancing {
+            Some(lb) => lb.build(),
+            None => LoadBalancing::build_default(),
+        };
+        let mut builder = engine_defaults().load_balancing_policy(built.policy);
         if let Some(r) = retry {
             builder = builder.retry_policy(r.build());
         }
@@ -111,7 +103,7 @@ impl EngineProfile {
             timeout: request_timeout.map(|t| duration(t, "request_timeout")).transpose()?,
             shape: row_shape(py, &row_factory)?,
             row_factory: row_factory.unbind(),
-            custom_plan,
+            plan: built.plan,
             stale: Arc::new(AtomicBool::new(false)),
             policies_stale: None,
         })
@@ -136,7 +128,7 @@ impl EngineProfile {
             timeout: request_timeout.map(|t| duration(t, "request_timeout")).transpose()?,
             shape: row_shape(py, &row_factory)?,
             row_factory: row_factory.unbind(),
-            custom_plan: self.custom_plan.clone(),
+            plan: self.plan.clone(),
             stale: Arc::new(AtomicBool::new(false)),
             policies_stale: Some(self.policies_stale.clone().unwrap_or_else(|| self.stale.clone())),
         })
@@ -154,7 +146,7 @@ impl EngineProfile {
     }
 
     fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
-        if let Some(p) = &self.custom_plan {
+        if let PlanSource::Custom(p) = &self.plan {
             visit.call(p.as_ref())?;
         }
         visit.call(&self.row_factory)

@@ -16,10 +16,11 @@ use scylla::statement::Statement;
 
 use super::options::{apply_options, Options, RowShape};
 use super::prepared::Prepared;
-use super::routing::plan_of;
+use super::routing::{plan_of, PlanSource};
 use super::statement::{Classified, Kind};
 use crate::codec::values::{bind_row, BoundValues};
 use crate::pyrefs;
+use scylla::client::session::Session as ScyllaSession;
 
 /// A request ready to run: statement with its values and options, and how its result is
 /// handed back.
@@ -48,13 +49,22 @@ impl Request {
         }
     }
 
-    /// Where the profile's load balancing is a user's policy: this request routed by the
-    /// plan it gives for `query` (the Python statement); otherwise nothing to do.
-    pub fn route(&mut self, py: Python<'_>, opts: &Options, query: &Bound<'_, PyAny>) -> PyResult<()> {
-        let Some(policy) = &opts.custom_plan else {
-            return Ok(());
+    /// The request's own plan, where its profile's crate policy alone does not make it:
+    /// a user's policy's plan for `query` (the Python statement), or under a token-aware
+    /// policy a simple statement's (or batch's) `routing_key` replicas first. The
+    /// working keyspace is `session`'s.
+    pub fn route(&mut self, py: Python<'_>, opts: &Options, query: &Bound<'_, PyAny>, session: &ScyllaSession) -> PyResult<()> {
+        let handle = match &opts.plan {
+            PlanSource::Policy => return Ok(()),
+            PlanSource::Custom(policy) => plan_of(py, policy, query, opts.profile.as_ref())?,
+            // The crate computes a prepared statement's token itself.
+            PlanSource::KeyRouted(_) if matches!(self.kind, RequestKind::Prepared(..)) => return Ok(()),
+            PlanSource::KeyRouted(routing) => match routing.handle_for(py, query, session, opts.profile.as_ref())? {
+                Some(handle) => handle,
+                None => return Ok(()),
+            },
         };
-        let handle = Some(plan_of(py, policy, query, opts.profile.as_ref())?);
+        let handle = Some(handle);
         match &mut self.kind {
             RequestKind::Prepared(stmt, _) => stmt.set_execution_profile_handle(handle),
             RequestKind::Query(stmt) => stmt.set_execution_profile_handle(handle),

@@ -17,9 +17,12 @@ use std::sync::Arc;
 use crate::sync::RwLock;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString};
 use scylla::client::execution_profile::{ExecutionProfile, ExecutionProfileHandle};
+use scylla::client::session::Session as ScyllaSession;
 use scylla::cluster::{ClusterState, Node, NodeRef};
 use scylla::policies::load_balancing::{DefaultPolicy, FallbackPlan, LoadBalancingPolicy, RoutingInfo};
+use scylla::routing::partitioner::{Murmur3Partitioner, Partitioner};
 use scylla::routing::Shard;
 use uuid::Uuid;
 
@@ -182,18 +185,33 @@ impl Plan {
     }
 }
 
-impl LoadBalancing {
-    /// The user's policy whose plan each request asks for, if this is one.
-    pub fn custom_policy(&self) -> Option<Arc<Py<PyAny>>> {
-        match self.spec.as_ref() {
-            Spec::Custom(p) => Some(p.clone()),
-            _ => None,
-        }
-    }
+/// What a request's plan needs beyond its profile's crate policy; decided once per profile.
+#[derive(Clone, Default)]
+pub enum PlanSource {
+    /// The profile's crate policy alone.
+    #[default]
+    Policy,
+    /// A user's policy whose `make_query_plan` each request asks (see [`plan_of`]).
+    Custom(Arc<Py<PyAny>>),
+    /// A token-aware policy: a simple statement (or batch) given a `routing_key` goes to
+    /// that key's replicas first (see [`KeyRouting`]); the crate computes the token of a
+    /// prepared statement itself.
+    KeyRouted(Arc<KeyRouting>),
+}
 
+/// A crate policy built from a classic one, and what its requests' plans need besides.
+pub struct Built {
+    pub policy: Arc<dyn LoadBalancingPolicy>,
+    pub plan: PlanSource,
+}
+
+impl LoadBalancing {
     /// The crate policy that routes as this classic policy does (with unresponsive nodes
-    /// given last: `super::health`).
-    pub fn build(&self) -> Arc<dyn LoadBalancingPolicy> {
+    /// given last: `super::health`), or the user's policy each request asks.
+    pub fn build(&self) -> Built {
+        if let Spec::Custom(p) = self.spec.as_ref() {
+            return Built { policy: default_policy(), plan: PlanSource::Custom(p.clone()) };
+        }
         let mut plan = Plan::default();
         plan.gather(&self.spec);
         let mut builder = DefaultPolicy::builder().token_aware(plan.token_aware).enable_shuffling_replicas(plan.shuffle);
@@ -207,10 +225,155 @@ impl LoadBalancing {
         // The crate's DC failover uses every remote host; the classic policy only the first
         // `used_hosts_per_remote_dc` of each remote DC.
         let remote_limit = plan.local_dc.clone().filter(|_| plan.remote_hosts > 0).map(|dc| (dc, plan.remote_hosts as usize));
-        if plan.filters.is_empty() && remote_limit.is_none() {
-            return Watched::wrap(inner);
+        let unwatched: Arc<dyn LoadBalancingPolicy> = if plan.filters.is_empty() && remote_limit.is_none() {
+            inner
+        } else {
+            Arc::new(Filtered { inner, filters: plan.filters, remote_limit, decisions: RwLock::new(Decisions::default()) })
+        };
+        let keyed = plan.token_aware.then(|| {
+            PlanSource::KeyRouted(Arc::new(KeyRouting {
+                unwatched: unwatched.clone(),
+                local_dc: plan.local_dc,
+                local_rack: plan.local_rack,
+                shuffle: plan.shuffle,
+            }))
+        });
+        Built { policy: Watched::wrap(unwatched), plan: keyed.unwrap_or_default() }
+    }
+
+    /// The engine's default: token-aware over every host, replicas shuffled.
+    pub fn build_default() -> Built {
+        let unwatched: Arc<dyn LoadBalancingPolicy> = DefaultPolicy::builder().build();
+        let keyed = KeyRouting { unwatched: unwatched.clone(), local_dc: None, local_rack: None, shuffle: true };
+        Built { policy: Watched::wrap(unwatched), plan: PlanSource::KeyRouted(Arc::new(keyed)) }
+    }
+}
+
+fn default_policy() -> Arc<dyn LoadBalancingPolicy> {
+    LoadBalancing::build_default().policy
+}
+
+/// A token-aware policy's routing of a statement the crate computes no token for: a
+/// simple statement, or a batch of them, given a `routing_key`. As the classic
+/// `TokenAwarePolicy` does, the Murmur3 token of the key picks the replicas in the
+/// statement's keyspace (else the session's); those the child policy counts as local
+/// (its DC, its rack first) come first, shuffled or in ring order, then the child's plan
+/// without them. Each such request carries a crate profile of its own ([`Self::handle_for`]).
+pub struct KeyRouting {
+    /// The profile's crate policy without the health wrapper, which goes around the whole.
+    unwatched: Arc<dyn LoadBalancingPolicy>,
+    local_dc: Option<String>,
+    local_rack: Option<String>,
+    shuffle: bool,
+}
+
+impl KeyRouting {
+    /// The crate profile routing `query` by its routing key, from `profile` (None: the
+    /// session's default); None when the statement has no routing key or keyspace, or
+    /// the engine knows no replicas for it.
+    pub fn handle_for(
+        &self,
+        py: Python<'_>,
+        query: &Bound<'_, PyAny>,
+        session: &ScyllaSession,
+        profile: Option<&ExecutionProfileHandle>,
+    ) -> PyResult<Option<ExecutionProfileHandle>> {
+        if query.is_instance_of::<PyString>() {
+            return Ok(None);
         }
-        Watched::wrap(Arc::new(Filtered { inner, filters: plan.filters, remote_limit, decisions: RwLock::new(Decisions::default()) }))
+        let Some(key) = query.getattr_opt(pyo3::intern!(py, "routing_key"))?.filter(|k| !k.is_none()) else {
+            return Ok(None);
+        };
+        let Ok(key) = key.cast::<PyBytes>() else {
+            return Ok(None);
+        };
+        let named = |attr: &Bound<'_, PyString>| -> PyResult<Option<String>> {
+            query.getattr_opt(attr)?.filter(|v| !v.is_none()).map(|v| v.extract::<String>()).transpose()
+        };
+        let keyspace = match named(pyo3::intern!(py, "keyspace"))? {
+            Some(k) => k,
+            None => match session.get_keyspace() {
+                Some(k) => k.to_string(),
+                None => return Ok(None),
+            },
+        };
+        let table = named(pyo3::intern!(py, "table"))?.unwrap_or_default();
+        let token = Murmur3Partitioner.hash_one(key.as_bytes());
+        let state = session.get_cluster_state();
+        let mut replicas: Vec<(Uuid, Shard, u8)> = state
+            .get_token_endpoints(&keyspace, &table, token)
+            .iter()
+            .filter_map(|(node, shard)| self.nearness(node).map(|near| (node.host_id, *shard, near)))
+            .collect();
+        if replicas.is_empty() {
+            return Ok(None);
+        }
+        if self.shuffle {
+            shuffle(&mut replicas);
+        }
+        // Stable: the local rack's replicas first, each group in the order above.
+        replicas.sort_by_key(|r| r.2);
+        let routed = ReplicasFirst { inner: self.unwatched.clone(), replicas: replicas.into_iter().map(|(id, shard, _)| (id, shard)).collect() };
+        let builder = match profile {
+            Some(p) => p.pointee_to_builder(),
+            None => super::profile::engine_defaults(),
+        };
+        Ok(Some(builder.load_balancing_policy(Watched::wrap(Arc::new(routed))).build().into_handle()))
+    }
+
+    /// 0 for a node in the local rack, 1 elsewhere in the local DC (every DC is local
+    /// without a local DC); None for a remote node.
+    fn nearness(&self, node: &Node) -> Option<u8> {
+        match &self.local_dc {
+            None => Some(1),
+            Some(dc) if node.datacenter.as_deref() != Some(dc.as_str()) => None,
+            Some(_) => Some(if self.local_rack.is_some() && node.rack == self.local_rack { 0 } else { 1 }),
+        }
+    }
+}
+
+/// Fisher-Yates, seeded from the standard library's per-process random hasher keys.
+fn shuffle<T>(items: &mut [T]) {
+    use std::hash::{BuildHasher, Hasher};
+    let mut seed = std::collections::hash_map::RandomState::new().build_hasher();
+    for i in (1..items.len()).rev() {
+        seed.write_usize(i);
+        let j = (seed.finish() % (i as u64 + 1)) as usize;
+        items.swap(i, j);
+    }
+}
+
+/// One request's plan under [`KeyRouting`]: the replicas the inner policy would use, in
+/// the order given, then the rest of the inner policy's plan.
+#[derive(Debug)]
+struct ReplicasFirst {
+    inner: Arc<dyn LoadBalancingPolicy>,
+    replicas: Vec<(Uuid, Shard)>,
+}
+
+impl LoadBalancingPolicy for ReplicasFirst {
+    fn pick<'a>(&'a self, request: &'a RoutingInfo, cluster: &'a ClusterState) -> Option<(NodeRef<'a>, Option<Shard>)> {
+        self.fallback(request, cluster).next()
+    }
+
+    fn fallback<'a>(&'a self, request: &'a RoutingInfo, cluster: &'a ClusterState) -> FallbackPlan<'a> {
+        let plan: Vec<(NodeRef<'a>, Option<Shard>)> = self.inner.fallback(request, cluster).collect();
+        let first: Vec<(NodeRef<'a>, Option<Shard>)> =
+            self.replicas.iter().filter_map(|(id, shard)| plan.iter().find(|(n, _)| n.host_id == *id).map(|(n, _)| (*n, Some(*shard)))).collect();
+        let rest = plan.into_iter().filter(move |(n, _)| !self.replicas.iter().any(|(id, _)| *id == n.host_id));
+        Box::new(first.into_iter().chain(rest))
+    }
+
+    fn on_request_success(&self, request: &RoutingInfo, latency: std::time::Duration, node: NodeRef<'_>) {
+        self.inner.on_request_success(request, latency, node)
+    }
+
+    fn on_request_failure(&self, request: &RoutingInfo, latency: std::time::Duration, node: NodeRef<'_>, error: &scylla::errors::RequestAttemptError) {
+        self.inner.on_request_failure(request, latency, node, error)
+    }
+
+    fn name(&self) -> String {
+        format!("ReplicasFirst({})", self.inner.name())
     }
 }
 

@@ -33,15 +33,34 @@ const LAST_RESEND_WAIT: Duration = Duration::from_millis(500);
 
 /// The raw outcome of one request, not yet converted for Python (see `super::page`).
 pub struct Outcome {
-    pub(crate) result: QueryResult,
+    pub(crate) response: Response,
     pub(crate) paging: Option<PagingStateResponse>,
     pub(crate) shape: RowShape,
+}
+
+/// What the node answered.
+// The large variant is the common one: boxing it would cost an allocation per request.
+#[allow(clippy::large_enum_variant)]
+pub enum Response {
+    Result(QueryResult),
+    /// A schema change the node applied, after which the crate's wait failed (the classic
+    /// driver returns such a result with `is_schema_agreed` False and a warning, where the
+    /// crate fails the request): with `agreed` false, the nodes were not seen to agree on
+    /// the schema within `max_schema_agreement_wait`; with `agreed` true, they agreed and
+    /// the crate's metadata refresh that follows failed. `why` says what failed.
+    SchemaChangeApplied {
+        agreed: bool,
+        why: String,
+    },
 }
 
 impl Outcome {
     /// True for a result with nothing to show (a write): no rows, no paging, no trace.
     pub fn is_void(&self) -> bool {
-        !self.result.is_rows() && self.result.tracing_id().is_none() && self.result.warnings().next().is_none()
+        match &self.response {
+            Response::Result(r) => !r.is_rows() && r.tracing_id().is_none() && r.warnings().next().is_none(),
+            Response::SchemaChangeApplied { .. } => true,
+        }
     }
 
     /// True when the server has more pages of this result.
@@ -110,20 +129,35 @@ async fn resend(
 async fn attempt(session: &ScyllaSession, req: &Request, state: Option<PagingState>) -> Result<Outcome, RunError> {
     let shape = req.shape;
     let state = state.unwrap_or_default();
-    let (result, paging) = match (&req.kind, req.paged) {
-        (RequestKind::Prepared(stmt, values), true) => {
-            let (result, paging) = session.execute_single_page(stmt, values, state).await.map_err(after_failure)?;
-            (result, Some(paging))
-        }
-        (RequestKind::Prepared(stmt, values), false) => (session.execute_unpaged(stmt, values).await.map_err(after_failure)?, None),
-        (RequestKind::Query(stmt), true) => {
-            let (result, paging) = session.query_single_page(stmt.clone(), (), state).await.map_err(after_failure)?;
-            (result, Some(paging))
-        }
-        (RequestKind::Query(stmt), false) => (session.query_unpaged(stmt.clone(), ()).await.map_err(after_failure)?, None),
-        (RequestKind::Batch(batch, values), _) => (session.batch(batch, values).await.map_err(after_failure)?, None),
+    let (response, paging) = match (&req.kind, req.paged) {
+        (RequestKind::Prepared(stmt, values), true) => paged(session.execute_single_page(stmt, values, state).await)?,
+        (RequestKind::Prepared(stmt, values), false) => (unpaged(session.execute_unpaged(stmt, values).await)?, None),
+        (RequestKind::Query(stmt), true) => paged(session.query_single_page(stmt.clone(), (), state).await)?,
+        (RequestKind::Query(stmt), false) => (unpaged(session.query_unpaged(stmt.clone(), ()).await)?, None),
+        (RequestKind::Batch(batch, values), _) => (unpaged(session.batch(batch, values).await)?, None),
     };
-    Ok(Outcome { result, paging, shape })
+    Ok(Outcome { response, paging, shape })
+}
+
+fn paged(res: Result<(QueryResult, PagingStateResponse), ExecutionError>) -> Result<(Response, Option<PagingStateResponse>), RunError> {
+    match res {
+        Ok((result, paging)) => Ok((Response::Result(result), Some(paging))),
+        Err(e) => Ok((schema_change_applied(e)?, None)),
+    }
+}
+
+fn unpaged(res: Result<QueryResult, ExecutionError>) -> Result<Response, RunError> {
+    res.map(Response::Result).or_else(schema_change_applied)
+}
+
+/// A request whose only failure came after the node had applied its schema change: the
+/// wait for schema agreement, or the metadata refresh after it (see [`Response`]).
+fn schema_change_applied(e: ExecutionError) -> Result<Response, RunError> {
+    match e {
+        ExecutionError::SchemaAgreementError(e) => Ok(Response::SchemaChangeApplied { agreed: false, why: e.to_string() }),
+        ExecutionError::MetadataError(e) => Ok(Response::SchemaChangeApplied { agreed: true, why: e.to_string() }),
+        e => Err(after_failure(e)),
+    }
 }
 
 /// Bounds `fut` by the client-side timeout, if any.

@@ -345,6 +345,98 @@ def test_token_aware_policy_sends_each_key_to_its_dc1_replica(counter, keyspaces
     assert traced == replica
 
 
+def _simple_statements(stmt_module, ks, k, with_keyspace):
+    """A simple SELECT and a batch of one simple INSERT for key ``k``, each given its
+    routing key (and, with ``with_keyspace``, its keyspace), for either driver."""
+    key = struct.pack(">i", k)
+    extra = {"keyspace": ks} if with_keyspace else {}
+    select = stmt_module.SimpleStatement("SELECT v FROM %s.t WHERE k = %d" % (ks, k), routing_key=key, **extra)
+    batch = stmt_module.BatchStatement()
+    batch.add(stmt_module.SimpleStatement("INSERT INTO %s.t (k, v) VALUES (%d, %d)" % (ks, k, k)))
+    batch.routing_key = key
+    if with_keyspace:
+        batch.keyspace = ks
+    return select, batch
+
+
+@pytest.mark.parametrize("with_keyspace", [True, False], ids=["statement-keyspace", "session-keyspace"])
+def test_token_aware_policy_sends_a_simple_statement_with_a_routing_key_to_its_replica(
+    counter, keyspaces, with_keyspace
+):
+    """The classic ``TokenAwarePolicy`` routes a ``SimpleStatement`` (and a batch) by its
+    ``routing_key`` in the statement's keyspace, else the session's; the scylla crate
+    computes tokens only for prepared statements, so the engine does it for these."""
+    from cassandra import query as cquery
+
+    from turbocql import query as tquery
+
+    ks = keyspaces["one_each"]
+    lbp = TokenAwarePolicy(DCAwareRoundRobinPolicy("dc1"))
+    clbp = cpol.TokenAwarePolicy(cpol.DCAwareRoundRobinPolicy("dc1"))
+    session_ks = None if with_keyspace else ks
+    with classic(counter, keyspace=session_ks, schema_metadata_enabled=True, **_classic_profiles(clbp)) as (
+        ccluster,
+        csession,
+        _,
+    ):
+        replica = {}
+        classic_coordinators = {}
+        for k in KEYS:
+            in_dc1 = [
+                h.address for h in ccluster.metadata.get_replicas(ks, struct.pack(">i", k)) if h.datacenter == "dc1"
+            ]
+            replica[k] = in_dc1[0]
+            select, _ = _simple_statements(cquery, ks, k, with_keyspace)
+            classic_coordinators[k] = str(
+                csession.execute(select, trace=True).get_query_trace(max_wait_sec=30).coordinator
+            )
+    assert set(replica.values()) == DC1, "the keys should fall on both dc1 nodes: %s" % replica
+    assert classic_coordinators == replica
+
+    with turbocql(counter, keyspace=session_ks, **_profiles(lbp)) as (_, session, sel):
+        measured = {}
+        for k in KEYS:
+            select, batch = _simple_statements(tquery, ks, k, with_keyspace)
+
+            def work(select=select, batch=batch):
+                for _ in range(PER_KEY // 2):
+                    session.execute(select)
+                    session.execute(batch)
+
+            measured[k] = counter.measure(sel, work)
+        traced = {
+            k: str(
+                session.execute(_simple_statements(tquery, ks, k, with_keyspace)[0], trace=True)
+                .get_query_trace(max_wait_sec=30)
+                .coordinator
+            )
+            for k in KEYS
+        }
+    for k in KEYS:
+        assert_only(measured[k], {replica[k]}, total=PER_KEY, who="turbocql, key %d" % k)
+    assert traced == replica
+
+
+def test_a_simple_statement_without_a_routing_key_follows_the_child_policy(counter, keyspaces):
+    """No routing key (or no keyspace to find replicas in): the child policy's plan, dc1
+    round-robin, as the classic ``TokenAwarePolicy`` does."""
+    from turbocql import query as tquery
+
+    ks = keyspaces["one_each"]
+    lbp = TokenAwarePolicy(DCAwareRoundRobinPolicy("dc1"))
+    with turbocql(counter, **_profiles(lbp)) as (_, session, sel):
+        stmt = tquery.SimpleStatement("SELECT v FROM %s.t WHERE k = 1000" % ks)
+        no_keyspace = tquery.SimpleStatement("SELECT v FROM %s.t WHERE k = 1000" % ks, routing_key=b"\0\0\3\xe8")
+
+        def work():
+            for _ in range(N // 2):
+                session.execute(stmt)
+                session.execute(no_keyspace)
+
+        deltas = counter.measure(sel, work)
+    assert_only(deltas, DC1, total=N - N % 2)
+
+
 # --------------------------------------------------------------------------
 # 6. Two profiles in one cluster: each API goes where the profile it names says
 
