@@ -11,6 +11,7 @@
 //! is left with nothing shared.
 
 use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{PoisonError, TryLockError};
 use std::time::Instant;
 
@@ -72,34 +73,53 @@ impl WaitTimeoutResult {
 }
 
 /// A condition variable (std's) waited on with a [`MutexGuard`].
+///
+/// It counts its waiters, and a notify with none is a load, not a system call: std's
+/// `notify_one`/`notify_all` always make a `futex` wake call, and a future settled with
+/// nobody waiting on it (every `execute_async` whose result is read after it completed) paid
+/// one per request, as parking_lot's, which checks for waiters first, did not. A waiter
+/// counts itself while it holds the mutex, before `wait` releases it; whoever changes the
+/// state waited for does so under the mutex, so a notify after that change sees the count.
 #[derive(Debug, Default)]
-pub struct Condvar(std::sync::Condvar);
+pub struct Condvar {
+    cv: std::sync::Condvar,
+    waiters: AtomicUsize,
+}
 
 impl Condvar {
     pub const fn new() -> Self {
-        Condvar(std::sync::Condvar::new())
+        Condvar { cv: std::sync::Condvar::new(), waiters: AtomicUsize::new(0) }
     }
 
     pub fn wait<T>(&self, guard: &mut MutexGuard<'_, T>) {
         let g = guard.0.take().expect("a guard waits once at a time");
-        guard.0 = Some(self.0.wait(g).unwrap_or_else(PoisonError::into_inner));
+        self.waiters.fetch_add(1, Ordering::SeqCst);
+        let g = self.cv.wait(g).unwrap_or_else(PoisonError::into_inner);
+        self.waiters.fetch_sub(1, Ordering::SeqCst);
+        guard.0 = Some(g);
     }
 
     /// Waits until notified or `deadline`.
     pub fn wait_until<T>(&self, guard: &mut MutexGuard<'_, T>, deadline: Instant) -> WaitTimeoutResult {
         let g = guard.0.take().expect("a guard waits once at a time");
         let left = deadline.saturating_duration_since(Instant::now());
-        let (g, res) = self.0.wait_timeout(g, left).unwrap_or_else(PoisonError::into_inner);
+        self.waiters.fetch_add(1, Ordering::SeqCst);
+        let (g, res) = self.cv.wait_timeout(g, left).unwrap_or_else(PoisonError::into_inner);
+        self.waiters.fetch_sub(1, Ordering::SeqCst);
         guard.0 = Some(g);
         WaitTimeoutResult(res.timed_out())
     }
 
     pub fn notify_one(&self) {
-        self.0.notify_one();
+        if self.waiters.load(Ordering::SeqCst) > 0 {
+            self.cv.notify_one();
+        }
     }
 
     pub fn notify_all(&self) {
-        self.0.notify_all();
+        if self.waiters.load(Ordering::SeqCst) > 0 {
+            self.cv.notify_all();
+        }
     }
 }
 
@@ -151,5 +171,26 @@ mod tests {
         let mut g = pair.0.lock();
         assert!(pair.1.wait_until(&mut g, Instant::now() + Duration::from_millis(5)).timed_out());
         assert!(pair.0.try_lock().is_none());
+    }
+
+    #[test]
+    fn a_notify_with_no_waiter_is_skipped_and_later_waiters_are_still_woken() {
+        let pair = Arc::new((Mutex::new(0u32), Condvar::new()));
+        pair.1.notify_all(); // nobody waits: nothing to wake, nothing lost
+        assert_eq!(pair.1.waiters.load(Ordering::SeqCst), 0);
+        for round in 1..=200u32 {
+            let other = pair.clone();
+            let t = std::thread::spawn(move || {
+                *other.0.lock() = round;
+                other.1.notify_one();
+            });
+            let mut g = pair.0.lock();
+            while *g != round {
+                pair.1.wait(&mut g);
+            }
+            drop(g);
+            t.join().unwrap();
+        }
+        assert_eq!(pair.1.waiters.load(Ordering::SeqCst), 0);
     }
 }
