@@ -7,6 +7,11 @@ use scylla::response::PagingStateResponse;
 
 use super::attempts::RunError;
 use super::options::RowShape;
+use std::sync::Arc;
+
+use scylla::cluster::Node;
+
+use super::routing::host_object;
 use super::run::{Outcome, Response};
 use crate::codec::{arrow, named_rows, rows};
 use crate::pyrefs;
@@ -36,6 +41,9 @@ pub struct Page {
     /// (`ResponseFuture.is_schema_agreed`).
     #[pyo3(get)]
     pub schema_agreed: bool,
+    /// The node that answered (`ResponseFuture.coordinator_host`), kept as the crate's node
+    /// and made a `Host` only when asked for: a request pays an `Arc` clone, not a Python call.
+    pub coordinator: Option<Arc<Node>>,
 }
 
 impl Page {
@@ -49,6 +57,7 @@ impl Page {
             trace_id: py.None(),
             warnings: py.None(),
             schema_agreed: true,
+            coordinator: None,
         }
     }
 
@@ -64,6 +73,7 @@ impl Page {
                 return Ok(Page { schema_agreed: agreed, ..Page::empty(py) });
             }
         };
+        let coordinator = Some(result.request_coordinator().node().clone());
         let trace_id = match result.tracing_id() {
             Some(id) => {
                 let kw = PyDict::new(py);
@@ -108,7 +118,15 @@ impl Page {
             }
             Err(_) => (py.None(), py.None(), py.None()),
         };
-        Ok(Page { rows, column_names, column_types, paging_state, trace_id, warnings, schema_agreed: true })
+        Ok(Page { rows, column_names, column_types, paging_state, trace_id, warnings, schema_agreed: true, coordinator })
+    }
+
+    /// The node that answered, as its `turbocql.pool.Host` (None when unknown).
+    pub fn coordinator_host<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        match &self.coordinator {
+            Some(node) => Ok(Some(host_object(py, pyrefs::get(py)?, node)?)),
+            None => Ok(None),
+        }
     }
 
     /// A finished request as Python objects: `Ok(page)` or `Err(exception instance)`.
@@ -134,7 +152,15 @@ impl Page {
             trace_id: self.trace_id.clone_ref(py),
             warnings: self.warnings.clone_ref(py),
             schema_agreed: self.schema_agreed,
+            coordinator: self.coordinator.clone(),
         }
+    }
+
+    /// The node that answered, as its `turbocql.pool.Host`; None when the engine does not
+    /// know it (a schema change whose agreement wait failed, a page made by the engine).
+    #[getter]
+    fn coordinator<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.coordinator_host(py)
     }
 
     fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
