@@ -68,6 +68,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<exec::prepared::Prepared>()?;
     m.add_class::<exec::statement::ClassifiedStatement>()?;
     m.add_class::<exec::page::Page>()?;
+    m.add_class::<exec::metrics::RequestMetrics>()?;
     m.add_class::<codec::arrow::ArrowColumn>()?;
     m.add_class::<exec::routing::LoadBalancing>()?;
     m.add_class::<exec::retry::Retry>()?;

@@ -41,6 +41,7 @@ __all__ = [
     "Prepared",
     "ClassifiedStatement",
     "Page",
+    "RequestMetrics",
     "ArrowColumn",
     "LoadBalancing",
     "Retry",
@@ -137,6 +138,13 @@ class Prepared:
 
 @final
 class ClassifiedStatement: ...
+
+# A cluster's metrics as the engine counts them (turbocql.metrics.Metrics._engine).
+@final
+class RequestMetrics:
+    def __new__(cls) -> Self: ...
+    def counts(self) -> dict[str, int]: ...
+    def request_timer(self) -> dict[str, float]: ...
 
 @final
 class Page:

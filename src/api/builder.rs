@@ -31,6 +31,7 @@ use super::pipeline::{self, PipelineCore};
 use super::request::PyRequest;
 use super::session::Session;
 use crate::errors;
+use crate::exec::metrics::{Counters, RequestMetrics};
 use crate::exec::options::{duration, Defaults, RowShape, Timeout};
 use crate::exec::profile::EngineProfile;
 use crate::exec::replica_batch::Grouping;
@@ -96,7 +97,13 @@ pub struct Snapshot {
 }
 
 /// A profile's defaults, with the session's page size and numpy choice.
-fn profile_defaults(profile: &EngineProfile, page_size: Option<i32>, numpy: bool, clock: Option<Arc<Py<ClientClock>>>) -> Defaults {
+fn profile_defaults(
+    profile: &EngineProfile,
+    page_size: Option<i32>,
+    numpy: bool,
+    clock: Option<Arc<Py<ClientClock>>>,
+    metrics: Option<Arc<Counters>>,
+) -> Defaults {
     Defaults {
         consistency: profile.consistency,
         serial: profile.serial,
@@ -106,6 +113,7 @@ fn profile_defaults(profile: &EngineProfile, page_size: Option<i32>, numpy: bool
         profile: Some(profile.handle.clone()),
         plan: profile.plan.clone(),
         clock,
+        metrics,
     }
 }
 
@@ -146,7 +154,13 @@ impl RequestBuilder {
         // `Session._client_clock`: None when `use_client_timestamp` is off.
         let clock = s.getattr(pyo3::intern!(py, "_client_clock"))?;
         let clock = if clock.is_none() { None } else { Some(Arc::new(clock.cast_into::<ClientClock>()?.unbind())) };
-        let defaults = profile_defaults(profile, page_size, numpy, clock);
+        // `Session._engine_metrics`: the cluster's metrics when enabled (not on the
+        // cluster's own reads of the system tables, which the classic driver does not count).
+        let metrics = match s.getattr_opt(pyo3::intern!(py, "_engine_metrics"))? {
+            Some(m) if !m.is_none() => Some(m.cast_into::<RequestMetrics>()?.get().counters.clone()),
+            _ => None,
+        };
+        let defaults = profile_defaults(profile, page_size, numpy, clock, metrics);
         let row_factory = if numpy { refs.numpy_factory.clone_ref(py) } else { profile.row_factory.clone_ref(py) };
         let encoder = s.getattr(pyo3::intern!(py, "encoder"))?.unbind();
         Ok(Snapshot { version, profile: engine_profile.clone().unbind(), defaults: Arc::new(defaults), row_factory, encoder, numpy })
@@ -168,7 +182,7 @@ impl RequestBuilder {
         }
         let profile = self.session.bind(py).call_method1(pyo3::intern!(py, "_engine_profile_for"), (ep,))?;
         let profile = profile.cast::<EngineProfile>()?.get();
-        let defaults = profile_defaults(profile, snap.defaults.page_size, snap.numpy, snap.defaults.clock.clone());
+        let defaults = profile_defaults(profile, snap.defaults.page_size, snap.numpy, snap.defaults.clock.clone(), snap.defaults.metrics.clone());
         let row_factory = if snap.numpy { snap.row_factory.bind(py).clone() } else { profile.row_factory.bind(py).clone() };
         Ok(Some((defaults, row_factory)))
     }

@@ -133,6 +133,7 @@ impl RetrySession for NotedSession {
     fn decide_should_retry(&mut self, info: RequestInfo) -> RetryDecision {
         let failed = FAILED_ON.with(|f| f.take()).map(|node| (node, info.error.clone()));
         let decision = self.inner.decide_should_retry(info);
+        super::metrics::note_decision(&decision);
         self.tried.failures.extend(failed);
         self.tried.moved_on = matches!(decision, RetryDecision::RetryNextTarget(_));
         decision

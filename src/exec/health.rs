@@ -324,6 +324,7 @@ impl LoadBalancingPolicy for Watched {
             watch().answered(node.host_id);
         }
         attempts::note_failure(SocketAddr::new(node.address.ip(), node.address.port()));
+        super::metrics::note_attempt_failure(error);
         self.inner.on_request_failure(request, latency, node, error)
     }
 

@@ -15,6 +15,7 @@
 //!   and execution profiles, as the scylla crate's, built once per profile;
 //! - [`health`]: nodes that stopped answering go last in every plan until they answer;
 //! - [`inflight`]: a session's cap on requests in flight (back-pressure);
+//! - [`metrics`]: a cluster's request counters and latencies (`metrics_enabled`);
 //! - [`timestamps`]: client-side timestamps, stamped on each request as it is built;
 //! - [`completion`]: outcomes handed back in batches to a dispatcher thread or a sink.
 //!
@@ -24,6 +25,7 @@ pub mod attempts;
 pub mod completion;
 pub mod health;
 pub mod inflight;
+pub mod metrics;
 pub mod options;
 pub mod page;
 pub mod prepared;

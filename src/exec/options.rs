@@ -3,6 +3,7 @@
 //! shape its rows are decoded into ([`RowShape`]). Parsed from the classic driver's
 //! numbers (`ConsistencyLevel.*`), checked here once.
 
+use super::metrics::Counters;
 use super::routing::PlanSource;
 use super::timestamps::ClientClock;
 use std::sync::Arc;
@@ -93,6 +94,8 @@ pub struct Options {
     pub plan: PlanSource,
     /// Client-side timestamps; None: the server stamps the writes.
     pub clock: Option<Arc<Py<ClientClock>>>,
+    /// The cluster's metrics, when enabled.
+    pub metrics: Option<Arc<Counters>>,
 }
 
 /// Sets a statement's (or batch's) options from an [`Options`], in a function that
@@ -170,6 +173,7 @@ pub struct Defaults {
     pub profile: Option<ExecutionProfileHandle>,
     pub plan: PlanSource,
     pub clock: Option<Arc<Py<ClientClock>>>,
+    pub metrics: Option<Arc<Counters>>,
 }
 
 impl Defaults {
@@ -195,6 +199,7 @@ impl Defaults {
             profile: self.profile.clone(),
             plan: self.plan.clone(),
             clock: self.clock.clone(),
+            metrics: self.metrics.clone(),
         }
     }
 }

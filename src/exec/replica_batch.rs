@@ -200,7 +200,10 @@ pub fn split(items: &Items, req: Request, e: &RunError) -> Option<Vec<(Items, Re
         };
         stmt.set_timestamp(timestamp);
         stmt.set_execution_profile_handle(profile.clone());
-        out.push((Items::One(idx), Request { kind: RequestKind::Prepared(stmt, values), paged: false, timeout: req.timeout, shape: req.shape }));
+        out.push((
+            Items::One(idx),
+            Request { kind: RequestKind::Prepared(stmt, values), paged: false, timeout: req.timeout, shape: req.shape, metrics: req.metrics.clone() },
+        ));
     }
     Some(out)
 }

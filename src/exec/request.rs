@@ -5,6 +5,7 @@
 //! not fit raises now (TypeError / ValueError naming the column), and one bad value in a
 //! batch sends nothing.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -14,6 +15,7 @@ use scylla::statement::batch::{Batch, BatchStatement, BatchType};
 use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::Statement;
 
+use super::metrics::Counters;
 use super::options::{apply_options, Options, RowShape};
 use super::prepared::Prepared;
 use super::routing::{plan_of, PlanSource};
@@ -31,13 +33,15 @@ pub struct Request {
     /// Client-side timeout.
     pub timeout: Option<Duration>,
     pub shape: RowShape,
+    /// The cluster's metrics, when enabled.
+    pub metrics: Option<Arc<Counters>>,
 }
 
 impl Request {
     /// `kind` run with `opts` (a batch is never paged).
     pub fn new(kind: RequestKind, opts: &Options) -> Request {
         let paged = opts.page_size.is_some() && !matches!(kind, RequestKind::Batch(..));
-        Request { kind, paged, timeout: opts.timeout, shape: opts.shape }
+        Request { kind, paged, timeout: opts.timeout, shape: opts.shape, metrics: opts.metrics.clone() }
     }
 
     /// The statement's `is_idempotent` (a batch's own flag).

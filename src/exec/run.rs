@@ -23,6 +23,7 @@ use scylla::response::query_result::QueryResult;
 use scylla::response::{PagingState, PagingStateResponse};
 
 use super::attempts::{after_failure, RunError};
+use super::metrics;
 use super::options::RowShape;
 use super::request::{Request, RequestKind};
 
@@ -98,12 +99,17 @@ pub fn run_owned(session: Arc<ScyllaSession>, req: Request) -> impl Future<Outpu
 fn run<R: Borrow<Request> + Send + 'static>(session: Arc<ScyllaSession>, req: R, state: Option<PagingState>) -> Attempt<R> {
     Box::pin(async move {
         let request = req.borrow();
-        let again = request.is_idempotent().then(|| (state.clone(), Instant::now() + request.timeout.unwrap_or(RESEND_BUDGET)));
-        let result = attempt(&session, request, state).await;
-        let result = match again {
-            Some((state, deadline)) if matches!(&result, Err(e) if e.connection_lost()) => Box::pin(resend(&session, request, state, deadline, result)).await,
-            _ => result,
-        };
+        let result = metrics::timed(request.metrics.as_ref(), async {
+            let again = request.is_idempotent().then(|| (state.clone(), Instant::now() + request.timeout.unwrap_or(RESEND_BUDGET)));
+            let result = attempt(&session, request, state).await;
+            match again {
+                Some((state, deadline)) if matches!(&result, Err(e) if e.connection_lost()) => {
+                    Box::pin(resend(&session, request, state, deadline, result)).await
+                }
+                _ => result,
+            }
+        })
+        .await;
         result.map(|out| (out, req))
     })
 }
