@@ -107,6 +107,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tls-port", type=int, default=9044, help="run_tls.py --tls-port (scenario tls)")
     ap.add_argument("--tls-patterns", default="all", help="run_tls.py --patterns (scenario tls)")
     ap.add_argument("--out", type=Path, default=None, help="JSON with every sample and the table")
+    ap.add_argument(
+        "--pin-client",
+        default=None,
+        metavar="CPUS",
+        help="the runners' --pin-client: each client process on these CPUs (the server on the others)",
+    )
     args = ap.parse_args(argv)
 
     scenarios = [s for s in args.scenarios.split(",") if s]
@@ -119,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
         for label, python in order:
             for scenario in scenarios:
                 common = ["--port", str(args.port), "--ops", str(args.ops)]
+                if args.pin_client is not None:
+                    common += ["--pin-client", args.pin_client]
                 if scenario == "patterns":
                     rows = run_runner("run_patterns.py", python, [*common, "--patterns", args.patterns], warmup)
                 elif scenario == "tls":
