@@ -10,8 +10,9 @@ Decisions (the README's migration table says the same):
   (the engine connects to the addresses the nodes report in system.peers).
 * ``conviction_policy_factory``: None or ``SimpleConvictionPolicy`` (the engine marks a
   host down when its connections fail, which is what that policy does); another raises.
-* ``metrics_enabled=True`` raises: ``cluster.metrics`` (request timers, error counters) is
-  not provided.
+* ``metrics_enabled``: honoured (``cluster.metrics``, ``turbocql.metrics``); given to
+  ``Cluster()`` only: assigning another value later raises (the classic driver makes its
+  metrics in ``Cluster.__init__`` and ignores a later change).
 * ``endpoint_factory``: None or a ``DefaultEndPointFactory``; another raises (the engine
   makes the endpoints of the nodes it discovers).
 * ``column_encryption_policy``: anything but None raises (values would be sent in clear).
@@ -151,8 +152,8 @@ def _check_conviction_policy_factory(conviction_policy_factory):
 
 
 def _check_metrics_enabled(metrics_enabled):
-    if metrics_enabled:
-        _refuse("metrics_enabled", "cluster.metrics (request timers and error counters) is not provided by turbocql")
+    if not isinstance(metrics_enabled, bool):
+        raise TypeError("metrics_enabled must be True or False, not %r" % (metrics_enabled,))
 
 
 def _check_endpoint_factory(endpoint_factory):
@@ -229,6 +230,16 @@ class CheckedSetting:
         obj.__dict__[self.name] = value
 
 
+class _ConstructorSetting(CheckedSetting):
+    """An argument that only ``Cluster()`` takes: assigning another value later raises."""
+
+    def __set__(self, obj, value):
+        self.check(value)
+        if self.name in obj.__dict__ and obj.__dict__[self.name] != value:
+            _refuse(self.name, "give it to Cluster(): what it sets up is made with the cluster")
+        obj.__dict__[self.name] = value
+
+
 class _MonitorSetting(CheckedSetting):
     """``monitor_reporting_enabled`` / ``_interval``: refused together (see the module doc)."""
 
@@ -247,7 +258,7 @@ def checked_settings():
     return {
         "address_translator": CheckedSetting(_check_address_translator, None),
         "conviction_policy_factory": CheckedSetting(_check_conviction_policy_factory, None),
-        "metrics_enabled": CheckedSetting(_check_metrics_enabled, False),
+        "metrics_enabled": _ConstructorSetting(_check_metrics_enabled, False),
         "endpoint_factory": CheckedSetting(_check_endpoint_factory, None),
         "column_encryption_policy": CheckedSetting(_check_column_encryption_policy, None),
         "no_compact": CheckedSetting(_check_no_compact, False),

@@ -186,6 +186,8 @@ class _SystemReader(Session):
 
     _profile = None
     use_client_timestamp = False
+    # The classic driver does not time its control connection's reads.
+    _engine_metrics = None
 
     def _engine_profile_for(self, ep):
         timeout = self.cluster.control_connection_timeout

@@ -269,6 +269,20 @@ class ResponseFuture(_engine.ResponseFutureCore):
             return True
 
     @property
+    def coordinator_host(self):
+        """The :class:`~turbocql.pool.Host` that answered (the last page's), as classic; None
+        while the request runs, and when it failed or the engine does not know it."""
+        if not self.done:
+            return None
+        try:
+            return self.result()._page.coordinator
+        except Exception:  # noqa: BLE001 - a failed request: no answering host here
+            return None
+
+    # The classic attribute of the host the request is (or was last) sent to.
+    _current_host = coordinator_host
+
+    @property
     def warnings(self):
         """The server's warnings for the request (a list of str, or None). As classic:
         ``DriverException`` while the request is not done; None for a failed request."""

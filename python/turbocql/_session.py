@@ -58,6 +58,13 @@ class Session:
         # Python frame (see the `execute = _engine.EngineMethod(...)` line after it).
         self._engine_execute = _engine.SyncExecute(self._build_request, ResultSet)
 
+    @property
+    def _engine_metrics(self):
+        """The cluster's metrics as the engine counts them (None when not enabled), read
+        with the session's defaults."""
+        metrics = self.cluster.metrics
+        return metrics._engine if metrics is not None else None
+
     # The legacy per-session defaults: setting one puts the cluster in legacy mode (and is
     # refused once it uses execution profiles), as in the classic driver.
     _LEGACY_ATTRS = frozenset(

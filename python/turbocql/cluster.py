@@ -147,6 +147,7 @@ from turbocql._udt import _UDT_CLASSES, _make_udt, _udt_tuple_type  # noqa: F401
 from turbocql.connection import ConnectionException  # noqa: F401 - a classic name of cassandra.cluster
 from turbocql.encoder import Encoder  # noqa: F401 - a classic name of cassandra.cluster
 from turbocql.metadata import Metadata
+from turbocql.metrics import Metrics
 from turbocql.policies import ExponentialReconnectionPolicy, RetryPolicy
 from turbocql.query import (  # noqa: F401 - classic names of cassandra.cluster
     FETCH_SIZE_UNSET,
@@ -341,6 +342,8 @@ class Cluster(ClusterProfiles, ClusterControl):
         self._listeners = set()
         self._listeners_lock = threading.Lock()
         self.metrics_enabled = metrics_enabled
+        # Counted by the engine on every path (turbocql.metrics); weakly held, as classic.
+        self.metrics = Metrics(weakref.proxy(self)) if metrics_enabled else None
         # Configuration only (see _cluster_args): kept as the classic attributes.
         self.address_translator = address_translator if address_translator is not None else IdentityTranslator()
         self.conviction_policy_factory = conviction_policy_factory or SimpleConvictionPolicy
@@ -473,6 +476,12 @@ class Cluster(ClusterProfiles, ClusterControl):
                     # it was registered only loses its simple-statement encoding.
                     log.warning("register_user_type(%r, %r): %s", udt_keyspace, udt_name, exc)
         return session
+
+    def _connections_per_node(self, host):
+        """Connections the engine keeps to a node it is connected to (``metrics``'
+        ``open_connections``): ``connections_per_host``, else ``connections_per_shard`` (a
+        Cassandra node is one shard), else the engine's default, one (per shard)."""
+        return self.connections_per_host or self.connections_per_shard or 1
 
     def _engine_connect(self, keyspace=None, on_host_event=None):
         """An engine session; under the rustls verifier, a handshake of Python's own first

@@ -437,6 +437,27 @@ def test_a_simple_statement_without_a_routing_key_follows_the_child_policy(count
     assert_only(deltas, DC1, total=N - N % 2)
 
 
+def test_coordinator_host_is_the_node_that_answered(counter, keyspaces):
+    """``ResponseFuture.coordinator_host`` (and ``_current_host``) is the node that
+    coordinated the request, as its trace says, for each key under token-aware routing."""
+    ks = keyspaces["one_each"]
+    lbp = TokenAwarePolicy(DCAwareRoundRobinPolicy("dc1"))
+    with turbocql(counter, **_profiles(lbp)) as (_, session, _sel):
+        select = session.prepare("SELECT v FROM %s.t WHERE k = ?" % ks)
+        seen = set()
+        for k in KEYS:
+            future = session.execute_async(select, (k,), trace=True)
+            assert future.coordinator_host is None or future.done
+            future.result()
+            host = future.coordinator_host
+            trace = future.get_query_trace(max_wait=30)
+            assert host is not None and host.address == str(trace.coordinator), k
+            assert future._current_host is host or future._current_host == host
+            assert host.datacenter == "dc1"
+            seen.add(host.address)
+        assert seen == DC1
+
+
 # --------------------------------------------------------------------------
 # 6. Two profiles in one cluster: each API goes where the profile it names says
 

@@ -107,7 +107,6 @@ class _NamedOnly(LibevConnection):
     [
         ({"address_translator": _Translator()}, "address_translator"),
         ({"conviction_policy_factory": _Conviction}, "conviction_policy_factory"),
-        ({"metrics_enabled": True}, "metrics_enabled"),
         ({"endpoint_factory": _EndPoints()}, "endpoint_factory"),
         ({"column_encryption_policy": object()}, "column_encryption_policy"),
         ({"no_compact": True}, "no_compact"),
@@ -152,6 +151,17 @@ def test_refused_values_raise_when_assigned_later(argument, value):
     with pytest.raises(UnsupportedOperation, match="Cluster\\(%s=" % argument):
         setattr(cluster, argument, value)
     assert getattr(cluster, argument) is before or getattr(cluster, argument) == before
+
+
+def test_metrics_enabled_gives_metrics_and_is_given_to_the_constructor_only():
+    assert _cluster().metrics is None
+    cluster = _cluster(metrics_enabled=True)
+    assert cluster.metrics is not None and cluster.metrics.request_timer["count"] == 0
+    cluster.metrics_enabled = True  # the same value: nothing changes
+    with pytest.raises(UnsupportedOperation, match="Cluster\\(metrics_enabled="):
+        cluster.metrics_enabled = False
+    with pytest.raises(TypeError):
+        _cluster(metrics_enabled="yes")
 
 
 def test_monitor_reporting_interval_is_free_once_reporting_is_off():
