@@ -4,7 +4,7 @@
 //!
 //! What is counted, as the classic driver counts it (its `ResponseFuture`):
 //! - each request's latency, from its start to its final result or error, a client
-//!   timeout included (`request_timer`): [`Timed`], around `super::run`'s request;
+//!   timeout included (`request_timer`): [`Timed`], made by `super::run` for each request;
 //! - each failed attempt by the error the node sent: read and write timeouts,
 //!   unavailables, and as `other_errors` overloaded, bootstrapping, truncate and server
 //!   errors; a broken connection as `connection_errors` ([`note_attempt_failure`], from
@@ -154,20 +154,23 @@ pub fn note_decision(decision: &RetryDecision) {
     let _ = CURRENT.try_with(|m| m.decided(decision));
 }
 
-/// Runs `fut`, a whole request, with `counters` (None: nothing counted): its latency is
-/// recorded when it ends or is dropped (a client timeout), as the classic `request_timer`.
-pub async fn timed<F: std::future::Future>(counters: Option<&Arc<Counters>>, fut: F) -> F::Output {
-    let Some(counters) = counters else {
-        return fut.await;
-    };
-    let _timed = Timed { counters: counters.clone(), started: Instant::now() };
-    CURRENT.scope(counters.clone(), fut).await
+/// `fut`, an attempt of a request, run with `counters` as the ones its failed attempts
+/// and retry decisions count into.
+pub fn counted<F: std::future::Future>(counters: &Arc<Counters>, fut: F) -> impl std::future::Future<Output = F::Output> {
+    CURRENT.scope(counters.clone(), fut)
 }
 
-/// Records the latency of the request it was made for when dropped.
-struct Timed {
+/// Records the latency of the request it was made for when dropped (at its end, or when a
+/// client timeout drops it), as the classic `request_timer`.
+pub struct Timed {
     counters: Arc<Counters>,
     started: Instant,
+}
+
+impl Timed {
+    pub fn start(counters: &Arc<Counters>) -> Timed {
+        Timed { counters: counters.clone(), started: Instant::now() }
+    }
 }
 
 impl Drop for Timed {

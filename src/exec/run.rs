@@ -99,17 +99,19 @@ pub fn run_owned(session: Arc<ScyllaSession>, req: Request) -> impl Future<Outpu
 fn run<R: Borrow<Request> + Send + 'static>(session: Arc<ScyllaSession>, req: R, state: Option<PagingState>) -> Attempt<R> {
     Box::pin(async move {
         let request = req.borrow();
-        let result = metrics::timed(request.metrics.as_ref(), async {
-            let again = request.is_idempotent().then(|| (state.clone(), Instant::now() + request.timeout.unwrap_or(RESEND_BUDGET)));
-            let result = attempt(&session, request, state).await;
-            match again {
-                Some((state, deadline)) if matches!(&result, Err(e) if e.connection_lost()) => {
-                    Box::pin(resend(&session, request, state, deadline, result)).await
-                }
-                _ => result,
-            }
-        })
-        .await;
+        // With metrics: the request timed from here to its end (or its drop, at a client
+        // timeout), its attempts counted under the cluster's counters. Without, the attempt
+        // is awaited as it is, with no wrapper around it.
+        let _timed = request.metrics.as_ref().map(metrics::Timed::start);
+        let again = request.is_idempotent().then(|| (state.clone(), Instant::now() + request.timeout.unwrap_or(RESEND_BUDGET)));
+        let result = match &request.metrics {
+            None => attempt(&session, request, state).await,
+            Some(m) => metrics::counted(m, attempt(&session, request, state)).await,
+        };
+        let result = match again {
+            Some((state, deadline)) if matches!(&result, Err(e) if e.connection_lost()) => Box::pin(resend(&session, request, state, deadline, result)).await,
+            _ => result,
+        };
         result.map(|out| (out, req))
     })
 }
@@ -127,7 +129,10 @@ async fn resend(
     while matches!(&result, Err(e) if e.connection_lost()) && Instant::now() + wait < deadline {
         tokio::time::sleep(wait).await;
         wait = (wait * 2).min(LAST_RESEND_WAIT);
-        result = attempt(session, req, state.clone()).await;
+        result = match &req.metrics {
+            None => attempt(session, req, state.clone()).await,
+            Some(m) => metrics::counted(m, attempt(session, req, state.clone())).await,
+        };
     }
     result
 }
