@@ -8,6 +8,7 @@ Usage: work.py PATH WORKLOAD N, PATH one of sync, futures (120 callback chains),
 With TURBOCQL_BENCH_PROFILE=dc-token the session's default execution profile is
 TokenAwarePolicy(DCAwareRoundRobinPolicy("datacenter1")) (a build without execution
 profiles accepts the argument and runs its own routing, which is the "before" of this case).
+With TURBOCQL_BENCH_METRICS=on the cluster counts metrics (``metrics_enabled=True``).
 """
 
 import asyncio
@@ -24,6 +25,8 @@ if os.environ.get("TURBOCQL_BENCH_PROFILE") == "dc-token":
     lbp = TokenAwarePolicy(DCAwareRoundRobinPolicy("datacenter1"))
     profiles = {EXEC_PROFILE_DEFAULT: ExecutionProfile(load_balancing_policy=lbp)}
 extra = {"unresponsive_node_threshold": None} if os.environ.get("TURBOCQL_BENCH_UNRESPONSIVE") == "off" else {}
+if os.environ.get("TURBOCQL_BENCH_METRICS") == "on":
+    extra["metrics_enabled"] = True
 c = Cluster(["127.0.0.1"], execution_profiles=profiles, **extra)
 s = c.connect()
 s.execute("CREATE KEYSPACE IF NOT EXISTS abk WITH replication = {'class':'SimpleStrategy','replication_factor':1}")

@@ -22,7 +22,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 from typing import ClassVar
 
-from turbocql import ConsistencyLevel, OperationTimedOut  # noqa: F401 - classic names of cassandra.query
+from turbocql import ConsistencyLevel, OperationTimedOut, UnsupportedOperation  # noqa: F401 - classic names of cassandra.query
 from turbocql._engine import encode as _engine_encode
 from turbocql._engine import named_rows as _named_rows
 from turbocql.encoder import Encoder, ValueSequence, bind_params  # noqa: F401 - classic re-exports
@@ -455,8 +455,27 @@ class PreparedStatement:
             ColumnMetadata(ks, table, n, _type_class(t))
             for n, t in zip(engine_prepared.result_column_names, engine_prepared.result_column_types)
         ]
-        self.routing_key_indexes = list(engine_prepared.routing_key_indexes)
+        self._routing_key_indexes = list(engine_prepared.routing_key_indexes)
         self.is_lwt = engine_prepared.is_lwt
+
+    @property
+    def routing_key_indexes(self):
+        """The positions of the partition key's columns among the bind markers, as the
+        server reported them when preparing."""
+        return self._routing_key_indexes
+
+    @routing_key_indexes.setter
+    def routing_key_indexes(self, indexes):
+        # The engine routes a prepared statement by the partition key the server reported
+        # (the crate computes the token from it): other indexes, or None (no routing key),
+        # would change BoundStatement.routing_key and not where the request goes.
+        if indexes is None or list(indexes) != list(self._prepared.routing_key_indexes):
+            raise UnsupportedOperation(
+                "PreparedStatement.routing_key_indexes = %r: the engine routes a prepared statement by the "
+                "partition key columns the server reports (%r); other indexes are not supported"
+                % (indexes, list(self._prepared.routing_key_indexes))
+            )
+        self._routing_key_indexes = list(indexes)
 
     def is_routing_key_index(self, i):
         return i in self.routing_key_indexes

@@ -270,27 +270,26 @@ def test_cluster_set_meta_refresh_enabled_as_classic():
     assert c.schema_metadata_enabled is False and c.token_metadata_enabled is False
 
 
-def test_prepared_routing_key_indexes_none_binds():
+def test_prepared_routing_key_indexes_are_the_servers_and_cannot_be_changed():
+    """The engine routes by the partition key the server reported: assigning other indexes
+    (or None, no routing key) raises rather than changing only ``routing_key``."""
+    from turbocql import UnsupportedOperation
+
     class _Prepared:
         param_types = ()
+        routing_key_indexes = (0,)
 
         def check_values(self, values):
             pass
 
     ps = t_query.PreparedStatement.__new__(t_query.PreparedStatement)
-    ps.__dict__.update(
-        routing_key_indexes=None,
-        column_metadata=[],
-        _prepared=_Prepared(),
-        consistency_level=None,
-        serial_consistency_level=None,
-        fetch_size=t_query.FETCH_SIZE_UNSET,
-        custom_payload=None,
-        keyspace=None,
-    )
-    bound = t_query.BoundStatement(ps)
-    bound.bind(())
-    assert bound.routing_key is None
+    ps.__dict__.update(_prepared=_Prepared(), _routing_key_indexes=[0])
+    ps.routing_key_indexes = [0]  # the same: accepted
+    assert ps.routing_key_indexes == [0]
+    for other in (None, [1], [0, 1]):
+        with pytest.raises(UnsupportedOperation, match="routing_key_indexes"):
+            ps.routing_key_indexes = other
+    assert ps.routing_key_indexes == [0]
 
 
 def test_unregistered_udt_classes_as_classic():
