@@ -129,9 +129,11 @@ def test_counters_match_the_classic_driver_on_one_node(metrics_ks):
         }
         assert ours == classic
         # The host gauges, as classic on one node.
-        for name in ("known_hosts", "connected_to", "open_connections"):
-            classic_gauge = getattr(cc.metrics.stats, name)  # scales keeps the function
-            assert getattr(tc.metrics.stats, name) == classic_gauge() == 1, name
+        # The host gauges on one node: one host, connected, one connection (as the classic
+        # driver's pool of protocol v4 holds; its own gauges read its pools, which it may
+        # be refilling at this moment, so only its host count is compared).
+        assert tc.metrics.stats.known_hosts == cc.metrics.stats.known_hosts() == 1  # scales keeps the function
+        assert tc.metrics.stats.connected_to == tc.metrics.stats.open_connections == 1
         timer = tc.metrics.request_timer
         assert set(timer) == set(TIMER_KEYS) == set(cc.metrics.request_timer)
         assert 0 < timer["min"] <= timer["median"] <= timer["99percentile"] <= timer["max"] < 10
