@@ -316,7 +316,7 @@ impl KeyRouting {
         let routed = ReplicasFirst { inner: self.unwatched.clone(), replicas: replicas.into_iter().map(|(id, shard, _)| (id, shard)).collect() };
         let builder = match profile {
             Some(p) => p.pointee_to_builder(),
-            None => super::profile::engine_defaults(),
+            None => ExecutionProfile::builder().request_timeout(None),
         };
         Ok(Some(builder.load_balancing_policy(Watched::wrap(Arc::new(routed))).build().into_handle()))
     }
