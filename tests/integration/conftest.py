@@ -153,6 +153,26 @@ def paused(node):
         time.sleep(0.2)
 
 
+@contextlib.contextmanager
+def frozen_nodes(multidc_cluster, *ks):
+    """Freezes nodes ``ks`` (numbers, 1-3) of the 3-node cluster (SIGSTOP) for the block, every
+    thread of each stopped before it runs; always thawed."""
+    pids = []
+    for k in ks:
+        pid = multidc_cluster.node(k).pid or multidc_cluster.refresh().node(k).pid
+        assert pid, "node %s has no pid" % k
+        pids.append(pid)
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        for pid in pids:
+            _wait_all_threads_stopped(pid)
+        yield
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+
+
 # --------------------------------------------------------------------------
 # A local cluster of three nodes in two datacenters (tests marked `multinode`)
 

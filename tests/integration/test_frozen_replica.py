@@ -7,9 +7,6 @@ Node 2 (127.0.0.12, dc1) is frozen for a few seconds per test, less than the fai
 detector needs to call it down, and always thawed, so the cluster stays whole.
 """
 
-import contextlib
-import os
-import signal
 import time
 import uuid
 import warnings
@@ -21,7 +18,7 @@ from cassandra.cluster import EXEC_PROFILE_DEFAULT as C_DEFAULT
 from cassandra.cluster import Cluster as ClassicCluster
 from cassandra.cluster import ExecutionProfile as CProfile
 
-from tests.integration.conftest import _wait_all_threads_stopped, drop_keyspace
+from tests.integration.conftest import drop_keyspace, frozen_nodes
 from turbocql import ConsistencyLevel, OperationTimedOut, ReadTimeout, WriteTimeout
 from turbocql.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
 from turbocql.policies import ConstantSpeculativeExecutionPolicy, RetryPolicy, WhiteListRoundRobinPolicy
@@ -45,17 +42,8 @@ def frozen_ks(multidc_cluster):
     c.shutdown()
 
 
-@contextlib.contextmanager
 def frozen(multidc_cluster, k=2):
-    node = multidc_cluster.node(k)
-    pid = node.pid or multidc_cluster.refresh().node(k).pid
-    assert pid, "node %s has no pid" % k
-    os.kill(pid, signal.SIGSTOP)
-    try:
-        _wait_all_threads_stopped(pid)
-        yield
-    finally:
-        os.kill(pid, signal.SIGCONT)
+    return frozen_nodes(multidc_cluster, k)
 
 
 class Recorder:

@@ -16,6 +16,7 @@ import warnings
 import pytest
 
 from tests.conftest import HOST, PORT
+from tests.integration.conftest import frozen_nodes
 from turbocql import ConsistencyLevel
 from turbocql.aio import Session as AioSession
 from turbocql.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
@@ -224,8 +225,6 @@ def test_prometheus_collector_exposes_the_counters(metrics_ks):
 
 @pytest.mark.multinode
 def test_timeouts_are_counted_as_the_classic_driver_counts_them(multidc_cluster):
-    from tests.integration.test_frozen_replica import frozen
-
     coordinator = "127.0.0.11"
     c = Cluster([coordinator])
     s = c.connect()
@@ -262,10 +261,10 @@ def test_timeouts_are_counted_as_the_classic_driver_counts_them(multidc_cluster)
             session.execute("SELECT v FROM t WHERE k = 1")  # warm
             before = _counts(cluster.metrics)
             started = time.monotonic()
-            with frozen(multidc_cluster):
+            with frozen_nodes(multidc_cluster, 2):
                 with pytest.raises(Exception) as wt:
                     session.execute(stmt_cls("INSERT INTO t (k, v) VALUES (2, 2)", consistency_level=all_cl))
-            with frozen(multidc_cluster):
+            with frozen_nodes(multidc_cluster, 2):
                 with pytest.raises(Exception) as rt:
                     session.execute(stmt_cls("SELECT v FROM t WHERE k = 1", consistency_level=all_cl))
             took = time.monotonic() - started

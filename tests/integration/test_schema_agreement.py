@@ -9,16 +9,14 @@ is applied); with 0 neither waits. ``control_connection_timeout`` bounds each re
 system tables: with every node frozen, a schema refresh fails after about that long.
 """
 
-import contextlib
 import logging
-import os
-import signal
 import time
 import uuid
 
 import pytest
 
-from tests.integration.conftest import _wait_all_threads_stopped, drop_keyspace
+from tests.integration.conftest import drop_keyspace
+from tests.integration.conftest import frozen_nodes as frozen
 from turbocql import OperationTimedOut
 from turbocql.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
 from turbocql.policies import WhiteListRoundRobinPolicy
@@ -34,24 +32,6 @@ from cassandra.cluster import ExecutionProfile as CProfile  # noqa: E402
 
 N1 = "127.0.0.11"
 WAIT = 2.0
-
-
-@contextlib.contextmanager
-def frozen(multidc_cluster, *ks):
-    pids = []
-    for k in ks:
-        pid = multidc_cluster.node(k).pid or multidc_cluster.refresh().node(k).pid
-        assert pid, "node %s has no pid" % k
-        pids.append(pid)
-    for pid in pids:
-        os.kill(pid, signal.SIGSTOP)
-    try:
-        for pid in pids:
-            _wait_all_threads_stopped(pid)
-        yield
-    finally:
-        for pid in pids:
-            os.kill(pid, signal.SIGCONT)
 
 
 @pytest.fixture(scope="module")
