@@ -188,6 +188,9 @@ class _SystemReader(Session):
     use_client_timestamp = False
     # The classic driver does not time its control connection's reads.
     _engine_metrics = None
+    # Nor does an APM agent see them: the engine's execute, even while an agent's wrapper
+    # of Session.execute_async makes Session.execute go through it.
+    execute = Session.__dict__["_direct_execute"]
 
     def _engine_profile_for(self, ep):
         timeout = self.cluster.control_connection_timeout

@@ -50,6 +50,8 @@ class QueryExhausted(Exception):
 
 _RESULT_CORE_COLUMN_NAMES = _engine.ResultCore.column_names
 _RESULT_CORE_COLUMN_TYPES = _engine.ResultCore.column_types
+_RESULT_CORE_RESPONSE_FUTURE = _engine.ResultCore.response_future
+_CORE_START_FETCHING_NEXT_PAGE = _engine.ResponseFutureCore.start_fetching_next_page
 
 
 @functools.lru_cache(maxsize=256)
@@ -68,8 +70,8 @@ class ResultSet(_engine.ResultCore):
     are shortcuts; ``was_applied`` reads a lightweight transaction's outcome.
 
     Built as ``ResultSet(page, session, request, row_factory, query, rows=None,
-    response_future=None)``: cheap, the row factory runs on first access to the rows. The
-    page's fields (``column_names``, ``column_types``, ``paging_state``, ``warnings``),
+    response_future=None)``: cheap, the row factory runs on first access to the rows; or
+    in the classic form ``ResultSet(response_future, initial_response)``. The page's fields (``column_names``, ``column_types``, ``paging_state``, ``warnings``),
     ``current_rows`` and ``one()`` come from the engine (``_engine.ResultCore``).
     """
 
@@ -84,11 +86,36 @@ class ResultSet(_engine.ResultCore):
         self._page_iter = None
 
     def fetch_next_page(self):
-        """Replaces ``current_rows`` with the next page (no-op on the last page)."""
-        if self.paging_state is not None:
-            self._set_page(self._request.run(self.paging_state))
-        else:
+        """Replaces ``current_rows`` with the next page (no-op on the last page).
+
+        A result with a response future (``execute_async``'s, or one read from
+        ``response_future``) fetches it through the future, as classic: its callbacks run
+        again, and an agent's wrapper of ``start_fetching_next_page`` sees it. Otherwise the
+        request runs again at once, from the page's paging state."""
+        if self.paging_state is None:
             self._current_rows = []
+            return
+        future = _RESULT_CORE_RESPONSE_FUTURE.__get__(self)
+        if future is None:
+            self._set_page(self._request.run(self.paging_state))
+            return
+        future.start_fetching_next_page()
+        self._set_page(future.result()._page)
+
+    @property
+    def response_future(self):
+        """The :class:`ResponseFuture` of the request (as classic, ``session.execute``'s
+        results have one too: made, settled with this page, when first read)."""
+        future = _RESULT_CORE_RESPONSE_FUTURE.__get__(self)
+        if future is None and self._session is not None:
+            future = ResponseFuture(self._session, self._request, self.query, self._row_factory, None)
+            future._settle_with(self._page)
+            _RESULT_CORE_RESPONSE_FUTURE.__set__(self, future)
+        return future
+
+    @response_future.setter
+    def response_future(self, future):
+        _RESULT_CORE_RESPONSE_FUTURE.__set__(self, future)
 
     def __iter__(self):
         if self._list_mode:
@@ -226,6 +253,12 @@ def _traces_seen(owner, trace_id):
     return traces
 
 
+def _hosts_named(session, errors):
+    """The session's hosts whose ``address:port`` (or address) is a key of ``errors``."""
+    named = set(map(str, errors))
+    return [h for h in session.hosts if str(h) in named or h.address in named]
+
+
 def _populated(trace, max_wait, query_cl):
     if not trace.events:
         if max_wait is None:
@@ -272,15 +305,63 @@ class ResponseFuture(_engine.ResponseFutureCore):
     def coordinator_host(self):
         """The :class:`~turbocql.pool.Host` that answered (the last page's), as classic; None
         while the request runs, and when it failed or the engine does not know it."""
-        if not self.done:
-            return None
-        try:
-            return self.result()._page.coordinator
-        except Exception:  # noqa: BLE001 - a failed request: no answering host here
-            return None
+        page = self._final_page
+        return None if page is None else page.coordinator
 
     # The classic attribute of the host the request is (or was last) sent to.
     _current_host = coordinator_host
+
+    @property
+    def attempted_hosts(self):
+        """The hosts the request was sent to, in order, as classic: those whose attempts
+        failed (and were retried), then the one that answered; for a request that failed,
+        the hosts its ``NoHostAvailable`` names. Empty while the request runs."""
+        page = self._final_page
+        if page is not None:
+            answered = page.coordinator
+            return page.retried_on + ([answered] if answered is not None else [])
+        if not self.done:
+            return []
+        try:
+            self.result()
+        except NoHostAvailable as exc:
+            return _hosts_named(self.session, exc.errors or {})
+        except Exception:  # noqa: BLE001 - the engine names no host for other errors
+            return []
+        return []
+
+    def start_fetching_next_page(self):
+        """Fetches the next page; the callbacks run again with its rows. ``QueryExhausted``
+        on the last page. (A Python method, as classic: an agent's ``wrapt`` wrapper of the
+        bound method is given the future as its instance.)"""
+        _CORE_START_FETCHING_NEXT_PAGE(self)
+
+    # The classic settling methods, which an APM agent (ddtrace) wraps on the instance to
+    # end its span: the engine settles the future and, once one is replaced, calls it (with
+    # the rows, or the exception) before ``result()`` returns and before the callbacks.
+    def _settled_result(self, response):
+        """Called with the rows once the request succeeded (the engine has settled it)."""
+
+    def _settled_exception(self, response):
+        """Called with the exception once the request failed (the engine has settled it)."""
+
+    def _hooked_getter(name, default):
+        def get(self):
+            hook = self.__dict__.get(name)
+            return hook if hook is not None else default.__get__(self)
+
+        def set(self, hook):
+            self.__dict__[name] = hook
+            self._hook_settling()
+
+        def delete(self):
+            self.__dict__.pop(name, None)
+
+        return property(get, set, delete, default.__doc__)
+
+    _set_final_result = _hooked_getter("_set_final_result", _settled_result)
+    _set_final_exception = _hooked_getter("_set_final_exception", _settled_exception)
+    del _hooked_getter
 
     @property
     def warnings(self):

@@ -25,7 +25,49 @@ class _NotSet:
 _NOT_SET = _NotSet()
 
 
-class Session:
+class _SessionType(type):
+    """Session's metaclass, for one thing: an APM agent that replaces ``execute_async`` on
+    the class (OpenTelemetry's cassandra instrumentation wraps ``Session.execute_async``)
+    must see every request, as with the classic driver, whose ``execute`` calls
+    ``execute_async``. While it is replaced, ``Session.execute`` does the same; put back,
+    ``execute`` is the engine's one-call form again. Nothing changes for uninstrumented
+    sessions: the check runs when the class attribute is set, not per request."""
+
+    def __setattr__(cls, name, value):
+        type.__setattr__(cls, name, value)
+        if name == "execute_async" and "execute" in cls.__dict__:
+            direct = cls.__dict__.get("_direct_execute")
+            if direct is not None:
+                through = value is not cls.__dict__.get("_own_execute_async")
+                type.__setattr__(cls, "execute", _execute_through_execute_async if through else direct)
+
+
+def _execute_through_execute_async(
+    self,
+    query,
+    parameters=None,
+    timeout=_NOT_SET,
+    trace=False,
+    custom_payload=None,
+    execution_profile=EXEC_PROFILE_DEFAULT,
+    paging_state=None,
+    host=None,
+    execute_as=None,
+):
+    """``Session.execute`` while ``execute_async`` is replaced (an APM agent's wrapper): the
+    classic driver's own ``execute``, ``execute_async(...).result()``."""
+    return self.execute_async(
+        query, parameters, trace, custom_payload, timeout, execution_profile, paging_state, host, execute_as
+    ).result()
+
+
+def _execute_async_replaced(session):
+    """Whether ``session.execute_async`` is not turbocql's own (an agent's wrapper on the
+    instance or the class, or a subclass's): the bulk paths then go through it too."""
+    return "execute_async" in session.__dict__ or type(session).execute_async is not Session._own_execute_async
+
+
+class Session(metaclass=_SessionType):
     """A connected session; safe to share between threads.
 
     Attributes (as in the classic driver): ``default_timeout`` (seconds, ``None`` = no
@@ -73,6 +115,10 @@ class Session:
     _legacy_profile_cache = None
 
     def __setattr__(self, name, value):
+        if name == "execute_async":
+            # An agent's wrapper on this session (ddtrace's cassandra integration): execute
+            # goes through it, as classic (see _SessionType).
+            self.__dict__["_engine_execute"] = _execute_through_execute_async.__get__(self)
         if name == "client_protocol_handler":
             protocol._check_protocol_handler(value)
         if name in self._LEGACY_ATTRS:
@@ -93,6 +139,8 @@ class Session:
 
     def __delattr__(self, name):
         object.__delattr__(self, name)
+        if name == "execute_async":
+            self.__dict__["_engine_execute"] = _engine.SyncExecute(self._build_request, ResultSet)
         if name in self._LEGACY_ATTRS:
             self.__dict__["_legacy_profile_cache"] = None
         builder = self.__dict__.get("_build_request")
@@ -264,6 +312,10 @@ class Session:
             _dispatcher._start_dispatcher()
         request.submit_to(future, paging_state)
         return future
+
+    # What _SessionType restores when an agent puts execute_async back.
+    _own_execute_async = execute_async
+    _direct_execute = execute
 
     def prepare(self, query, custom_payload=None, keyspace=None):
         """Prepares ``query`` (``?`` or ``:name`` markers) and returns a PreparedStatement.

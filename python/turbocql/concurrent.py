@@ -5,13 +5,20 @@ engine: the parameters are converted a chunk at a time under one GIL acquisition
 the engine keeps ``concurrency`` requests in flight with the GIL released, and hands the
 results back in input order. Inputs are read lazily, so generators of millions of items
 run in bounded memory; with ``results_generator=True`` results are streamed too.
+
+When ``session.execute_async`` is not turbocql's own (an APM agent wrapped it, on the
+session or its class, or a subclass overrides it), the statements go through it one by
+one instead, as the classic driver's do, so that the agent sees each of them.
 """
 
+import collections
 import concurrent.futures
 import threading
 from collections import namedtuple
+from collections.abc import Mapping
 from itertools import repeat  # noqa: F401 - kept for callers that import it from here
 
+from turbocql._session import _execute_async_replaced
 from turbocql.cluster import _NOT_SET, EXEC_PROFILE_DEFAULT, ResultSet
 from turbocql.query import BatchStatement, BoundStatement, PreparedStatement
 
@@ -37,6 +44,10 @@ def _run(
     ``batch_rows``: rows grouped by replicas into UNLOGGED batches, ``turbocql.bulk``'s
     load, read by ``failures()``). Each result is a ``result_set`` made by the engine as
     ``session.execute`` makes its own: one with more pages fetches them."""
+    if not check_only and batch_rows is None and _execute_async_replaced(session) and _rows_form(source):
+        pairs = iter(source) if statement is None else ((statement, params) for params in source)
+        results = _through_execute_async(session, pairs, concurrency, raise_on_first_error, execution_profile)
+        return results if results_generator else list(results)
     run = session._build_request.execute_concurrent(
         statement,
         source,
@@ -52,6 +63,36 @@ def _run(
     if results_generator:
         return run
     return run.collect()
+
+
+def _rows_form(source):
+    """Whether ``source`` is items (pairs, or one statement's parameter rows), not turbocql's
+    columns form (a dict of columns, an array), which only the engine reads."""
+    return not isinstance(source, Mapping) and not hasattr(source, "__array_interface__")
+
+
+def _through_execute_async(session, pairs, concurrency, raise_on_first_error, execution_profile):
+    """The classic way: each statement through ``session.execute_async`` (as classic, with
+    no client timeout), up to ``concurrency`` in flight, results in input order."""
+    pairs = iter(pairs)
+    in_flight = collections.deque()
+    more = True
+    while True:
+        while more and len(in_flight) < concurrency:
+            try:
+                statement, params = next(pairs)
+            except StopIteration:
+                more = False
+                break
+            in_flight.append(session.execute_async(statement, params, timeout=None, execution_profile=execution_profile))
+        if not in_flight:
+            return
+        try:
+            yield ExecutionResult(True, in_flight.popleft().result())
+        except Exception as exc:
+            if raise_on_first_error:
+                raise
+            yield ExecutionResult(False, exc)
 
 
 def execute_concurrent(

@@ -641,9 +641,14 @@ class BatchStatement(Statement):
 
     @property
     def _statements_and_parameters(self):
-        """The batch's ``(statement, values)`` items, a statement being CQL text or an
-        engine prepared statement (what the engine reads)."""
-        return self.__dict__["_items"]
+        """The batch's items as the classic triples ``(is_prepared, query_id or CQL text,
+        values)``, a new list (tools read it: ddtrace tags a batch span with its first
+        texts). The engine reads ``_items``: ``(CQL text or engine prepared statement,
+        values)`` pairs."""
+        return [
+            (False, statement, ()) if isinstance(statement, str) else (True, statement.query_id, values)
+            for statement, values in self.__dict__["_items"]
+        ]
 
     @_statements_and_parameters.setter
     def _statements_and_parameters(self, items):
@@ -673,7 +678,7 @@ class BatchStatement(Statement):
         self._rk_source = None
 
     def clear(self):
-        del self._statements_and_parameters[:]
+        del self.__dict__["_items"][:]
         self.keyspace = None
         self.routing_key = None
         self._rk_source = None
@@ -711,25 +716,26 @@ class BatchStatement(Statement):
 
         As in the classic driver, the batch takes its ``routing_key`` and ``keyspace`` from
         the first statement that has both (read lazily), and at most 65535 statements."""
-        if len(self._statements_and_parameters) >= 0xFFFF:
+        items = self.__dict__["_items"]
+        if len(items) >= 0xFFFF:
             raise ValueError("Batch statement cannot contain more than %d statements." % 0xFFFF)
         if self._rk_source is None and self._routing_key is None and _may_give_routing_key(statement):
             self._rk_source = (statement, parameters)
         if isinstance(statement, str):
             if parameters:
                 statement = bind_params(statement, parameters, self._encoder())
-            self._statements_and_parameters.append((statement, None))
+            items.append((statement, None))
         elif isinstance(statement, PreparedStatement):
-            self._statements_and_parameters.append((statement._prepared, parameters if parameters is not None else ()))
+            items.append((statement._prepared, parameters if parameters is not None else ()))
         elif isinstance(statement, BoundStatement):
             if parameters:
                 raise ValueError("Parameters cannot be passed with a BoundStatement to BatchStatement.add()")
-            self._statements_and_parameters.append((statement.prepared_statement._prepared, statement.values))
+            items.append((statement.prepared_statement._prepared, statement.values))
         elif isinstance(statement, SimpleStatement):
             query = statement.query_string
             if parameters:
                 query = bind_params(query, parameters, self._encoder())
-            self._statements_and_parameters.append((query, None))
+            items.append((query, None))
         else:
             raise TypeError("BatchStatement.add() takes a str or a statement, not %s" % type(statement).__name__)
         return self
@@ -744,7 +750,7 @@ class BatchStatement(Statement):
         return _DEFAULT_ENCODER
 
     def __len__(self):
-        return len(self._statements_and_parameters)
+        return len(self.__dict__["_items"])
 
     def __str__(self):
         return "<BatchStatement type=%s, statements=%d, consistency=%s>" % (

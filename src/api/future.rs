@@ -5,6 +5,12 @@
 //! settles, wakes `result()` waiters (which wait with the GIL released) and runs the
 //! callbacks or errbacks. Callbacks are kept: `start_fetching_next_page` runs them again
 //! with the next page's rows.
+//!
+//! An APM agent (ddtrace's cassandra integration) replaces `_set_final_result` and
+//! `_set_final_exception` on the future, as the classic driver's settling methods, to end
+//! its span before the caller sees the result. The Python class tells the core
+//! (`_hook_settling`); such a future calls them once settled, before `result()` returns
+//! and before the callbacks run. A future without them pays nothing.
 
 use crate::sync::{Condvar, Mutex};
 use pyo3::gc::PyVisit;
@@ -37,6 +43,27 @@ struct State {
     paging_state: Option<Py<PyAny>>,
     callbacks: Vec<Callback>,
     errbacks: Vec<Callback>,
+    /// `_set_final_result` / `_set_final_exception` were replaced on the instance.
+    hooked: bool,
+    /// Settled, but the hooks are running on this thread: `result()` waits, except in the
+    /// hooks themselves.
+    settling: Option<std::thread::ThreadId>,
+}
+
+impl State {
+    fn waiting(&self) -> bool {
+        matches!(self.status, Status::Pending) || self.settling.is_some_and(|t| t != std::thread::current().id())
+    }
+
+    /// Marks it settled; true when its hooks are to run now (the waiters are woken after them).
+    fn settle(&mut self, settled: &Condvar) -> bool {
+        if self.hooked {
+            self.settling = Some(std::thread::current().id());
+        } else {
+            settled.notify_all();
+        }
+        self.hooked
+    }
 }
 
 /// The result of `Session.execute_async` (see the module doc).
@@ -85,6 +112,21 @@ impl ResponseFutureCore {
         }
     }
 
+    /// After a hooked future settled: calls its `method` (an agent's wrapper of the classic
+    /// settling method) with `arg`, then lets `result()` return.
+    fn run_hook(slf: &Bound<'_, Self>, method: &Bound<'_, pyo3::types::PyString>, arg: &Py<PyAny>) {
+        let py = slf.py();
+        if let Err(e) = slf.getattr(method).and_then(|m| m.call1((arg,))) {
+            if let Ok(m) = slf.getattr(method) {
+                Self::log_failure(py, "settling hook", &m.unbind(), e);
+            }
+        }
+        let this = slf.get();
+        let mut st = this.state.lock();
+        st.settling = None;
+        this.settled.notify_all();
+    }
+
     fn add(list: &mut Vec<Callback>, f: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) {
         let kwargs = kwargs.filter(|k| !k.is_empty()).map(|k| k.clone().unbind());
         list.push((f.clone().unbind(), args.clone().unbind(), kwargs));
@@ -110,7 +152,14 @@ impl ResponseFutureCore {
             row_factory: Mutex::new(row_factory),
             timeout,
             _request: request,
-            state: Mutex::new(State { status: Status::Pending, paging_state: None, callbacks: Vec::new(), errbacks: Vec::new() }),
+            state: Mutex::new(State {
+                status: Status::Pending,
+                paging_state: None,
+                callbacks: Vec::new(),
+                errbacks: Vec::new(),
+                hooked: false,
+                settling: None,
+            }),
             settled: Condvar::new(),
             generation: runtime::generation(),
         }
@@ -118,36 +167,72 @@ impl ResponseFutureCore {
 
     /// Settles it with a page (`exc` None) or an exception, then runs the callbacks or
     /// errbacks. Called by the dispatcher thread.
-    fn __call__(&self, py: Python<'_>, page: Py<PyAny>, exc: Py<PyAny>) -> PyResult<()> {
+    fn __call__(slf: &Bound<'_, Self>, page: Py<PyAny>, exc: Py<PyAny>) -> PyResult<()> {
+        let py = slf.py();
+        let this = slf.get();
         if !exc.is_none(py) {
-            let (errbacks, _old) = {
-                let mut st = self.state.lock();
+            let (errbacks, hooked, _old) = {
+                let mut st = this.state.lock();
                 let old = std::mem::replace(&mut st.status, Status::Failed(exc.clone_ref(py)));
-                self.settled.notify_all();
-                (Self::clone_calls(py, &st.errbacks), old)
+                let hooked = st.settle(&this.settled);
+                (Self::clone_calls(py, &st.errbacks), hooked, old)
             };
+            if hooked {
+                Self::run_hook(slf, intern!(py, "_set_final_exception"), &exc);
+            }
             Self::run_callbacks(py, errbacks, &exc, "errback");
             return Ok(());
         }
-        let factory = self.row_factory.lock().clone_ref(py);
+        let factory = this.row_factory.lock().clone_ref(py);
         let rows = match page.bind(py).cast::<Page>().map_err(PyErr::from).and_then(|p| page_rows_of(py, p.get(), factory.bind(py))) {
             Ok(rows) => rows.map(|r| r.unbind()).unwrap_or_else(|| py.None()),
             Err(e) => {
                 // The row factory failed: the request fails with its error.
                 let exc = e.into_value(py).into_any();
-                return self.__call__(py, py.None(), exc);
+                return Self::__call__(slf, py.None(), exc);
             }
         };
         let paging_state = page.bind(py).cast::<Page>()?.get().paging_state.bind(py).clone();
-        let (callbacks, _old) = {
-            let mut st = self.state.lock();
+        let (callbacks, hooked, _old) = {
+            let mut st = this.state.lock();
             st.paging_state = (!paging_state.is_none()).then(|| paging_state.unbind());
             let old = std::mem::replace(&mut st.status, Status::Done(page, rows.clone_ref(py)));
-            self.settled.notify_all();
-            (Self::clone_calls(py, &st.callbacks), old)
+            let hooked = st.settle(&this.settled);
+            (Self::clone_calls(py, &st.callbacks), hooked, old)
         };
+        if hooked {
+            Self::run_hook(slf, intern!(py, "_set_final_result"), &rows);
+        }
         Self::run_callbacks(py, callbacks, &rows, "callback");
         Ok(())
+    }
+
+    /// Called when `_set_final_result` or `_set_final_exception` is replaced on the
+    /// instance: from now on, settling calls them (see the module doc).
+    fn _hook_settling(&self) {
+        self.state.lock().hooked = true;
+    }
+
+    /// Settles a new future with `page` without running anything: the future of a result
+    /// that `Session.execute` made (`ResultSet.response_future`).
+    fn _settle_with(&self, py: Python<'_>, page: Bound<'_, Page>) -> PyResult<()> {
+        let factory = self.row_factory.lock().clone_ref(py);
+        let rows = page_rows_of(py, page.get(), factory.bind(py))?.map(|r| r.unbind()).unwrap_or_else(|| py.None());
+        let paging_state = page.get().paging_state.clone_ref(py);
+        let mut st = self.state.lock();
+        st.paging_state = (!paging_state.is_none(py)).then_some(paging_state);
+        let _old = std::mem::replace(&mut st.status, Status::Done(page.into_any().unbind(), rows));
+        Ok(())
+    }
+
+    /// The settled page (None while pending or after a failure), without waiting: what
+    /// an agent's settling hook reads (`coordinator_host`, `ResultSet(future, rows)`).
+    #[getter]
+    fn _final_page(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        match &self.state.lock().status {
+            Status::Done(page, _) => Some(page.clone_ref(py)),
+            _ => None,
+        }
     }
 
     #[getter]
@@ -162,7 +247,7 @@ impl ResponseFutureCore {
 
     #[getter]
     fn done(&self) -> bool {
-        !matches!(self.state.lock().status, Status::Pending)
+        !self.state.lock().waiting()
     }
 
     /// Waits for the result (GIL released) and returns a `ResultSet`, or raises the
@@ -172,7 +257,7 @@ impl ResponseFutureCore {
     fn result(slf: &Bound<'_, Self>, timeout: Option<f64>) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         let this = slf.get();
-        let pending = matches!(this.state.lock().status, Status::Pending);
+        let pending = this.state.lock().waiting();
         if pending && this.generation != runtime::generation() {
             return Err(errors::make(py, Exc::DriverException, (format!("This ResponseFuture was {}", runtime::FORKED),), None));
         }
@@ -184,11 +269,11 @@ impl ResponseFutureCore {
             };
             let settled = py.detach(|| {
                 let mut st = this.state.lock();
-                while matches!(st.status, Status::Pending) {
+                while st.waiting() {
                     match deadline {
                         None => this.settled.wait(&mut st),
                         Some(d) => {
-                            if this.settled.wait_until(&mut st, d).timed_out() && matches!(st.status, Status::Pending) {
+                            if this.settled.wait_until(&mut st, d).timed_out() && st.waiting() {
                                 return false;
                             }
                         }

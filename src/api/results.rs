@@ -8,6 +8,7 @@
 use pyo3::ffi;
 use pyo3::gc::PyVisit;
 use pyo3::impl_::pyclass_init::PyObjectInit;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::pyclass_init::PyClassInitializer;
 use pyo3::types::{PyList, PyTuple, PyType};
@@ -127,27 +128,56 @@ impl ResultCore {
 #[pymethods]
 impl ResultCore {
     /// `rows`, when given, are the page's rows already made by the row factory.
+    ///
+    /// Also the classic form, `ResultSet(response_future, initial_response)`, as agents
+    /// build one (ddtrace's cassandra integration): the future's settled page, with
+    /// `initial_response` as its rows.
     #[new]
-    #[pyo3(signature = (page, session, request, row_factory, query, rows=None, response_future=None))]
+    #[pyo3(signature = (page, session, request=None, row_factory=None, query=None, rows=None, response_future=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        page: Py<Page>,
+        page: Bound<'_, PyAny>,
         session: Py<PyAny>,
-        request: Py<PyAny>,
-        row_factory: Py<PyAny>,
-        query: Py<PyAny>,
+        request: Option<Py<PyAny>>,
+        row_factory: Option<Py<PyAny>>,
+        query: Option<Py<PyAny>>,
         rows: Option<Py<PyAny>>,
         response_future: Option<Py<PyAny>>,
-    ) -> Self {
-        ResultCore {
-            _page: page,
+    ) -> PyResult<Self> {
+        // A response future is told by its `_final_page` (this module is below the futures').
+        let settled = if page.is_instance_of::<Page>() { None } else { page.getattr_opt(intern!(py, "_final_page"))? };
+        if let Some(settled) = settled {
+            let future = page;
+            let page = match settled.cast_into::<Page>() {
+                Ok(p) => p.unbind(),
+                Err(_) => Py::new(py, Page::empty(py))?,
+            };
+            let rows = if session.is_none(py) { PyList::empty(py).into_any().unbind() } else { session };
+            return Ok(ResultCore {
+                _page: page,
+                rows: Some(rows),
+                _session: future.getattr(intern!(py, "session"))?.unbind(),
+                _request: future.getattr(intern!(py, "_request"))?.unbind(),
+                _row_factory: future.getattr(intern!(py, "row_factory"))?.unbind(),
+                query: future.getattr(intern!(py, "query"))?.unbind(),
+                response_future: future.unbind(),
+            });
+        }
+        let (Some(request), Some(row_factory), Some(query)) = (request, row_factory, query) else {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "ResultSet(page, session, request, row_factory, query[, rows, response_future]) or ResultSet(response_future, initial_response)",
+            ));
+        };
+        Ok(ResultCore {
+            _page: page.cast_into::<Page>()?.unbind(),
             rows,
             _session: session,
             _request: request,
             _row_factory: row_factory,
             query,
             response_future: response_future.unwrap_or_else(|| py.None()),
-        }
+        })
     }
 
     /// The current page's rows, made by the row factory on first access (`[]` for a

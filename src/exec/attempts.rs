@@ -12,12 +12,19 @@
 //! request, in the same poll that returns the crate's error), it leaves its plan in a second
 //! thread-local, which [`after_failure`] takes. A request that succeeds at once never
 //! touches either.
+//!
+//! The same session also leaves the nodes whose attempts failed in a third thread-local,
+//! which the request takes in the poll that ends it ([`retried_on`]): a request that
+//! succeeded after failures knows every host it was sent to (`ResponseFuture.attempted_hosts`).
+//! A request whose future is dropped before it ends (a client timeout) has its note
+//! cleared by [`forget_retried`], so that the next request on the thread does not read it.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use pyo3::prelude::*;
+use scylla::cluster::Node;
 use scylla::errors::{ConnectionPoolError, DbError, ExecutionError, RequestAttemptError};
 use scylla::policies::retry::{RequestInfo, RetryDecision, RetryPolicy, RetrySession};
 
@@ -26,16 +33,36 @@ use crate::errors;
 /// The failed attempts of one request, and whether its last decision moved to the next host.
 #[derive(Default)]
 struct Tried {
-    failures: Vec<(SocketAddr, RequestAttemptError)>,
+    failures: Vec<(Arc<Node>, RequestAttemptError)>,
     moved_on: bool,
 }
 
+/// The nodes a request's failed attempts were sent to, in the order tried.
+pub type RetriedOn = Box<[Arc<Node>]>;
+
 thread_local! {
     /// The node of the attempt that failed last on this thread, until its retry decision.
-    static FAILED_ON: Cell<Option<SocketAddr>> = const { Cell::new(None) };
+    static FAILED_ON: RefCell<Option<Arc<Node>>> = const { RefCell::new(None) };
     /// The attempts of the retry session that ended last on this thread (None: its last
     /// decision did not move to the next host).
     static ENDED: RefCell<Option<Tried>> = const { RefCell::new(None) };
+    /// The nodes of the failed attempts of the retry session that ended last on this thread.
+    static RETRIED: RefCell<Option<RetriedOn>> = const { RefCell::new(None) };
+}
+
+fn address(node: &Node) -> SocketAddr {
+    SocketAddr::new(node.address.ip(), node.address.port())
+}
+
+/// The nodes of the failed attempts of the request that ends in this poll (None when none
+/// failed): taken by the request whether it succeeded or failed.
+pub fn retried_on() -> Option<RetriedOn> {
+    RETRIED.with(|r| r.borrow_mut().take())
+}
+
+/// Clears the note of a request that did not end (its future was dropped).
+pub fn forget_retried() {
+    RETRIED.with(|r| r.borrow_mut().take());
 }
 
 /// How a request failed: the crate's error, or its plan run out by `RETRY_NEXT_HOST`.
@@ -97,7 +124,8 @@ fn classify(err: ExecutionError, tried: Tried) -> RunError {
         // A host tried twice (`RETRY` on the same host) keeps its last error, as the classic
         // driver's dict does.
         let mut hosts: Vec<(SocketAddr, RequestAttemptError)> = Vec::with_capacity(tried.failures.len());
-        for (addr, e) in tried.failures {
+        for (node, e) in tried.failures {
+            let addr = address(&node);
             match hosts.iter_mut().find(|(a, _)| *a == addr) {
                 Some(slot) => slot.1 = e,
                 None => hosts.push((addr, e)),
@@ -110,8 +138,8 @@ fn classify(err: ExecutionError, tried: Tried) -> RunError {
 
 /// Notes the node of a failed attempt (outside a request, as for the health probe, the
 /// next attempt's note replaces it unread).
-pub fn note_failure(node: SocketAddr) {
-    FAILED_ON.with(|f| f.set(Some(node)));
+pub fn note_failure(node: &Arc<Node>) {
+    FAILED_ON.with(|f| *f.borrow_mut() = Some(node.clone()));
 }
 
 /// A retry policy whose decisions are noted (see the module doc).
@@ -131,7 +159,7 @@ struct NotedSession {
 
 impl RetrySession for NotedSession {
     fn decide_should_retry(&mut self, info: RequestInfo) -> RetryDecision {
-        let failed = FAILED_ON.with(|f| f.take()).map(|node| (node, info.error.clone()));
+        let failed = FAILED_ON.with(|f| f.borrow_mut().take()).map(|node| (node, info.error.clone()));
         let decision = self.inner.decide_should_retry(info);
         super::metrics::note_decision(&decision);
         self.tried.failures.extend(failed);
@@ -148,6 +176,8 @@ impl RetrySession for NotedSession {
 impl Drop for NotedSession {
     fn drop(&mut self) {
         let tried = std::mem::take(&mut self.tried);
+        let retried: Option<RetriedOn> = (!tried.failures.is_empty()).then(|| tried.failures.iter().map(|(n, _)| n.clone()).collect());
+        RETRIED.with(|r| *r.borrow_mut() = retried);
         ENDED.with(|e| *e.borrow_mut() = tried.moved_on.then_some(tried));
     }
 }

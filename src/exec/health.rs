@@ -25,7 +25,6 @@
 //! request tried, for `NoHostAvailable`).
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
@@ -323,7 +322,7 @@ impl LoadBalancingPolicy for Watched {
         if matches!(error, RequestAttemptError::DbError(..)) && watch().threshold_ms.load(Ordering::Relaxed) > 0 {
             watch().answered(node.host_id);
         }
-        attempts::note_failure(SocketAddr::new(node.address.ip(), node.address.port()));
+        attempts::note_failure(node);
         super::metrics::note_attempt_failure(error);
         self.inner.on_request_failure(request, latency, node, error)
     }

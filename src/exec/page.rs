@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use scylla::response::PagingStateResponse;
 
-use super::attempts::RunError;
+use super::attempts::{RetriedOn, RunError};
 use super::options::RowShape;
 use std::sync::Arc;
 
@@ -44,6 +44,9 @@ pub struct Page {
     /// The node that answered (`ResponseFuture.coordinator_host`), kept as the crate's node
     /// and made a `Host` only when asked for: a request pays an `Arc` clone, not a Python call.
     pub coordinator: Option<Arc<Node>>,
+    /// The nodes of the attempts that failed before the answer (None when none did), for
+    /// `ResponseFuture.attempted_hosts`.
+    pub retried_on: Option<RetriedOn>,
 }
 
 impl Page {
@@ -58,11 +61,13 @@ impl Page {
             warnings: py.None(),
             schema_agreed: true,
             coordinator: None,
+            retried_on: None,
         }
     }
 
     /// The page of a request's outcome.
     pub fn from_outcome(py: Python<'_>, out: Outcome) -> PyResult<Page> {
+        let retried_on = out.retried_on;
         let result = match out.response {
             Response::Result(result) => result,
             Response::SchemaChangeApplied { agreed, why } => {
@@ -70,7 +75,7 @@ impl Page {
                 let what =
                     if agreed { "the metadata refresh after it failed" } else { "the nodes were not seen to agree on the schema (max_schema_agreement_wait)" };
                 log.call_method1("warning", ("A schema change was applied, but %s: %s", what, why))?;
-                return Ok(Page { schema_agreed: agreed, ..Page::empty(py) });
+                return Ok(Page { schema_agreed: agreed, retried_on, ..Page::empty(py) });
             }
         };
         let coordinator = Some(result.request_coordinator().node().clone());
@@ -118,7 +123,7 @@ impl Page {
             }
             Err(_) => (py.None(), py.None(), py.None()),
         };
-        Ok(Page { rows, column_names, column_types, paging_state, trace_id, warnings, schema_agreed: true, coordinator })
+        Ok(Page { rows, column_names, column_types, paging_state, trace_id, warnings, schema_agreed: true, coordinator, retried_on })
     }
 
     /// The node that answered, as its `turbocql.pool.Host` (None when unknown).
@@ -153,6 +158,7 @@ impl Page {
             warnings: self.warnings.clone_ref(py),
             schema_agreed: self.schema_agreed,
             coordinator: self.coordinator.clone(),
+            retried_on: self.retried_on.clone(),
         }
     }
 
@@ -161,6 +167,14 @@ impl Page {
     #[getter]
     fn coordinator<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         self.coordinator_host(py)
+    }
+
+    /// The hosts whose attempts failed before the answer, in the order tried (a list of
+    /// `turbocql.pool.Host`, empty when the first attempt answered).
+    #[getter]
+    fn retried_on<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let refs = pyrefs::get(py)?;
+        self.retried_on.iter().flat_map(|nodes| nodes.iter()).map(|node| host_object(py, refs, node)).collect()
     }
 
     fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {

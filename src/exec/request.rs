@@ -152,7 +152,7 @@ fn batch(py: Python<'_>, b: &Bound<'_, PyAny>, opts: &Options) -> PyResult<Reque
         2 => BatchType::Counter,
         other => return Err(PyValueError::new_err(format!("unknown batch type {other}"))),
     };
-    let items = b.getattr(pyo3::intern!(py, "_statements_and_parameters"))?;
+    let items = b.getattr(pyo3::intern!(py, "_items"))?;
     let items = items.cast::<PyList>()?;
     let mut batch = Batch::new(kind);
     let mut all_values = Vec::with_capacity(items.len());

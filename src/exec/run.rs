@@ -22,7 +22,7 @@ use scylla::errors::ExecutionError;
 use scylla::response::query_result::QueryResult;
 use scylla::response::{PagingState, PagingStateResponse};
 
-use super::attempts::{after_failure, RunError};
+use super::attempts::{self, after_failure, RetriedOn, RunError};
 use super::metrics;
 use super::options::RowShape;
 use super::request::{Request, RequestKind};
@@ -37,6 +37,8 @@ pub struct Outcome {
     pub(crate) response: Response,
     pub(crate) paging: Option<PagingStateResponse>,
     pub(crate) shape: RowShape,
+    /// The nodes of the attempts that failed before this answer (None when none did).
+    pub(crate) retried_on: Option<RetriedOn>,
 }
 
 /// What the node answered.
@@ -140,14 +142,17 @@ async fn resend(
 async fn attempt(session: &ScyllaSession, req: &Request, state: Option<PagingState>) -> Result<Outcome, RunError> {
     let shape = req.shape;
     let state = state.unwrap_or_default();
-    let (response, paging) = match (&req.kind, req.paged) {
-        (RequestKind::Prepared(stmt, values), true) => paged(session.execute_single_page(stmt, values, state).await)?,
-        (RequestKind::Prepared(stmt, values), false) => (unpaged(session.execute_unpaged(stmt, values).await)?, None),
-        (RequestKind::Query(stmt), true) => paged(session.query_single_page(stmt.clone(), (), state).await)?,
-        (RequestKind::Query(stmt), false) => (unpaged(session.query_unpaged(stmt.clone(), ()).await)?, None),
-        (RequestKind::Batch(batch, values), _) => (unpaged(session.batch(batch, values).await)?, None),
+    let sent = match (&req.kind, req.paged) {
+        (RequestKind::Prepared(stmt, values), true) => paged(session.execute_single_page(stmt, values, state).await),
+        (RequestKind::Prepared(stmt, values), false) => unpaged(session.execute_unpaged(stmt, values).await),
+        (RequestKind::Query(stmt), true) => paged(session.query_single_page(stmt.clone(), (), state).await),
+        (RequestKind::Query(stmt), false) => unpaged(session.query_unpaged(stmt.clone(), ()).await),
+        (RequestKind::Batch(batch, values), _) => unpaged(session.batch(batch, values).await),
     };
-    Ok(Outcome { response, paging, shape })
+    // Taken in the poll that ended the request, whatever its outcome (see `attempts`).
+    let retried_on = attempts::retried_on();
+    let (response, paging) = sent?;
+    Ok(Outcome { response, paging, shape, retried_on })
 }
 
 fn paged(res: Result<(QueryResult, PagingStateResponse), ExecutionError>) -> Result<(Response, Option<PagingStateResponse>), RunError> {
@@ -157,8 +162,8 @@ fn paged(res: Result<(QueryResult, PagingStateResponse), ExecutionError>) -> Res
     }
 }
 
-fn unpaged(res: Result<QueryResult, ExecutionError>) -> Result<Response, RunError> {
-    res.map(Response::Result).or_else(schema_change_applied)
+fn unpaged(res: Result<QueryResult, ExecutionError>) -> Result<(Response, Option<PagingStateResponse>), RunError> {
+    Ok((res.map(Response::Result).or_else(schema_change_applied)?, None))
 }
 
 /// A request whose only failure came after the node had applied its schema change: the
@@ -174,7 +179,14 @@ fn schema_change_applied(e: ExecutionError) -> Result<Response, RunError> {
 /// Bounds `fut` by the client-side timeout, if any.
 pub async fn timed<T, E: From<ExecutionError>>(timeout: Option<Duration>, fut: impl Future<Output = Result<T, E>>) -> Result<T, E> {
     match timeout {
-        Some(t) => tokio::time::timeout(t, fut).await.map_err(|_| E::from(ExecutionError::RequestTimeout(t)))?,
+        Some(t) => {
+            let bounded = tokio::time::timeout(t, fut).await;
+            if bounded.is_err() {
+                // The request's future was dropped unfinished: its note is nobody's.
+                attempts::forget_retried();
+            }
+            bounded.map_err(|_| E::from(ExecutionError::RequestTimeout(t)))?
+        }
         None => fut.await,
     }
 }

@@ -78,7 +78,7 @@ def test_statements():
         SimpleStatement("x", serial_consistency_level=ConsistencyLevel.ONE)
     b = BatchStatement(BatchType.UNLOGGED)
     b.add("INSERT INTO t (a) VALUES (%s)", ("it's",))
-    assert b._statements_and_parameters == [("INSERT INTO t (a) VALUES ('it''s')", None)]
+    assert b._statements_and_parameters == [(False, "INSERT INTO t (a) VALUES ('it''s')", ())]
     with pytest.raises(TypeError):
         b.add(42)
     assert str(BatchType.COUNTER) == "COUNTER"

@@ -208,6 +208,10 @@ def _real_cassandra() -> list[str]:
     return found
 
 
+# The aliases made at install (see install()).
+_EAGER_ALIASES = (ALIAS, ALIAS + ".cluster")
+
+
 def install(allow_shadow: bool = False) -> None:
     """Make ``cassandra`` and ``cassandra.X...`` import as ``turbocql`` / ``turbocql.X...``.
 
@@ -246,6 +250,12 @@ def install(allow_shadow: bool = False) -> None:
         importlib.import_module(TARGET)
         _finder = _AliasFinder()
         sys.meta_path.insert(0, _finder)
+        # `cassandra` and `cassandra.cluster` are in sys.modules from now on: a tool that acts
+        # when one is imported, by name, acts at once when asked afterwards. (ddtrace's
+        # patch(cassandra=True) hooks the import of `cassandra.cluster` by the module's
+        # __name__, which stays "turbocql.cluster": it would never fire.)
+        for name in _EAGER_ALIASES:
+            importlib.import_module(name)
 
 
 def install_from_env() -> bool:
