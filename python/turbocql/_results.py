@@ -71,7 +71,8 @@ class ResultSet(_engine.ResultCore):
 
     Built as ``ResultSet(page, session, request, row_factory, query, rows=None,
     response_future=None)``: cheap, the row factory runs on first access to the rows; or
-    in the classic form ``ResultSet(response_future, initial_response)``. The page's fields (``column_names``, ``column_types``, ``paging_state``, ``warnings``),
+    in the classic form ``ResultSet(response_future, initial_response)``. The page's
+    fields (``column_names``, ``column_types``, ``paging_state``, ``warnings``),
     ``current_rows`` and ``one()`` come from the engine (``_engine.ResultCore``).
     """
 
@@ -253,6 +254,25 @@ def _traces_seen(owner, trace_id):
     return traces
 
 
+def _replaceable_on_instance(name, default):
+    """A ResponseFuture method that an agent may replace on the instance: the replacement is
+    kept in the instance's dict, and the engine is told to call it when the future settles
+    (``_hook_settling``); until then, ``default`` bound."""
+
+    def get(self):
+        hook = self.__dict__.get(name)
+        return hook if hook is not None else default.__get__(self)
+
+    def set(self, hook):
+        self.__dict__[name] = hook
+        self._hook_settling()
+
+    def delete(self):
+        self.__dict__.pop(name, None)
+
+    return property(get, set, delete, default.__doc__)
+
+
 def _hosts_named(session, errors):
     """The session's hosts whose ``address:port`` (or address) is a key of ``errors``."""
     named = set(map(str, errors))
@@ -345,23 +365,8 @@ class ResponseFuture(_engine.ResponseFutureCore):
     def _settled_exception(self, response):
         """Called with the exception once the request failed (the engine has settled it)."""
 
-    def _hooked_getter(name, default):
-        def get(self):
-            hook = self.__dict__.get(name)
-            return hook if hook is not None else default.__get__(self)
-
-        def set(self, hook):
-            self.__dict__[name] = hook
-            self._hook_settling()
-
-        def delete(self):
-            self.__dict__.pop(name, None)
-
-        return property(get, set, delete, default.__doc__)
-
-    _set_final_result = _hooked_getter("_set_final_result", _settled_result)
-    _set_final_exception = _hooked_getter("_set_final_exception", _settled_exception)
-    del _hooked_getter
+    _set_final_result = _replaceable_on_instance("_set_final_result", _settled_result)
+    _set_final_exception = _replaceable_on_instance("_set_final_exception", _settled_exception)
 
     @property
     def warnings(self):

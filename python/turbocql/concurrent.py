@@ -84,7 +84,9 @@ def _through_execute_async(session, pairs, concurrency, raise_on_first_error, ex
             except StopIteration:
                 more = False
                 break
-            in_flight.append(session.execute_async(statement, params, timeout=None, execution_profile=execution_profile))
+            in_flight.append(
+                session.execute_async(statement, params, timeout=None, execution_profile=execution_profile)
+            )
         if not in_flight:
             return
         try:

@@ -255,7 +255,11 @@ def install(allow_shadow: bool = False) -> None:
         # patch(cassandra=True) hooks the import of `cassandra.cluster` by the module's
         # __name__, which stays "turbocql.cluster": it would never fire.)
         for name in _EAGER_ALIASES:
-            importlib.import_module(name)
+            try:
+                importlib.import_module(name)
+            except ModuleNotFoundError as exc:
+                if exc.name != name:  # the module's own missing import: not ours to hide
+                    raise
 
 
 def install_from_env() -> bool:
