@@ -80,3 +80,57 @@ def test_tls_block_runs(mtls_node):
     # The TLS node runs without authentication: the provider is offered and never asked.
     lines = _run(code)
     assert lines == ["Row(ssl_enabled=True, ssl_protocol='TLSv1.3')"]
+
+
+def _block(marker):
+    """The README block that contains ``marker`` (found by content: sections move)."""
+    found = [b for b in _blocks() if marker in b]
+    assert len(found) == 1, marker
+    return found[0]
+
+
+def test_metrics_and_prometheus_blocks_run(cassandra):
+    import socket
+
+    metrics = _block("timer = cluster.metrics.request_timer")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    prometheus = _block("PrometheusCollector(cluster)").replace(
+        "start_http_server(9100)", "start_http_server(%d)" % port
+    )
+    assert metrics.rstrip().endswith("cluster.shutdown()")
+    scrape = "import urllib.request\nprint(b'cassandra_client_requests_count' in urllib.request.urlopen('http://127.0.0.1:%d/metrics').read())\n"
+    lines = _run(metrics.rstrip()[: -len("cluster.shutdown()")] + prometheus + scrape % port + "cluster.shutdown()\n")
+    assert lines[0].split()[0] == "100"
+    assert lines[-1] == "True"
+
+
+def test_serving_host_block_runs(cassandra):
+    code = (
+        "from turbocql.cluster import Cluster\ncluster = Cluster(['127.0.0.1'], port=%d)\nsession = cluster.connect()\n"
+        % PORT
+    )
+    lines = _run(code + _block("rs.response_future.coordinator_host") + "cluster.shutdown()\n")
+    host, attempted = lines[-1].split(" ", 1)
+    assert host == "127.0.0.1:%d" % PORT and attempted == "[<Host: 127.0.0.1:%d datacenter1>]" % PORT
+
+
+def test_apm_block_runs(cassandra):
+    import os
+
+    code = (
+        _block("CassandraInstrumentor().instrument")
+        + (
+            "from cassandra.cluster import Cluster\n"
+            "session = Cluster(['127.0.0.1'], port=%d).connect()\n"
+            "print(session.execute('SELECT release_version FROM system.local').one() is not None)\n"
+            "print(type(session.execute).__name__, type(session.execute_async).__name__)\n"
+        )
+        % PORT
+    )
+    env = dict(os.environ, TURBOCQL_COMPAT_SHADOW="1", DD_INSTRUMENTATION_TELEMETRY_ENABLED="false")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180, env=env)
+    assert out.returncode == 0, out.stderr
+    # execute goes through the agents' wrappers of execute_async.
+    assert out.stdout.splitlines()[-2:] == ["True", "method FunctionWrapper"]
