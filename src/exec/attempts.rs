@@ -54,8 +54,8 @@ fn address(node: &Node) -> SocketAddr {
     SocketAddr::new(node.address.ip(), node.address.port())
 }
 
-/// The nodes of the failed attempts of the request that ends in this poll (None when none
-/// failed): taken by the request whether it succeeded or failed.
+/// The nodes of the failed attempts of the request that succeeds in this poll (None when
+/// none failed). A request that fails clears them (`after_failure`).
 pub fn retried_on() -> Option<RetriedOn> {
     RETRIED.with(|r| r.borrow_mut().take())
 }
@@ -114,6 +114,7 @@ impl From<ExecutionError> for RunError {
 
 /// A request's error as it reached the engine, in the poll that got it from the crate.
 pub fn after_failure(err: ExecutionError) -> RunError {
+    forget_retried();
     classify(err, ENDED.with(|e| e.borrow_mut().take()).unwrap_or_default())
 }
 

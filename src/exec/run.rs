@@ -142,17 +142,15 @@ async fn resend(
 async fn attempt(session: &ScyllaSession, req: &Request, state: Option<PagingState>) -> Result<Outcome, RunError> {
     let shape = req.shape;
     let state = state.unwrap_or_default();
-    let sent = match (&req.kind, req.paged) {
-        (RequestKind::Prepared(stmt, values), true) => paged(session.execute_single_page(stmt, values, state).await),
-        (RequestKind::Prepared(stmt, values), false) => unpaged(session.execute_unpaged(stmt, values).await),
-        (RequestKind::Query(stmt), true) => paged(session.query_single_page(stmt.clone(), (), state).await),
-        (RequestKind::Query(stmt), false) => unpaged(session.query_unpaged(stmt.clone(), ()).await),
-        (RequestKind::Batch(batch, values), _) => unpaged(session.batch(batch, values).await),
+    let (response, paging) = match (&req.kind, req.paged) {
+        (RequestKind::Prepared(stmt, values), true) => paged(session.execute_single_page(stmt, values, state).await)?,
+        (RequestKind::Prepared(stmt, values), false) => unpaged(session.execute_unpaged(stmt, values).await)?,
+        (RequestKind::Query(stmt), true) => paged(session.query_single_page(stmt.clone(), (), state).await)?,
+        (RequestKind::Query(stmt), false) => unpaged(session.query_unpaged(stmt.clone(), ()).await)?,
+        (RequestKind::Batch(batch, values), _) => unpaged(session.batch(batch, values).await)?,
     };
-    // Taken in the poll that ended the request, whatever its outcome (see `attempts`).
-    let retried_on = attempts::retried_on();
-    let (response, paging) = sent?;
-    Ok(Outcome { response, paging, shape, retried_on })
+    // Taken in the poll that ended the request (a failure takes it in `after_failure`).
+    Ok(Outcome { response, paging, shape, retried_on: attempts::retried_on() })
 }
 
 fn paged(res: Result<(QueryResult, PagingStateResponse), ExecutionError>) -> Result<(Response, Option<PagingStateResponse>), RunError> {
