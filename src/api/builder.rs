@@ -32,13 +32,13 @@ use super::request::PyRequest;
 use super::session::Session;
 use crate::errors;
 use crate::exec::metrics::{Counters, RequestMetrics};
-use crate::exec::tracing::{Recorder, TraceConf, Tracing};
 use crate::exec::options::{duration, Defaults, RowShape, Timeout};
 use crate::exec::profile::EngineProfile;
 use crate::exec::replica_batch::Grouping;
 use crate::exec::request;
 use crate::exec::statement::classify;
 use crate::exec::timestamps::ClientClock;
+use crate::exec::tracing::{Recorder, TraceConf, Tracing};
 use crate::pyrefs::{self, Exc};
 
 /// An argument as given, `None` included (`Given(None)`: left out).

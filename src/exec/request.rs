@@ -16,11 +16,11 @@ use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::Statement;
 
 use super::metrics::Counters;
-use super::tracing::Recorder;
 use super::options::{apply_options, Options, RowShape};
 use super::prepared::Prepared;
 use super::routing::{plan_of, PlanSource};
 use super::statement::{Classified, Kind};
+use super::tracing::Recorder;
 use crate::codec::values::{bind_row, BoundValues};
 use crate::pyrefs;
 use scylla::client::session::Session as ScyllaSession;

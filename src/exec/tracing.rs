@@ -253,7 +253,9 @@ impl Begun {
         let keyspace = keyspace.or_else(|| session.get_keyspace().map(|k| k.to_string()));
         let (coordinator, status_code) = match outcome {
             Ok(out) => match &out.response {
-                Response::Result(r) => (Some(SocketAddr::new(r.request_coordinator().node().address.ip(), r.request_coordinator().node().address.port())), None),
+                Response::Result(r) => {
+                    (Some(SocketAddr::new(r.request_coordinator().node().address.ip(), r.request_coordinator().node().address.port())), None)
+                }
                 Response::SchemaChangeApplied { .. } => (events.last().and_then(|e| e.node), None),
             },
             Err(e) => (events.last().and_then(|e| e.node), status_of(e)),
