@@ -31,8 +31,9 @@ if os.environ.get("TURBOCQL_BENCH_METRICS") == "on":
     extra["metrics_enabled"] = True
 c = Cluster(["127.0.0.1"], execution_profiles=profiles, **extra)
 if os.environ.get("TURBOCQL_BENCH_TRACING") == "on":
-    import turbocql.tracing
     from opentelemetry.sdk.trace import TracerProvider
+
+    import turbocql.tracing
 
     turbocql.tracing.instrument(c, tracer_provider=TracerProvider())
 s = c.connect()
