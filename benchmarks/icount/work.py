@@ -9,6 +9,8 @@ With TURBOCQL_BENCH_PROFILE=dc-token the session's default execution profile is
 TokenAwarePolicy(DCAwareRoundRobinPolicy("datacenter1")) (a build without execution
 profiles accepts the argument and runs its own routing, which is the "before" of this case).
 With TURBOCQL_BENCH_METRICS=on the cluster counts metrics (``metrics_enabled=True``).
+With TURBOCQL_BENCH_TRACING=on it is instrumented (``turbocql.tracing.instrument``, an SDK
+tracer provider with no span processor: the spans are made and dropped).
 """
 
 import asyncio
@@ -28,6 +30,12 @@ extra = {"unresponsive_node_threshold": None} if os.environ.get("TURBOCQL_BENCH_
 if os.environ.get("TURBOCQL_BENCH_METRICS") == "on":
     extra["metrics_enabled"] = True
 c = Cluster(["127.0.0.1"], execution_profiles=profiles, **extra)
+if os.environ.get("TURBOCQL_BENCH_TRACING") == "on":
+    from opentelemetry.sdk.trace import TracerProvider
+
+    import turbocql.tracing
+
+    turbocql.tracing.instrument(c, tracer_provider=TracerProvider())
 s = c.connect()
 s.execute("CREATE KEYSPACE IF NOT EXISTS abk WITH replication = {'class':'SimpleStrategy','replication_factor':1}")
 s.execute("CREATE TABLE IF NOT EXISTS abk.t (k text PRIMARY KEY, a text, b text)")

@@ -107,6 +107,13 @@ class Session(metaclass=_SessionType):
         metrics = self.cluster.metrics
         return metrics._engine if metrics is not None else None
 
+    @property
+    def _engine_tracing(self):
+        """The cluster's ``_engine.Tracing`` once ``turbocql.tracing.instrument`` was called
+        (None otherwise), read with the session's defaults."""
+        tracing = getattr(self.cluster, "_tracing", None)
+        return tracing.engine if tracing is not None else None
+
     # The legacy per-session defaults: setting one puts the cluster in legacy mode (and is
     # refused once it uses execution profiles), as in the classic driver.
     _LEGACY_ATTRS = frozenset(

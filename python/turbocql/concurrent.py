@@ -21,6 +21,7 @@ from itertools import repeat  # noqa: F401 - kept for callers that import it fro
 from turbocql._session import _execute_async_replaced
 from turbocql.cluster import _NOT_SET, EXEC_PROFILE_DEFAULT, ResultSet
 from turbocql.query import BatchStatement, BoundStatement, PreparedStatement
+from turbocql.tracing import _of as _tracing_of
 
 ExecutionResult = namedtuple("ExecutionResult", ["success", "result_or_exc"])
 """One result of :func:`execute_concurrent`: ``(True, ResultSet)`` or ``(False, exception)``."""
@@ -48,6 +49,21 @@ def _run(
         pairs = iter(source) if statement is None else ((statement, params) for params in source)
         results = _through_execute_async(session, pairs, concurrency, raise_on_first_error, execution_profile)
         return results if results_generator else list(results)
+    tracing = _tracing_of(session)
+    if tracing is not None and not check_only:
+        return _traced_run(
+            tracing,
+            session,
+            statement,
+            source,
+            concurrency,
+            raise_on_first_error,
+            results_generator,
+            execution_profile,
+            batch_rows,
+            batch_bytes,
+            result_set,
+        )
     run = session._build_request.execute_concurrent(
         statement,
         source,
@@ -63,6 +79,44 @@ def _run(
     if results_generator:
         return run
     return run.collect()
+
+
+def _traced_run(tracing, session, statement, source, concurrency, raise_on_first_error, results_generator, *rest):
+    """``_run`` under one span for the whole call (``turbocql.tracing``): the statement
+    count and the failure count as attributes, an exception raised as its error."""
+    execution_profile, batch_rows, batch_bytes, result_set = rest
+    span = tracing.bulk_span(session, "execute_concurrent")
+
+    def results():
+        n = failures = 0
+        try:
+            run = session._build_request.execute_concurrent(
+                statement,
+                source,
+                concurrency,
+                raise_on_first_error,
+                result_set,
+                ExecutionResult,
+                execution_profile,
+                False,
+                batch_rows,
+                batch_bytes,
+            )
+            for r in run:
+                n += 1
+                if not r[0]:
+                    failures += 1
+                yield r
+        except BaseException as exc:
+            span.set_attribute("db.operation.batch.size", n)
+            span.set_attribute("turbocql.failures", failures + 1)
+            tracing.end_bulk(span, exc)
+            raise
+        span.set_attribute("db.operation.batch.size", n)
+        span.set_attribute("turbocql.failures", failures)
+        tracing.end_bulk(span)
+
+    return results() if results_generator else list(results())
 
 
 def _rows_form(source):
@@ -183,6 +237,9 @@ class _Pipeline:
         # so that failures never pile up (src/api/pipeline.rs).
         handler = error_handler if max_unconsumed is None else None
         self._core = builder.pipeline(max_in_flight, max_unsent, max_unconsumed, timeout, execution_profile, handler)
+        tracing = _tracing_of(session)
+        # turbocql.tracing: one span per pipeline, to the end of its `with` block.
+        self._span = (tracing, tracing.bulk_span(session, type(self).__name__)) if tracing is not None else None
         # Queues one request (values converted now: bad values raise here, before
         # anything is sent); the engine's method itself, with no Python frame.
         self.execute = self._core.execute
@@ -204,13 +261,21 @@ class _Pipeline:
         return self
 
     def __exit__(self, exc_type, exc, tb):
+        failure = exc
         try:
             if exc_type is None:
                 self.confirm()
             else:
                 self._core.confirm()  # let the requests end; the block's exception wins
+        except BaseException as e:
+            failure = e
+            raise
         finally:
             self._core.close()
+            if self._span is not None:
+                tracing, span = self._span
+                self._span = None
+                tracing.end_bulk(span, failure)
 
 
 class WritePipeline(_Pipeline):

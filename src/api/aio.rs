@@ -171,6 +171,9 @@ impl LoopQueue {
                 continue;
             }
             let outcome = Page::from_result(py, c.outcome, &c.hosts).map(|p| p.into_any().unbind()).map_err(|e| e.unbind());
+            if let Some(span) = c.span {
+                crate::exec::tracing::emit(py, span, outcome.as_ref().err().map(|e| e.bind(py)));
+            }
             AioRequest::settle(req, State::Done(outcome));
         }
         if !nested {

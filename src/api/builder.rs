@@ -38,6 +38,7 @@ use crate::exec::replica_batch::Grouping;
 use crate::exec::request;
 use crate::exec::statement::classify;
 use crate::exec::timestamps::ClientClock;
+use crate::exec::tracing::{Recorder, TraceConf, Tracing};
 use crate::pyrefs::{self, Exc};
 
 /// An argument as given, `None` included (`Given(None)`: left out).
@@ -94,6 +95,8 @@ pub struct Snapshot {
     /// `client_protocol_handler` is `NumpyProtocolHandler`: rows as numpy columns,
     /// whatever the profile's row factory.
     numpy: bool,
+    /// `Session._engine_tracing`: the cluster's tracing when instrumented.
+    tracing: Option<Arc<TraceConf>>,
 }
 
 /// A profile's defaults, with the session's page size and numpy choice.
@@ -161,9 +164,15 @@ impl RequestBuilder {
             _ => None,
         };
         let defaults = profile_defaults(profile, page_size, numpy, clock, metrics);
+        // `Session._engine_tracing`: the cluster's `_engine.Tracing` once instrumented
+        // (`turbocql.tracing.instrument`), else None.
+        let tracing = match s.getattr_opt(pyo3::intern!(py, "_engine_tracing"))? {
+            Some(t) if !t.is_none() => Some(t.cast_into::<Tracing>()?.get().conf.clone()),
+            _ => None,
+        };
         let row_factory = if numpy { refs.numpy_factory.clone_ref(py) } else { profile.row_factory.clone_ref(py) };
         let encoder = s.getattr(pyo3::intern!(py, "encoder"))?.unbind();
-        Ok(Snapshot { version, profile: engine_profile.clone().unbind(), defaults: Arc::new(defaults), row_factory, encoder, numpy })
+        Ok(Snapshot { version, profile: engine_profile.clone().unbind(), defaults: Arc::new(defaults), row_factory, encoder, numpy, tracing })
     }
 
     /// The defaults and row factory of a call's `execution_profile` argument (None or
@@ -215,6 +224,9 @@ impl RequestBuilder {
         let engine = self.engine.get();
         let session = engine.get(py)?;
         req.route(py, &opts, query, &session)?;
+        if let Some(conf) = &snap.tracing {
+            Recorder::attach(conf, &mut req);
+        }
         Ok((PyRequest::new(session, engine.hosts_arc(), engine.in_flight(), req), row_factory))
     }
 

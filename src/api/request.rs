@@ -79,20 +79,33 @@ impl PyRequest {
             }
         }
         let target = target_of(py, target);
+        // Traced (an instrumented session's request): the caller's context and the start.
+        let traced = crate::exec::tracing::begin(py, &req)?;
         match waits_in_runtime {
             // The run's future is boxed once a slot is there: a request waiting for one
             // holds a future of a few hundred bytes, not the run's several KB.
             Some(limit) => launch(py, aio, async move {
                 let Some(slot) = limit.take(req.timeout).await else {
                     let waited = req.timeout.unwrap_or_default();
-                    return completion::complete(target, Err(ExecutionError::RequestTimeout(waited).into()), hosts, None);
+                    let out = Err(ExecutionError::RequestTimeout(waited).into());
+                    let span = traced.map(|t| t.finish(&req, &session, &out));
+                    return completion::complete(target, out, hosts, None, span);
                 };
-                let run = Box::pin(run_shared(session, req, state.as_deref()));
-                completion::complete(target, run.await, hosts, Some(slot))
+                let run = Box::pin(run_shared(session.clone(), req.clone(), state.as_deref()));
+                let out = run.await;
+                let span = traced.map(|t| t.finish(&req, &session, &out));
+                completion::complete(target, out, hosts, Some(slot), span)
             }),
             // The request's future (several KB) is made and freed by the runtime's thread,
             // not the caller's: what is handed over is a few pointers.
-            None => launch(py, aio, async move { completion::complete(target, run_shared(session, req, state.as_deref()).await, hosts, slot) }),
+            None => match traced {
+                None => launch(py, aio, async move { completion::complete(target, run_shared(session, req, state.as_deref()).await, hosts, slot, None) }),
+                Some(t) => launch(py, aio, async move {
+                    let out = run_shared(session.clone(), req.clone(), state.as_deref()).await;
+                    let span = Some(t.finish(&req, &session, &out));
+                    completion::complete(target, out, hosts, slot, span)
+                }),
+            },
         }
     }
 }
@@ -140,9 +153,16 @@ impl PyRequest {
     #[pyo3(signature = (paging_state=None))]
     pub fn run(&self, py: Python<'_>, paging_state: Option<&[u8]>) -> PyResult<Page> {
         self.check_process(py)?;
+        let traced = crate::exec::tracing::begin(py, &self.req)?;
         let run = run_shared(self.session.clone(), self.req.clone(), paging_state);
-        let out = py.detach(|| runtime::block_on(run)).map_err(|e| e.to_py(py, &self.hosts))?;
-        Page::from_outcome(py, out)
+        let out = py.detach(|| runtime::block_on(run));
+        if let Some(t) = traced {
+            let span = t.finish(&self.req, &self.session, &out);
+            let out = out.map_err(|e| e.to_py(py, &self.hosts));
+            crate::exec::tracing::emit(py, span, out.as_ref().err().map(|e| e.value(py).as_any()));
+            return Page::from_outcome(py, out?);
+        }
+        Page::from_outcome(py, out.map_err(|e| e.to_py(py, &self.hosts))?)
     }
 
     /// Starts it without waiting: `target(page, exc)` is called by the dispatcher (see

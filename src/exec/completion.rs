@@ -17,6 +17,7 @@ use super::attempts::RunError;
 use super::inflight::Slot;
 use super::page::Page;
 use super::run::Outcome;
+use super::tracing::Finished;
 use crate::runtime::ForkLocal;
 
 /// A consumer of completions other than the dispatcher (an asyncio loop's queue).
@@ -34,10 +35,12 @@ pub enum Target {
 
 /// Hands a finished request to its target (any thread, no GIL). Its `slot` among the
 /// session's requests in flight is given back once the target has it.
-pub fn complete(target: Target, outcome: Result<Outcome, RunError>, hosts: Arc<str>, slot: Option<Slot>) {
+/// `span`: the request's span, to be made before its target is called (None when it is
+/// not traced).
+pub fn complete(target: Target, outcome: Result<Outcome, RunError>, hosts: Arc<str>, slot: Option<Slot>, span: Option<Box<Finished>>) {
     match target {
-        Target::Dispatcher(t) => push(Completion { target: t, outcome, hosts, slot }),
-        Target::Sink(sink, t) => sink.push(Completion { target: t, outcome, hosts, slot }),
+        Target::Dispatcher(t) => push(Completion { target: t, outcome, hosts, slot, span }),
+        Target::Sink(sink, t) => sink.push(Completion { target: t, outcome, hosts, slot, span }),
     }
 }
 
@@ -49,6 +52,8 @@ pub struct Completion {
     /// Held until the completion is consumed: a completion waiting in a queue still counts
     /// as in flight (`super::inflight`).
     pub slot: Option<Slot>,
+    /// The request's span, when traced (`super::tracing`).
+    pub span: Option<Box<Finished>>,
 }
 
 struct Queue {
@@ -107,6 +112,9 @@ fn deliver(py: Python<'_>, c: Completion) -> PyResult<()> {
         Ok(page) => (page.into_any(), py.None().into_bound(py)),
         Err(exc) => (py.None().into_bound(py), exc),
     };
+    if let Some(span) = c.span {
+        super::tracing::emit(py, span, Some(&exc).filter(|e| !e.is_none()));
+    }
     c.target.bind(py).call1((page, exc)).map(|_| ())
 }
 

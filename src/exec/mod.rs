@@ -17,6 +17,7 @@
 //! - [`inflight`]: a session's cap on requests in flight (back-pressure);
 //! - [`metrics`]: a cluster's request counters and latencies (`metrics_enabled`);
 //! - [`timestamps`]: client-side timestamps, stamped on each request as it is built;
+//! - [`tracing`]: OpenTelemetry spans' timing and events (`turbocql.tracing`);
 //! - [`completion`]: outcomes handed back in batches to a dispatcher thread or a sink.
 //!
 //! It imports from `codec`, `errors`, `pyrefs` and `runtime` only.
@@ -37,3 +38,4 @@ pub mod routing;
 pub mod run;
 pub mod statement;
 pub mod timestamps;
+pub mod tracing;

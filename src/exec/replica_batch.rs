@@ -202,7 +202,14 @@ pub fn split(items: &Items, req: Request, e: &RunError) -> Option<Vec<(Items, Re
         stmt.set_execution_profile_handle(profile.clone());
         out.push((
             Items::One(idx),
-            Request { kind: RequestKind::Prepared(stmt, values), paged: false, timeout: req.timeout, shape: req.shape, metrics: req.metrics.clone() },
+            Request {
+                kind: RequestKind::Prepared(stmt, values),
+                paged: false,
+                timeout: req.timeout,
+                shape: req.shape,
+                metrics: req.metrics.clone(),
+                tracing: None,
+            },
         ));
     }
     Some(out)

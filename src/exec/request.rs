@@ -20,6 +20,7 @@ use super::options::{apply_options, Options, RowShape};
 use super::prepared::Prepared;
 use super::routing::{plan_of, PlanSource};
 use super::statement::{Classified, Kind};
+use super::tracing::Recorder;
 use crate::codec::values::{bind_row, BoundValues};
 use crate::pyrefs;
 use scylla::client::session::Session as ScyllaSession;
@@ -35,13 +36,16 @@ pub struct Request {
     pub shape: RowShape,
     /// The cluster's metrics, when enabled.
     pub metrics: Option<Arc<Counters>>,
+    /// Its span's recorder, when its session is instrumented (`super::tracing`); set by
+    /// the per-request paths only.
+    pub tracing: Option<Arc<Recorder>>,
 }
 
 impl Request {
     /// `kind` run with `opts` (a batch is never paged).
     pub fn new(kind: RequestKind, opts: &Options) -> Request {
         let paged = opts.page_size.is_some() && !matches!(kind, RequestKind::Batch(..));
-        Request { kind, paged, timeout: opts.timeout, shape: opts.shape, metrics: opts.metrics.clone() }
+        Request { kind, paged, timeout: opts.timeout, shape: opts.shape, metrics: opts.metrics.clone(), tracing: None }
     }
 
     /// The statement's `is_idempotent` (a batch's own flag).

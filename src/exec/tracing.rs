@@ -1,0 +1,389 @@
+//! Tracing: OpenTelemetry spans of requests, made by `turbocql.tracing` (opt-in,
+//! `turbocql.tracing.instrument(cluster)`).
+//!
+//! The engine does the timing and the bookkeeping; Python makes the span, once, when the
+//! request has ended, with the request's real start and end times:
+//! - at build (the caller's thread, GIL held), a request of an instrumented session gets a
+//!   [`Recorder`], the crate's history listener of its statement: it notes each failed
+//!   attempt (its node, its error and the retry policy's decision) and each speculative
+//!   execution, as the crate reports them;
+//! - at start ([`begin`], GIL held) the caller's OpenTelemetry context is taken (one Python
+//!   call) with the wall-clock start;
+//! - at the end ([`Begun::finish`], on the runtime's thread, no GIL) the outcome is described
+//!   ([`Finished`]: coordinator, status code, events, statement);
+//! - where the result is made into Python objects (the calling thread, the dispatcher, the
+//!   asyncio loop), [`emit`] hands a [`FinishedRequest`] to the instrumentation's `record`,
+//!   before the result is returned or any callback runs.
+//!
+//! A session that is not instrumented builds requests with no recorder: a request pays a
+//! check of an `Option` where it starts and where it completes, and nothing else.
+//!
+//! Only `execute`, `execute_async` and asyncio's `execute` make a span per request; the
+//! bulk paths (`execute_concurrent`, pipelines) get one span per call, made in Python.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+use scylla::client::session::Session as ScyllaSession;
+use scylla::errors::{ExecutionError, RequestAttemptError, RequestError};
+use scylla::frame::protocol_features::ProtocolFeatures;
+use scylla::observability::history::{AttemptId, HistoryListener, RequestId, SpeculativeId};
+use scylla::policies::retry::RetryDecision;
+
+use super::attempts::RunError;
+use super::request::{Request, RequestKind};
+use super::run::{Outcome, Response};
+use crate::sync::Mutex;
+
+/// An instrumented cluster's tracing (`_engine.Tracing`, made by `turbocql.tracing`).
+#[pyclass(frozen, module = "turbocql._engine")]
+pub struct Tracing {
+    pub conf: Arc<TraceConf>,
+}
+
+/// What [`Tracing`] holds.
+pub struct TraceConf {
+    /// `record(finished_request)`: makes and ends the span.
+    record: Py<PyAny>,
+    /// `opentelemetry.context.get_current`.
+    current_context: Py<PyAny>,
+    /// `db.query.text` is recorded.
+    query_text: bool,
+}
+
+#[pymethods]
+impl Tracing {
+    #[new]
+    fn new(record: Py<PyAny>, current_context: Py<PyAny>, include_query_text: bool) -> Self {
+        Tracing { conf: Arc::new(TraceConf { record, current_context, query_text: include_query_text }) }
+    }
+
+    #[getter]
+    fn include_query_text(&self) -> bool {
+        self.conf.query_text
+    }
+
+    fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        visit.call(&self.conf.record)?;
+        visit.call(&self.conf.current_context)
+    }
+}
+
+fn now_ns() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
+}
+
+/// One event of a request's span.
+struct Event {
+    /// `retry`, `ignore`, `attempt_failed` or `speculative_execution`.
+    name: &'static str,
+    time_ns: u64,
+    node: Option<SocketAddr>,
+    /// The error of the failed attempt: its kind and its message.
+    error: Option<(&'static str, String)>,
+    code: Option<i32>,
+}
+
+#[derive(Default)]
+struct Notes {
+    /// The node of each attempt, by `AttemptId`.
+    attempts: Vec<SocketAddr>,
+    /// Speculative fibers whose first attempt was seen.
+    fibers_seen: Vec<usize>,
+    fibers: usize,
+    events: Vec<Event>,
+}
+
+/// The history listener of one request's statement (see the module doc).
+pub struct Recorder {
+    conf: Arc<TraceConf>,
+    notes: Mutex<Notes>,
+}
+
+impl std::fmt::Debug for Recorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("turbocql::Recorder")
+    }
+}
+
+impl Recorder {
+    /// Sets a new recorder as `req`'s statement's history listener.
+    pub fn attach(conf: &Arc<TraceConf>, req: &mut Request) {
+        let rec = Arc::new(Recorder { conf: conf.clone(), notes: Mutex::new(Notes::default()) });
+        let listener: Arc<dyn HistoryListener> = rec.clone();
+        match &mut req.kind {
+            RequestKind::Prepared(stmt, _) => stmt.set_history_listener(listener),
+            RequestKind::Query(stmt) => stmt.set_history_listener(listener),
+            RequestKind::Batch(batch, _) => batch.set_history_listener(listener),
+        }
+        req.tracing = Some(rec);
+    }
+}
+
+fn attempt_error_kind(e: &RequestAttemptError) -> (&'static str, Option<i32>) {
+    match e {
+        RequestAttemptError::DbError(db, _) => (db_error_name(db), Some(db.code(&ProtocolFeatures::default()))),
+        RequestAttemptError::BrokenConnectionError(_) => ("ConnectionException", None),
+        _ => ("DriverException", None),
+    }
+}
+
+fn db_error_name(db: &scylla::errors::DbError) -> &'static str {
+    use scylla::errors::DbError as D;
+    match db {
+        D::ReadTimeout { .. } => "ReadTimeout",
+        D::WriteTimeout { .. } => "WriteTimeout",
+        D::Unavailable { .. } => "Unavailable",
+        D::Overloaded => "OverloadedErrorMessage",
+        D::IsBootstrapping => "IsBootstrappingErrorMessage",
+        D::ServerError => "ServerError",
+        D::Invalid => "InvalidRequest",
+        D::SyntaxError => "SyntaxException",
+        D::Unauthorized => "Unauthorized",
+        D::AlreadyExists { .. } => "AlreadyExists",
+        D::ReadFailure { .. } => "ReadFailure",
+        D::WriteFailure { .. } => "WriteFailure",
+        D::FunctionFailure { .. } => "FunctionFailure",
+        D::Unprepared { .. } => "Unprepared",
+        D::TruncateError => "TruncateError",
+        D::AuthenticationError => "AuthenticationFailed",
+        D::ConfigError => "ConfigurationException",
+        D::ProtocolError => "ProtocolException",
+        _ => "DbError",
+    }
+}
+
+impl HistoryListener for Recorder {
+    fn log_request_start(&self) -> RequestId {
+        RequestId(0)
+    }
+
+    fn log_request_success(&self, _request_id: RequestId) {}
+
+    fn log_request_error(&self, _request_id: RequestId, _error: &RequestError) {}
+
+    fn log_new_speculative_fiber(&self, _request_id: RequestId) -> SpeculativeId {
+        let mut n = self.notes.lock();
+        n.fibers += 1;
+        SpeculativeId(n.fibers)
+    }
+
+    fn log_attempt_start(&self, _request_id: RequestId, speculative_id: Option<SpeculativeId>, node_addr: SocketAddr) -> AttemptId {
+        let mut n = self.notes.lock();
+        if let Some(SpeculativeId(fiber)) = speculative_id {
+            if !n.fibers_seen.contains(&fiber) {
+                n.fibers_seen.push(fiber);
+                n.events.push(Event { name: "speculative_execution", time_ns: now_ns(), node: Some(node_addr), error: None, code: None });
+            }
+        }
+        n.attempts.push(node_addr);
+        AttemptId(n.attempts.len() - 1)
+    }
+
+    fn log_attempt_success(&self, _attempt_id: AttemptId) {}
+
+    fn log_attempt_error(&self, attempt_id: AttemptId, error: &RequestAttemptError, retry_decision: &RetryDecision) {
+        let name = match retry_decision {
+            RetryDecision::RetrySameTarget(_) | RetryDecision::RetryNextTarget(_) => "retry",
+            RetryDecision::IgnoreWriteError => "ignore",
+            _ => "attempt_failed",
+        };
+        let (kind, code) = attempt_error_kind(error);
+        let mut n = self.notes.lock();
+        let node = n.attempts.get(attempt_id.0).copied();
+        n.events.push(Event { name, time_ns: now_ns(), node, error: Some((kind, error.to_string())), code });
+    }
+}
+
+/// A request started with tracing on: the caller's context and the start time.
+pub struct Begun {
+    rec: Arc<Recorder>,
+    parent: Py<PyAny>,
+    start_ns: u64,
+}
+
+/// `req`'s tracing, begun now (GIL held, on the caller's thread): None when its session is
+/// not instrumented.
+pub fn begin(py: Python<'_>, req: &Request) -> PyResult<Option<Begun>> {
+    let Some(rec) = &req.tracing else { return Ok(None) };
+    let parent = rec.conf.current_context.bind(py).call0()?.unbind();
+    Ok(Some(Begun { rec: rec.clone(), parent, start_ns: now_ns() }))
+}
+
+/// A request that has ended, described for its span (made without the GIL).
+pub struct Finished {
+    conf: Arc<TraceConf>,
+    parent: Py<PyAny>,
+    start_ns: u64,
+    end_ns: u64,
+    operation: Option<String>,
+    keyspace: Option<String>,
+    table: Option<String>,
+    query: Option<String>,
+    coordinator: Option<SocketAddr>,
+    status_code: Option<i32>,
+    events: Vec<Event>,
+}
+
+/// The first word of a CQL statement, upper-cased (None for an empty one).
+fn operation_of(text: &str) -> Option<String> {
+    let word: String = text.trim_start().chars().take_while(|c| c.is_ascii_alphabetic()).collect();
+    (!word.is_empty()).then(|| word.to_ascii_uppercase())
+}
+
+impl Begun {
+    /// Describes the request's outcome (any thread, no GIL): the events noted since it began.
+    pub fn finish(self, req: &Request, session: &ScyllaSession, outcome: &Result<Outcome, RunError>) -> Box<Finished> {
+        let end_ns = now_ns();
+        let events = std::mem::take(&mut self.rec.notes.lock().events);
+        let (text, keyspace, table) = match &req.kind {
+            RequestKind::Prepared(stmt, _) => {
+                (Some(stmt.get_statement().to_owned()), stmt.get_keyspace_name().map(str::to_owned), stmt.get_table_name().map(str::to_owned))
+            }
+            RequestKind::Query(stmt) => (Some(stmt.contents.clone()), None, None),
+            RequestKind::Batch(..) => (None, None, None),
+        };
+        let operation = match &req.kind {
+            RequestKind::Batch(..) => Some("BATCH".to_owned()),
+            _ => text.as_deref().and_then(operation_of),
+        };
+        let keyspace = keyspace.or_else(|| session.get_keyspace().map(|k| k.to_string()));
+        let (coordinator, status_code) = match outcome {
+            Ok(out) => match &out.response {
+                Response::Result(r) => {
+                    (Some(SocketAddr::new(r.request_coordinator().node().address.ip(), r.request_coordinator().node().address.port())), None)
+                }
+                Response::SchemaChangeApplied { .. } => (events.last().and_then(|e| e.node), None),
+            },
+            Err(e) => (events.last().and_then(|e| e.node), status_of(e)),
+        };
+        let query = if self.rec.conf.query_text { text } else { None };
+        Box::new(Finished {
+            conf: self.rec.conf.clone(),
+            parent: self.parent,
+            start_ns: self.start_ns,
+            end_ns,
+            operation,
+            keyspace,
+            table,
+            query,
+            coordinator,
+            status_code,
+            events,
+        })
+    }
+}
+
+/// The CQL error code of a failed request, when a node sent one.
+fn status_of(e: &RunError) -> Option<i32> {
+    match e {
+        RunError::Execution(e) => match &**e {
+            ExecutionError::LastAttemptError(a) => attempt_error_kind(a).1,
+            _ => None,
+        },
+        RunError::PlanExhausted(tried) => tried.last().and_then(|(_, a)| attempt_error_kind(a).1),
+    }
+}
+
+/// A failed attempt, a retry or a speculative execution of a request (`FinishedRequest.events`).
+#[pyclass(frozen, module = "turbocql._engine", get_all)]
+pub struct TraceEvent {
+    /// `retry`, `ignore`, `attempt_failed` or `speculative_execution`.
+    name: &'static str,
+    /// Nanoseconds since the epoch.
+    time_ns: u64,
+    /// The node's address and port (None when unknown).
+    address: Option<String>,
+    port: Option<u16>,
+    /// The failed attempt's error: the classic exception's name and the message.
+    error_type: Option<&'static str>,
+    message: Option<String>,
+    /// The CQL error code the node sent, as a hex string (`0x1200`).
+    status_code: Option<String>,
+}
+
+/// A request that has ended, as `turbocql.tracing` makes its span of it.
+#[pyclass(frozen, module = "turbocql._engine", get_all)]
+pub struct FinishedRequest {
+    /// The OpenTelemetry context current where the request was started.
+    parent: Py<PyAny>,
+    /// Nanoseconds since the epoch.
+    start_ns: u64,
+    end_ns: u64,
+    /// The statement's first word (SELECT, INSERT, ...), or BATCH.
+    operation: Option<String>,
+    keyspace: Option<String>,
+    /// A prepared statement's table.
+    table: Option<String>,
+    /// The CQL text (None when not recorded, and for a batch).
+    query: Option<String>,
+    /// The coordinator's address and port: the node that answered, or the last one tried.
+    address: Option<String>,
+    port: Option<u16>,
+    /// The exception the request ended with, or None.
+    error: Py<PyAny>,
+    /// The CQL error code the node sent, as a hex string (`0x2200`).
+    status_code: Option<String>,
+    events: Py<PyList>,
+}
+
+#[pymethods]
+impl FinishedRequest {
+    fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        visit.call(&self.parent)?;
+        visit.call(&self.error)?;
+        visit.call(&self.events)
+    }
+}
+
+fn hex(code: Option<i32>) -> Option<String> {
+    code.map(|c| format!("0x{c:04X}"))
+}
+
+/// Hands a finished request to its instrumentation's `record` (GIL held); `error`: the
+/// exception it ended with. An exception of `record` is reported as unraisable: the
+/// request's result is not touched.
+pub fn emit(py: Python<'_>, f: Box<Finished>, error: Option<&Bound<'_, PyAny>>) {
+    let result = (|| -> PyResult<()> {
+        let f = *f;
+        let events = PyList::empty(py);
+        for e in f.events {
+            let (error_type, message) = match e.error {
+                Some((t, m)) => (Some(t), Some(m)),
+                None => (None, None),
+            };
+            let ev = TraceEvent {
+                name: e.name,
+                time_ns: e.time_ns,
+                address: e.node.map(|n| n.ip().to_string()),
+                port: e.node.map(|n| n.port()),
+                error_type,
+                message,
+                status_code: hex(e.code),
+            };
+            events.append(Bound::new(py, ev)?)?;
+        }
+        let rec = FinishedRequest {
+            parent: f.parent,
+            start_ns: f.start_ns,
+            end_ns: f.end_ns.max(f.start_ns),
+            operation: f.operation,
+            keyspace: f.keyspace,
+            table: f.table,
+            query: f.query,
+            address: f.coordinator.map(|n| n.ip().to_string()),
+            port: f.coordinator.map(|n| n.port()),
+            error: error.map_or_else(|| py.None(), |e| e.clone().unbind()),
+            status_code: hex(f.status_code),
+            events: events.unbind(),
+        };
+        f.conf.record.bind(py).call1((rec,))?;
+        Ok(())
+    })();
+    if let Err(e) = result {
+        e.write_unraisable(py, None);
+    }
+}
