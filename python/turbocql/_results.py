@@ -274,9 +274,9 @@ def _replaceable_on_instance(name, default):
 
 
 def _hosts_named(session, errors):
-    """The session's hosts whose ``address:port`` (or address) is a key of ``errors``."""
+    """The cluster's hosts whose ``address:port`` (or address) is a key of ``errors``."""
     named = set(map(str, errors))
-    return [h for h in session.hosts if str(h) in named or h.address in named]
+    return [h for h in session.cluster.metadata.all_hosts() if str(h) in named or h.address in named]
 
 
 def _populated(trace, max_wait, query_cl):

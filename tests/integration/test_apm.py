@@ -167,13 +167,3 @@ def test_settling_hooks_run_before_result_and_callbacks(session):
         failing.result()
     assert errors in ([], ["InvalidRequest"])
     assert failing.coordinator_host is None
-
-
-def test_sync_results_have_their_response_future(session):
-    rs = session.execute("SELECT release_version FROM system.local")
-    future = rs.response_future
-    assert future is rs.response_future
-    assert future.done and future.result().one() == rs.one()
-    assert future.coordinator_host.address == HOST
-    assert future.attempted_hosts == [future.coordinator_host]
-    assert not future.has_more_pages
