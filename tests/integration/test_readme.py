@@ -134,3 +134,16 @@ def test_apm_block_runs(cassandra):
     assert out.returncode == 0, out.stderr
     # execute goes through the agents' wrappers of execute_async.
     assert out.stdout.splitlines()[-2:] == ["True", "method FunctionWrapper"]
+
+
+def test_tracing_block_runs(cassandra):
+    code = "from turbocql.cluster import Cluster\ncluster = Cluster(['127.0.0.1'], port=%d)\n" % PORT
+    check = (
+        "import turbocql.tracing\n"
+        "print(turbocql.tracing.is_instrumented(cluster))\n"
+        "turbocql.tracing.instrument(cluster)\n"
+        "print(turbocql.tracing.is_instrumented(cluster))\n"
+        "cluster.shutdown()\n"
+    )
+    lines = _run(code + _block("turbocql.tracing.instrument(cluster)") + check)
+    assert lines == ["False", "True"]
