@@ -10,12 +10,11 @@ their base tables, functions and aggregates keyed by signature. Imported by
 :mod:`turbocql.metadata` on the first read.
 """
 
-import logging
 import sys
 import time
 from collections.abc import Mapping
 
-from turbocql import InvalidRequest, Unauthorized
+from turbocql import InvalidRequest, Unauthorized, _loggers
 from turbocql._schema_model import (
     Aggregate,
     ColumnMetadata,
@@ -29,7 +28,7 @@ from turbocql._schema_model import (
     _signature,
 )
 
-log = logging.getLogger("turbocql.metadata")
+log = _loggers.metadata
 
 # The table options the classic driver reads from Cassandra 4.0+'s system_schema.tables
 # (and views); the others (extensions, id, flags, Cassandra 5.0's memtable...) are not

@@ -14,7 +14,6 @@ the first read.
 """
 
 import hashlib
-import logging
 import random
 import re
 import threading
@@ -27,6 +26,7 @@ from turbocql import (  # noqa: F401 - classic names of cassandra.metadata
     Unauthorized,
     UnsupportedOperation,
     _engine,
+    _loggers,
 )
 from turbocql._replication import (  # noqa: F401 - classic names of cassandra.metadata
     REPLICATION_STRATEGY_CLASS_PREFIX,
@@ -87,7 +87,7 @@ from turbocql.protocol import QueryMessage  # noqa: F401 - a classic name of cas
 from turbocql.query import _pack_routing_key, bind_params, dict_factory  # noqa: F401 - classic names of cassandra.metadata
 from turbocql.util import Version  # noqa: F401 - a classic name of cassandra.metadata
 
-log = logging.getLogger(__name__)
+log = _loggers.metadata
 
 # -- schema objects ------------------------------------------------------------------------
 

@@ -66,7 +66,7 @@ impl Page {
         let result = match out.response {
             Response::Result(result) => result,
             Response::SchemaChangeApplied { agreed, why } => {
-                let log = py.import("logging")?.call_method1("getLogger", ("turbocql.cluster",))?;
+                let log = pyrefs::get(py)?.cluster_log.bind(py);
                 let what =
                     if agreed { "the metadata refresh after it failed" } else { "the nodes were not seen to agree on the schema (max_schema_agreement_wait)" };
                 log.call_method1("warning", ("A schema change was applied, but %s: %s", what, why))?;
@@ -87,7 +87,7 @@ impl Page {
             py.None()
         } else {
             // Logged as the classic driver logs them (its protocol module's logger).
-            let log = py.import("logging")?.call_method1("getLogger", ("turbocql.protocol",))?;
+            let log = pyrefs::get(py)?.protocol_log.bind(py);
             for w in &warnings {
                 log.call_method1("warning", ("Server warning: %s", w))?;
             }
