@@ -290,7 +290,12 @@ class Metadata:
         if self._topology is not None:
             # The engine asks every node it holds connections to (its control connection
             # knows which are down), not whichever node a query lands on.
-            return self._topology.await_schema_agreement(wait)
+            agreed = self._topology.await_schema_agreement(wait)
+            if not agreed and self._fetch is not None and wait and wait > 0:
+                from turbocql._schema_read import log_disagreement
+
+                log_disagreement(self._fetch, self._topology.control_host())
+            return agreed
         from turbocql._schema_read import wait_for_schema_agreement
 
         return wait_for_schema_agreement(self._fetch, wait, self._peer_is_down)

@@ -67,8 +67,12 @@ impl Page {
             Response::Result(result) => result,
             Response::SchemaChangeApplied { agreed, why } => {
                 let log = pyrefs::get(py)?.cluster_log.bind(py);
-                let what =
-                    if agreed { "the metadata refresh after it failed" } else { "the nodes were not seen to agree on the schema (max_schema_agreement_wait)" };
+                // The classic driver's words for the same wait ("schema disagreement").
+                let what = if agreed {
+                    "the metadata refresh after it failed"
+                } else {
+                    "the nodes were not seen to agree on the schema within max_schema_agreement_wait (a schema disagreement)"
+                };
                 log.call_method1("warning", ("A schema change was applied, but %s: %s", what, why))?;
                 return Ok(Page { schema_agreed: agreed, ..Page::empty(py) });
             }
