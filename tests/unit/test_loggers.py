@@ -120,9 +120,7 @@ def test_repointing_back_restores_turbocqls_names(kept):
 
 
 def _run(code):
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=60
-    )
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     return proc
 
