@@ -29,7 +29,7 @@ use tracing_core::span::{Attributes, Id, Record};
 use tracing_core::subscriber::{Interest, Subscriber};
 use tracing_core::{Event, Level, LevelFilter, Metadata};
 
-use crate::runtime;
+use crate::runtime::{self, ForkLocal};
 use crate::sync::Mutex;
 
 /// The crate module whose events are read.
@@ -40,9 +40,15 @@ const FAILED_KEYSPACE: &str = "] Failed to set keyspace for new connection: ";
 const SCHEDULING: &str = "] Scheduling next refill in ";
 
 /// Reads the pools' events (see the module doc).
-struct PoolEvents {
-    /// Each node's (`ADDR`) last connection error since its last scheduled refill.
-    errors: Mutex<HashMap<String, String>>,
+struct PoolEvents;
+
+/// Each node's (`ADDR`) last connection error since its last scheduled refill. Forgotten in
+/// a forked child (a thread of the parent may have held its lock at the fork).
+static ERRORS: ForkLocal<Mutex<HashMap<String, String>>> = ForkLocal::new();
+
+/// In a forked child: the parent's pools are gone, and so are their errors.
+pub fn after_fork() {
+    ERRORS.forget();
 }
 
 fn wanted(meta: &Metadata<'_>) -> bool {
@@ -118,7 +124,7 @@ impl Subscriber for PoolEvents {
     fn event(&self, event: &Event<'_>) {
         let mut message = Message(String::new());
         event.record(&mut message);
-        if let Some((host, delay, error)) = on_message(&self.errors, &message.0) {
+        if let Some((host, delay, error)) = on_message(ERRORS.get_or_init(|| Mutex::new(HashMap::new())), &message.0) {
             log_reconnect_error(host, delay, error);
         }
     }
@@ -145,8 +151,7 @@ fn log_reconnect_error(host: String, delay: f64, error: String) {
 pub fn install() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        let events = PoolEvents { errors: Mutex::new(HashMap::new()) };
-        let _ = tracing_core::dispatcher::set_global_default(tracing_core::Dispatch::new(events));
+        let _ = tracing_core::dispatcher::set_global_default(tracing_core::Dispatch::new(PoolEvents));
     });
 }
 
