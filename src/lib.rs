@@ -45,6 +45,7 @@ fn _after_fork() {
     runtime::after_fork();
     exec::completion::after_fork();
     exec::health::after_fork();
+    api::pool_log::after_fork();
 }
 
 // Not yet reviewed for free-threaded CPython (docs/ARCHITECTURE.md): a free-threaded

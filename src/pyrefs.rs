@@ -123,8 +123,14 @@ objects!(
     /// `turbocql.pool._host_of(host_id, address, port, datacenter, rack, is_up)`: the
     /// one `Host` object of a node.
     host_of,
-    /// The `turbocql.cluster` logger (failed callbacks are logged there).
+    /// The loggers of `turbocql._loggers` the engine logs on: `cluster` (failed callbacks,
+    /// unresponsive nodes, schema agreement), `pool` (reconnection attempts), `protocol`
+    /// (server warnings). `LoggerAdapter`s that follow the shim's re-pointing
+    /// (`turbocql.X`, or `cassandra.X` under turbocql.compat): hold them, never the
+    /// `logging.Logger` they point to.
     cluster_log,
+    pool_log,
+    protocol_log,
     /// `asyncio.Future`, `asyncio.CancelledError`, `asyncio.InvalidStateError`,
     /// `asyncio.get_running_loop`.
     asyncio_Future,

@@ -7,10 +7,9 @@ cluster.py.
 """
 
 import decimal
-import logging
 import uuid
 
-from turbocql import _engine, protocol, util
+from turbocql import _engine, _loggers, protocol, util
 from turbocql._profiles import EXEC_PROFILE_DEFAULT
 from turbocql._results import NoHostAvailable, QueryExhausted, ResultSet
 from turbocql._session import _NOT_SET
@@ -29,8 +28,6 @@ from turbocql.query import (
     named_tuple_factory,
     numpy_factory,
 )
-
-log = logging.getLogger("turbocql.cluster")
 
 
 def _bootstrap_engine():
@@ -101,7 +98,9 @@ def _bootstrap_engine():
         ResultSet=ResultSet,
         EXEC_PROFILE_DEFAULT=EXEC_PROFILE_DEFAULT,
         host_of=_host_of,
-        cluster_log=log,
+        cluster_log=_loggers.cluster,
+        pool_log=_loggers.pool,
+        protocol_log=_loggers.protocol,
         asyncio_Future=asyncio.Future,
         asyncio_CancelledError=asyncio.CancelledError,
         asyncio_InvalidStateError=asyncio.InvalidStateError,

@@ -9,14 +9,12 @@ listeners (``register_listener``, ``_host_event``, fed by ``_relay_host_event``)
 the cluster imports it.
 """
 
-import logging
-
-from turbocql import ConsistencyLevel, DriverException
+from turbocql import ConsistencyLevel, DriverException, _loggers
 from turbocql._profiles import ExecutionProfile
 from turbocql._session import Session
 from turbocql.query import tuple_factory
 
-log = logging.getLogger("turbocql.cluster")
+log = _loggers.cluster
 
 
 class ClusterControl:
@@ -45,6 +43,7 @@ class ClusterControl:
         from turbocql.pool import _host_for_event
 
         host = _host_for_event(event)
+        self._log_host_event(event, host)
         method = {"up": "on_up", "down": "on_down", "add": "on_add", "remove": "on_remove"}.get(event.kind)
         if method is None:
             return
@@ -58,6 +57,33 @@ class ClusterControl:
                 getattr(target, method)(host)
             except Exception:
                 log.exception("%s.%s(%s) raised", type(target).__name__, method, host)
+
+    def _log_host_event(self, event, host):
+        """Logs a host event as the classic driver logs the same change, on the same logger
+        names (``cassandra.cluster`` / ``cassandra.pool`` under the shim) and levels: a host
+        going down (WARNING), coming back (INFO: the pool reconnected, the host may be up,
+        its pools are established), joining (except a contact point, known from the start)
+        or leaving (INFO). The engine reports "up" when a host's pool has opened a connection
+        again; the "up" that follows a host's "add" is part of its addition, not logged."""
+        kind = event.kind
+        added = self.__dict__.setdefault("_hosts_just_added", set())
+        if kind == "down":
+            added.discard(event.host_id)
+            log.warning("Host %s has been marked down", host)
+        elif kind == "up":
+            if event.host_id in added:
+                added.discard(event.host_id)
+                return
+            _loggers.pool.info("Successful reconnection to %s, marking node up if it isn't already", host)
+            log.info("Host %s may be up; will prepare queries and open connection pool", host)
+            log.info("Connection pools established for node %s", host)
+        elif kind == "add":
+            added.add(event.host_id)
+            if host.address not in {str(cp) for cp in self.contact_points}:
+                log.info("New Cassandra host %r discovered", host)
+        elif kind == "remove":
+            added.discard(event.host_id)
+            log.info("Cassandra host %s removed", host)
 
     def _control_engine(self):
         """An engine session of this cluster for its own reads (metadata, topology): a live

@@ -10,11 +10,10 @@ a strategy of any other class, kept with its options), made from a keyspace's
 belongs to the topology half.
 """
 
-import logging
-
+from turbocql import _loggers
 from turbocql._schema_cql import map_literal
 
-log = logging.getLogger("turbocql.metadata")
+log = _loggers.metadata
 
 REPLICATION_STRATEGY_CLASS_PREFIX = "org.apache.cassandra.locator."
 

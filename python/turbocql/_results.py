@@ -9,9 +9,8 @@ no other module of the cluster layer: the session and the cluster import it.
 """
 
 import functools
-import logging
 
-from turbocql import ConsistencyLevel, DriverException, _engine
+from turbocql import ConsistencyLevel, DriverException, _engine, _loggers
 from turbocql.query import (
     BatchStatement,
     QueryTrace,
@@ -22,7 +21,7 @@ from turbocql.query import (
 )
 
 # The classic logger name (``cassandra.cluster``'s), shared by the modules cluster.py was split into.
-log = logging.getLogger("turbocql.cluster")
+log = _loggers.cluster
 
 # Session.max_trace_wait's default, kept here so that tracing does not import the session.
 _MAX_TRACE_WAIT = 2.0

@@ -10,12 +10,11 @@ their base tables, functions and aggregates keyed by signature. Imported by
 :mod:`turbocql.metadata` on the first read.
 """
 
-import logging
 import sys
 import time
 from collections.abc import Mapping
 
-from turbocql import InvalidRequest, Unauthorized
+from turbocql import InvalidRequest, Unauthorized, _loggers
 from turbocql._schema_model import (
     Aggregate,
     ColumnMetadata,
@@ -29,7 +28,8 @@ from turbocql._schema_model import (
     _signature,
 )
 
-log = logging.getLogger("turbocql.metadata")
+log = _loggers.metadata
+cluster_log = _loggers.cluster  # schema agreement, as classic
 
 # The table options the classic driver reads from Cassandra 4.0+'s system_schema.tables
 # (and views); the others (extensions, id, flags, Cassandra 5.0's memtable...) are not
@@ -495,6 +495,28 @@ def wait_for_schema_agreement(fetch, wait, peer_is_down=None):
         if len(versions) <= 1:
             return True
         if time.monotonic() >= deadline:
-            log.warning("The nodes report different schema versions: %s", sorted(map(str, versions)))
+            log_disagreement(fetch)
             return False
         time.sleep(0.2)
+
+
+def log_disagreement(fetch, host=None):
+    """Logs, as the classic driver does when a wait for schema agreement ends without it, a
+    WARNING on the cluster logger (``cassandra.cluster`` under the shim): ``Node ADDRESS is
+    reporting a schema disagreement: {version: [addresses]}``, the node being the one asked
+    (``host``, else the one the reads land on). Reads system.local and system.peers once; if
+    they fail, says so instead of the versions."""
+    node = str(host.endpoint.address) if host is not None else "?"
+    try:
+        by_version = {}
+        for table in ("system.local WHERE key = 'local'", "system.peers"):
+            query = "SELECT rpc_address, schema_version FROM " + table
+            for row in fetch(query) if host is None else fetch(query, host=host):
+                if table.startswith("system.local"):
+                    node = str(row.get("rpc_address") or node)
+                if row.get("schema_version") is not None:
+                    by_version.setdefault(str(row["schema_version"]), []).append(str(row.get("rpc_address")))
+        mismatches = {v: sorted(a) for v, a in sorted(by_version.items())}
+    except Exception as exc:
+        mismatches = "(the versions could not be read: %s)" % (exc,)
+    cluster_log.warning("Node %s is reporting a schema disagreement: %s", node, mismatches)

@@ -133,6 +133,10 @@ class Topology:
             return False
         return engine.await_schema_agreement(max(float(wait or 0), 0.001)) is not None
 
+    def control_host(self):
+        """The host the cluster reads its metadata from (``get_control_connection_host``)."""
+        return self._cluster.get_control_connection_host()
+
     def all_hosts(self):
         engine = self._engine()
         if engine is None:

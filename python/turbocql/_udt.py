@@ -4,10 +4,11 @@ classic driver makes). ``_make_udt`` is handed to the engine by ``turbocql._boot
 """
 
 import keyword
-import logging
 from collections import namedtuple
 
-log = logging.getLogger("turbocql.cluster")
+from turbocql import _loggers
+
+log = _loggers.cluster
 
 _UDT_CLASSES: dict[tuple, type] = {}
 

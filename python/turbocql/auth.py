@@ -14,11 +14,9 @@ mechanisms that need the node's name (Kerberos: GSSAPI) raise ``UnsupportedOpera
 when the provider is made.
 """
 
-import logging
+from turbocql import UnsupportedOperation, _loggers
 
-from turbocql import UnsupportedOperation
-
-log = logging.getLogger(__name__)
+log = _loggers.auth
 
 try:  # pure-sasl, as in the classic driver: optional
     from puresasl.client import SASLClient  # type: ignore[import-not-found]

@@ -16,7 +16,6 @@ the end of this module's import), ``_profiles`` and ``_cluster_names``.
 """
 
 import functools
-import logging
 import threading
 import uuid
 import warnings
@@ -42,6 +41,7 @@ from turbocql import (  # noqa: F401 - classic names re-exported from turbocql.c
     WriteTimeout,
     _dispatcher,
     _engine,
+    _loggers,
     protocol,
     util,
 )
@@ -165,7 +165,7 @@ from turbocql.query import (  # noqa: F401 - classic names of cassandra.cluster
     tuple_factory,
 )
 
-log = logging.getLogger("turbocql.cluster")
+log = _loggers.cluster
 
 if TYPE_CHECKING:
     from turbocql._dispatcher import _dispatcher_lock, _dispatcher_thread  # noqa: F401

@@ -14,7 +14,6 @@ the first read.
 """
 
 import hashlib
-import logging
 import random
 import re
 import threading
@@ -27,6 +26,7 @@ from turbocql import (  # noqa: F401 - classic names of cassandra.metadata
     Unauthorized,
     UnsupportedOperation,
     _engine,
+    _loggers,
 )
 from turbocql._replication import (  # noqa: F401 - classic names of cassandra.metadata
     REPLICATION_STRATEGY_CLASS_PREFIX,
@@ -87,7 +87,7 @@ from turbocql.protocol import QueryMessage  # noqa: F401 - a classic name of cas
 from turbocql.query import _pack_routing_key, bind_params, dict_factory  # noqa: F401 - classic names of cassandra.metadata
 from turbocql.util import Version  # noqa: F401 - a classic name of cassandra.metadata
 
-log = logging.getLogger(__name__)
+log = _loggers.metadata
 
 # -- schema objects ------------------------------------------------------------------------
 
@@ -290,7 +290,12 @@ class Metadata:
         if self._topology is not None:
             # The engine asks every node it holds connections to (its control connection
             # knows which are down), not whichever node a query lands on.
-            return self._topology.await_schema_agreement(wait)
+            agreed = self._topology.await_schema_agreement(wait)
+            if not agreed and self._fetch is not None and wait and wait > 0:
+                from turbocql._schema_read import log_disagreement
+
+                log_disagreement(self._fetch, self._topology.control_host())
+            return agreed
         from turbocql._schema_read import wait_for_schema_agreement
 
         return wait_for_schema_agreement(self._fetch, wait, self._peer_is_down)

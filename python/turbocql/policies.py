@@ -16,7 +16,6 @@ statement, as in the classic driver: that costs a Python call per request (a few
 microseconds), which the built-in policies never pay.
 """
 
-import logging
 import random
 import socket
 from itertools import cycle, islice
@@ -27,9 +26,10 @@ from turbocql import (
     UnsupportedOperation,
     WriteType,
     _engine,
+    _loggers,
 )
 
-log = logging.getLogger(__name__)
+log = _loggers.policies
 
 
 class HostDistance:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime
 import keyword
-import logging
 import re
 import time
 import weakref
@@ -22,13 +21,13 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 from typing import ClassVar
 
-from turbocql import ConsistencyLevel, OperationTimedOut, UnsupportedOperation  # noqa: F401 - classic names of cassandra.query
+from turbocql import ConsistencyLevel, OperationTimedOut, UnsupportedOperation, _loggers  # noqa: F401 - classic names of cassandra.query
 from turbocql._engine import encode as _engine_encode
 from turbocql._engine import named_rows as _named_rows
 from turbocql.encoder import Encoder, ValueSequence, bind_params  # noqa: F401 - classic re-exports
 from turbocql.util import unix_time_from_uuid1
 
-log = logging.getLogger("turbocql.query")
+log = _loggers.query
 
 __all__ = [
     "UNSET_VALUE",

@@ -6,11 +6,12 @@ next value is the last one plus one, and a warning is logged if the clock is beh
 ``warning_threshold`` seconds or more (at most once per ``warning_interval`` seconds).
 """
 
-import logging
 import threading
 import time
 
-log = logging.getLogger(__name__)
+from turbocql import _loggers
+
+log = _loggers.timestamps
 
 
 class MonotonicTimestampGenerator:

@@ -7,6 +7,7 @@
 //! - [`request`]: a built request as a Python object, run, submitted or awaited;
 //! - [`future`]: `ResponseFuture`'s core, settled by the dispatcher;
 //! - [`hosts`]: reconnection policies and host events, set at connect;
+//! - [`pool_log`]: the pools' failed reconnection attempts, logged (a `tracing` subscriber);
 //! - [`auth`]: a Python `AuthProvider`'s authenticator, called during the handshake;
 //! - [`tls`]: the engine's rustls context, built from the application's `ssl.SSLContext`;
 //! - [`session`]: the connection (connect, prepare, keyspace, shutdown) and the engine's
@@ -25,6 +26,7 @@ pub mod execute;
 pub mod future;
 pub mod hosts;
 pub mod pipeline;
+pub mod pool_log;
 pub mod request;
 pub mod results;
 pub mod session;

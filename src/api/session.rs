@@ -358,6 +358,7 @@ pub fn connect(
     if let Some(callback) = on_host_event {
         builder.config.host_listener = Some(Arc::new(PyHostListener::new(callback)));
     }
+    super::pool_log::install();
     if let Some(ks) = keyspace {
         builder = builder.use_keyspace(ks, true);
     }

@@ -232,12 +232,13 @@ impl Watch {
     }
 }
 
-/// Logs on the `turbocql.cluster` logger, from a blocking-pool thread (never the caller's:
-/// a plan is made wherever a request starts, with or without the GIL).
+/// Logs on the cluster logger (`turbocql.cluster`, `cassandra.cluster` under the shim), from
+/// a blocking-pool thread (never the caller's: a plan is made wherever a request starts,
+/// with or without the GIL).
 fn log(level: &'static str, message: String) {
     runtime::get().spawn_blocking(move || {
         Python::try_attach(|py| {
-            let logged = py.import("logging").and_then(|m| m.call_method1("getLogger", ("turbocql.cluster",))).and_then(|l| l.call_method1(level, (message,)));
+            let logged = crate::pyrefs::get(py).and_then(|refs| refs.cluster_log.bind(py).call_method1(level, (message,)));
             if let Err(e) = logged {
                 e.display(py);
             }

@@ -71,9 +71,13 @@ impl Page {
         let result = match out.response {
             Response::Result(result) => result,
             Response::SchemaChangeApplied { agreed, why } => {
-                let log = py.import("logging")?.call_method1("getLogger", ("turbocql.cluster",))?;
-                let what =
-                    if agreed { "the metadata refresh after it failed" } else { "the nodes were not seen to agree on the schema (max_schema_agreement_wait)" };
+                let log = pyrefs::get(py)?.cluster_log.bind(py);
+                // The classic driver's words for the same wait ("schema disagreement").
+                let what = if agreed {
+                    "the metadata refresh after it failed"
+                } else {
+                    "the nodes were not seen to agree on the schema within max_schema_agreement_wait (a schema disagreement)"
+                };
                 log.call_method1("warning", ("A schema change was applied, but %s: %s", what, why))?;
                 return Ok(Page { schema_agreed: agreed, retried_on, ..Page::empty(py) });
             }
@@ -92,7 +96,7 @@ impl Page {
             py.None()
         } else {
             // Logged as the classic driver logs them (its protocol module's logger).
-            let log = py.import("logging")?.call_method1("getLogger", ("turbocql.protocol",))?;
+            let log = pyrefs::get(py)?.protocol_log.bind(py);
             for w in &warnings {
                 log.call_method1("warning", ("Server warning: %s", w))?;
             }

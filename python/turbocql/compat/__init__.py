@@ -51,6 +51,15 @@ What the hook does:
   the real package.
 * If ``cassandra`` is already imported (the real one, or any module under that name), it is
   too late: :class:`AlreadyImportedError`.
+* turbocql's records are logged under the classic driver's logger names
+  (``cassandra.cluster``, ``cassandra.pool``, ``cassandra.connection``,
+  ``cassandra.policies``, ``cassandra.metadata``, ``cassandra.query``,
+  ``cassandra.protocol``, ``cassandra.auth``, ``cassandra.timestamps``) instead of
+  ``turbocql.*``, so a logging configuration written for the classic driver (handlers,
+  levels, filters on those names) applies; as the classic package does, a
+  ``logging.NullHandler`` is added to the ``cassandra`` logger, so a program that configures
+  no logging prints nothing. :func:`uninstall` puts the ``turbocql.*`` names back (see
+  ``turbocql._loggers``).
 
 Limits: the hook lives in one interpreter. A child process (``subprocess``, or
 ``multiprocessing`` with the ``spawn`` start method) starts without it unless it is
@@ -66,6 +75,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.metadata
+import logging
 import os
 import sys
 import threading
@@ -248,6 +258,7 @@ def install(allow_shadow: bool = False) -> None:
                     "--allow-shadow ...`, or the environment variable TURBOCQL_COMPAT_SHADOW=1" % "; ".join(real)
                 )
         importlib.import_module(TARGET)
+        _use_classic_loggers(True)
         _finder = _AliasFinder()
         sys.meta_path.insert(0, _finder)
         # `cassandra` and `cassandra.cluster` are in sys.modules from now on: a tool that acts
@@ -260,6 +271,24 @@ def install(allow_shadow: bool = False) -> None:
             except ModuleNotFoundError as exc:
                 if exc.name != name:  # the module's own missing import: not ours to hide
                     raise
+
+
+_null_handler: logging.Handler | None = None
+
+
+def _use_classic_loggers(on: bool) -> None:
+    """turbocql's records under the ``cassandra.*`` logger names (``on``) or its own."""
+    global _null_handler
+    from turbocql import _loggers
+
+    _loggers.use_prefix(_loggers.CLASSIC_PREFIX if on else _loggers.OWN_PREFIX)
+    root = logging.getLogger(ALIAS)
+    if on and _null_handler is None:
+        _null_handler = logging.NullHandler()  # as `import cassandra` does
+        root.addHandler(_null_handler)
+    elif not on and _null_handler is not None:
+        root.removeHandler(_null_handler)
+        _null_handler = None
 
 
 def install_from_env() -> bool:
@@ -285,6 +314,7 @@ def uninstall() -> None:
             while _finder in sys.meta_path:
                 sys.meta_path.remove(_finder)
             _finder = None
+            _use_classic_loggers(False)
         for name in [n for n in sys.modules if n == ALIAS or n.startswith(ALIAS + ".")]:
             module = sys.modules[name]
             real_name = getattr(module, "__name__", "")
