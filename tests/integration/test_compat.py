@@ -24,7 +24,7 @@ keyspace = "compat_" + uuid.uuid4().hex[:8]
 
 cluster = Cluster([host], port=port)
 session = cluster.connect()
-print("driver", cassandra.__name__, cassandra.__version__)
+print("driver", cassandra.__name__, cassandra.__turbocql_version__, cassandra.__version__)
 print("session", type(session).__module__, type(session).__name__)
 session.execute(
     "CREATE KEYSPACE %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}" % keyspace
@@ -75,7 +75,7 @@ def test_an_unmodified_classic_script_runs_on_turbocql(cassandra, tmp_path):
     assert proc.returncode == 0, "stdout:\n%s\nstderr:\n%s" % (proc.stdout, proc.stderr)
     expected = textwrap.dedent(
         """\
-        driver turbocql %s
+        driver turbocql %s 3.30.1
         session turbocql.cluster Session
         row 1 Ada ['ada@example.com']
         row 2 Grace []

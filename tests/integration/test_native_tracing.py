@@ -210,3 +210,45 @@ def test_uninstrument(traced, spans):
         turbocql.tracing.instrument(cluster, tracer_provider=provider)
     session.execute("SELECT v FROM traced WHERE k = 1")
     assert len(spans.get_finished_spans()) == 1
+
+
+@pytest.mark.timeout(300)
+def test_speculative_execution_event(multidc_cluster):
+    """On the 3-node cluster with node2 frozen: an idempotent read whose first attempt goes
+    to node2 is answered by a speculative execution on node1, an event of its span."""
+    from tests.integration.conftest import frozen_nodes
+    from turbocql.cluster import EXEC_PROFILE_DEFAULT, ExecutionProfile
+    from turbocql.policies import ConstantSpeculativeExecutionPolicy, WhiteListRoundRobinPolicy
+
+    node1, node2 = multidc_cluster.nodes[0].address, multidc_cluster.nodes[1].address
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    profile = ExecutionProfile(
+        load_balancing_policy=WhiteListRoundRobinPolicy([node1, node2]),
+        speculative_execution_policy=ConstantSpeculativeExecutionPolicy(delay=0.2, max_attempts=1),
+        request_timeout=10,
+    )
+    cluster = Cluster([node1], execution_profiles={EXEC_PROFILE_DEFAULT: profile})
+    try:
+        turbocql.tracing.instrument(cluster, tracer_provider=provider)
+        session = cluster.connect()
+        stmt = SimpleStatement("SELECT release_version FROM system.local", is_idempotent=True)
+        session.execute(stmt)
+        with frozen_nodes(multidc_cluster, 2):
+            exporter.clear()
+            # Round robin over two hosts: among four requests, some start on node2.
+            for _ in range(4):
+                session.execute(stmt)
+        spans = exporter.get_finished_spans()
+        assert len(spans) == 4
+        speculated = [s for s in spans if any(e.name == "speculative_execution" for e in s.events)]
+        assert speculated, [(s.attributes.get("server.address"), [e.name for e in s.events]) for s in spans]
+        for span in speculated:
+            event = next(e for e in span.events if e.name == "speculative_execution")
+            assert event.attributes["server.address"] == node1
+            assert span.attributes["server.address"] == node1
+            assert span.status.status_code == StatusCode.UNSET
+            assert span.start_time <= event.timestamp <= span.end_time
+    finally:
+        cluster.shutdown()

@@ -32,18 +32,23 @@ How it is turned on (pick one):
 What the hook does:
 
 * ``cassandra`` and every ``cassandra.X.Y`` resolve to ``turbocql`` / ``turbocql.X.Y``,
-  the SAME module objects: ``sys.modules["cassandra.cluster"] is
-  sys.modules["turbocql.cluster"]``, so ``isinstance`` checks, exception classes and
-  module-level state (``Cluster.connection_class = ...``) agree whichever name was used.
+  the SAME module objects (the top level aside, see the versions below):
+  ``sys.modules["cassandra.cluster"] is sys.modules["turbocql.cluster"]``, so
+  ``isinstance`` checks, exception classes and module-level state
+  (``Cluster.connection_class = ...``) agree whichever name was used.
   The modules keep their own ``__name__`` and ``__spec__`` (``turbocql...``).
 * A module turbocql does not have raises :class:`ModuleNotFoundError` naming both names
   (``cassandra.io`` -> ``turbocql.io``), with ``name`` set to the ``cassandra`` name, so
   ``try: import cassandra.X except ImportError:`` fallbacks behave as with a classic
   driver that lacks an optional module.
-* The version tells the truth: ``cassandra.__version__`` is turbocql's version (``"0.1.0"``,
-  not a 3.x string; ``cassandra.__version_info__`` likewise), and
-  ``cassandra.__name__ == "turbocql"`` says which driver runs. :data:`CLASSIC_API_VERSION`
-  is the version of the classic driver whose API turbocql mirrors, for code that wants it.
+* Version checks follow the classic driver whose behaviour turbocql mirrors:
+  ``cassandra.__version__`` is :data:`CLASSIC_API_VERSION` (``"3.30.1"``) and
+  ``cassandra.__version_info__`` ``(3, 30, 1)``, so that a library branching on the classic
+  version (ddtrace, django-cassandra-engine) takes the branch for the API it gets. Which
+  driver runs is told by ``cassandra.__turbocql_version__`` (turbocql's own version, also
+  ``turbocql.__version__``) and ``cassandra.__name__ == "turbocql"``. For this, the top-level
+  ``cassandra`` is a thin module over ``turbocql`` (every other name is read from and written
+  to ``turbocql`` itself); every ``cassandra.X`` below it is the ``turbocql.X`` module object.
 * It refuses to shadow a real ``cassandra`` package (the ``cassandra-driver`` or
   ``scylla-driver`` distribution, or any ``cassandra`` package found on ``sys.path``)
   unless ``allow_shadow=True`` (``--allow-shadow``) or ``TURBOCQL_COMPAT_SHADOW=1``:
@@ -130,6 +135,54 @@ def _target_name(fullname: str) -> str:
     return TARGET + fullname[len(ALIAS) :]
 
 
+def _version_info(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split(".") if part.isdigit())
+
+
+class _ClassicTopLevel(types.ModuleType):
+    """The top-level ``cassandra`` module: ``turbocql`` with the classic version attributes.
+
+    Only the module's own dunder attributes (``__spec__``, ``__version__``, ...) live here;
+    every other attribute is read from the target package and written to it, so module-level
+    state (``cassandra.X = ...``) is the target's whichever name set it."""
+
+    def __init__(self, target: types.ModuleType) -> None:
+        super().__init__(target.__name__, target.__doc__)
+        own = self.__dict__
+        own["_target"] = target
+        for name in ("__file__", "__path__", "__package__"):
+            if hasattr(target, name):
+                own[name] = getattr(target, name)
+        own["__version__"] = CLASSIC_API_VERSION
+        own["__version_info__"] = _version_info(CLASSIC_API_VERSION)
+        own["__turbocql_version__"] = getattr(target, "__version__", None)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.__dict__["_target"], name)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name.startswith("__") and name.endswith("__"):
+            self.__dict__[name] = value
+        else:
+            setattr(self.__dict__["_target"], name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in self.__dict__:
+            del self.__dict__[name]
+        else:
+            delattr(self.__dict__["_target"], name)
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(dir(self.__dict__["_target"])) | set(self.__dict__) - {"_target"})
+
+    def __repr__(self) -> str:
+        return "<module %r (turbocql.compat: %r as the classic driver %s)>" % (
+            ALIAS,
+            self.__dict__["_target"].__name__,
+            CLASSIC_API_VERSION,
+        )
+
+
 class _AliasLoader(importlib.abc.Loader):
     """Loads ``cassandra.X`` as the already imported ``turbocql.X`` module object."""
 
@@ -138,6 +191,8 @@ class _AliasLoader(importlib.abc.Loader):
         self._spec = module.__spec__
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        if spec.name == ALIAS:
+            return _ClassicTopLevel(self._module)
         return self._module
 
     def exec_module(self, module: types.ModuleType) -> None:
@@ -318,5 +373,5 @@ def uninstall() -> None:
         for name in [n for n in sys.modules if n == ALIAS or n.startswith(ALIAS + ".")]:
             module = sys.modules[name]
             real_name = getattr(module, "__name__", "")
-            if real_name == TARGET or real_name.startswith(TARGET + "."):
+            if real_name == TARGET or real_name.startswith(TARGET + ".") or isinstance(module, _ClassicTopLevel):
                 del sys.modules[name]
