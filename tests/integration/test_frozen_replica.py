@@ -114,9 +114,16 @@ def test_timeouts_reach_a_users_retry_policy_as_in_the_classic_driver(multidc_cl
         assert type(crt.value).__name__ == "ReadTimeout"
         assert wt.value.consistency == ConsistencyLevel.ALL
         # The same calls with the same arguments: consistency, required/received
-        # responses, write type, data retrieved, retry_num.
+        # responses, write type, retry_num. Not data_retrieved: whether the replica asked for
+        # the data (rather than a digest) answered is the coordinator's choice per request
+        # (its dynamic snitch), so two requests, one per driver, may differ (seen in CI).
         assert [name for name, _ in ours.calls] == ["write_timeout", "read_timeout"]
-        assert ours.calls == theirs.calls
+
+        def comparable(calls):
+            return [(name, {k: v for k, v in args.items() if k != "data_retrieved"}) for name, args in calls]
+
+        assert comparable(ours.calls) == comparable(theirs.calls)
+        assert isinstance(ours.calls[1][1]["data_retrieved"], bool)
     finally:
         tc.shutdown()
         cc.shutdown()
