@@ -42,31 +42,55 @@ fn server_message(code: i32, summary: &str, msg: &str) -> String {
     format!("Error from server: code={code:04x} [{summary}] message=\"{msg}\"")
 }
 
+/// The classic driver's exception class for a server-side error (also named in the spans of
+/// `exec::tracing`, where no Python exception is made).
+pub fn db_error_class(err: &DbError) -> Exc {
+    match err {
+        DbError::SyntaxError => Exc::SyntaxException,
+        DbError::Invalid => Exc::InvalidRequest,
+        DbError::AlreadyExists { .. } => Exc::AlreadyExists,
+        DbError::FunctionFailure { .. } => Exc::FunctionFailure,
+        DbError::AuthenticationError => Exc::AuthenticationFailed,
+        DbError::Unauthorized => Exc::Unauthorized,
+        DbError::ConfigError => Exc::ConfigurationException,
+        DbError::Unavailable { .. } => Exc::Unavailable,
+        DbError::ReadTimeout { .. } => Exc::ReadTimeout,
+        DbError::WriteTimeout { .. } => Exc::WriteTimeout,
+        DbError::ReadFailure { .. } => Exc::ReadFailure,
+        DbError::WriteFailure { .. } => Exc::WriteFailure,
+        DbError::Overloaded => Exc::OverloadedErrorMessage,
+        DbError::IsBootstrapping => Exc::IsBootstrappingErrorMessage,
+        DbError::TruncateError => Exc::TruncateError,
+        DbError::ProtocolError => Exc::ProtocolException,
+        DbError::Unprepared { .. } => Exc::PreparedQueryNotFound,
+        DbError::Other(_) => Exc::ErrorMessage,
+        _ => Exc::ServerError,
+    }
+}
+
 /// A server-side error (an ERROR frame) as the classic driver's exception.
 pub fn db_error(py: Python<'_>, err: &DbError, msg: &str) -> PyErr {
     let i = |v: i32| v.into_pyobject(py).unwrap().into_any();
     let s = |v: &str| v.into_pyobject(py).unwrap().into_any();
     let b = |v: bool| pyo3::types::PyBool::new(py, v).to_owned().into_any();
+    let class = db_error_class(err);
     match err {
-        DbError::SyntaxError => make(py, Exc::SyntaxException, (server_message(0x2000, "Syntax error in CQL query", msg),), None),
-        DbError::Invalid => make(py, Exc::InvalidRequest, (server_message(0x2200, "Invalid query", msg),), None),
+        DbError::SyntaxError => make(py, class, (server_message(0x2000, "Syntax error in CQL query", msg),), None),
+        DbError::Invalid => make(py, class, (server_message(0x2200, "Invalid query", msg),), None),
         DbError::AlreadyExists { keyspace, table } => {
             // An empty table (a keyspace that exists) stays '', as the classic driver keeps it.
             let kw = kwargs(py, &[("keyspace", s(keyspace)), ("table", s(table))]);
-            make(py, Exc::AlreadyExists, (), Some(&kw))
+            make(py, class, (), Some(&kw))
         }
-        DbError::FunctionFailure { keyspace, function, arg_types } => make(
-            py,
-            Exc::FunctionFailure,
-            (server_message(0x1400, "User Defined Function failure", msg), keyspace.clone(), function.clone(), arg_types.clone()),
-            None,
-        ),
-        DbError::AuthenticationError => make(py, Exc::AuthenticationFailed, (server_message(0x0100, "Bad credentials", msg),), None),
-        DbError::Unauthorized => make(py, Exc::Unauthorized, (server_message(0x2100, "Unauthorized", msg),), None),
-        DbError::ConfigError => make(py, Exc::ConfigurationException, (server_message(0x2300, "Query invalid because of configuration issue", msg),), None),
+        DbError::FunctionFailure { keyspace, function, arg_types } => {
+            make(py, class, (server_message(0x1400, "User Defined Function failure", msg), keyspace.clone(), function.clone(), arg_types.clone()), None)
+        }
+        DbError::AuthenticationError => make(py, class, (server_message(0x0100, "Bad credentials", msg),), None),
+        DbError::Unauthorized => make(py, class, (server_message(0x2100, "Unauthorized", msg),), None),
+        DbError::ConfigError => make(py, class, (server_message(0x2300, "Query invalid because of configuration issue", msg),), None),
         DbError::Unavailable { consistency, required, alive } => {
             let kw = kwargs(py, &[("consistency", i(*consistency as i32)), ("required_replicas", i(*required)), ("alive_replicas", i(*alive))]);
-            make(py, Exc::Unavailable, (server_message(0x1000, "Unavailable exception", msg),), Some(&kw))
+            make(py, class, (server_message(0x1000, "Unavailable exception", msg),), Some(&kw))
         }
         DbError::ReadTimeout { consistency, received, required, data_present } => {
             let kw = kwargs(
@@ -78,7 +102,7 @@ pub fn db_error(py: Python<'_>, err: &DbError, msg: &str) -> PyErr {
                     ("data_retrieved", b(*data_present)),
                 ],
             );
-            make(py, Exc::ReadTimeout, (server_message(0x1200, "Coordinator node timed out waiting for replica nodes' responses", msg),), Some(&kw))
+            make(py, class, (server_message(0x1200, "Coordinator node timed out waiting for replica nodes' responses", msg),), Some(&kw))
         }
         DbError::WriteTimeout { consistency, received, required, write_type } => {
             let kw = kwargs(
@@ -90,7 +114,7 @@ pub fn db_error(py: Python<'_>, err: &DbError, msg: &str) -> PyErr {
                     ("write_type", s(write_type.as_str())),
                 ],
             );
-            make(py, Exc::WriteTimeout, (server_message(0x1100, "Coordinator node timed out waiting for replica nodes' responses", msg),), Some(&kw))
+            make(py, class, (server_message(0x1100, "Coordinator node timed out waiting for replica nodes' responses", msg),), Some(&kw))
         }
         DbError::ReadFailure { consistency, received, required, numfailures, data_present } => {
             let kw = kwargs(
@@ -103,7 +127,7 @@ pub fn db_error(py: Python<'_>, err: &DbError, msg: &str) -> PyErr {
                     ("data_retrieved", b(*data_present)),
                 ],
             );
-            make(py, Exc::ReadFailure, (server_message(0x1300, "Replica(s) failed to execute read", msg),), Some(&kw))
+            make(py, class, (server_message(0x1300, "Replica(s) failed to execute read", msg),), Some(&kw))
         }
         DbError::WriteFailure { consistency, received, required, numfailures, write_type } => {
             let kw = kwargs(
@@ -116,27 +140,27 @@ pub fn db_error(py: Python<'_>, err: &DbError, msg: &str) -> PyErr {
                     ("write_type", s(write_type.as_str())),
                 ],
             );
-            make(py, Exc::WriteFailure, (server_message(0x1500, "Replica(s) failed to execute write", msg),), Some(&kw))
+            make(py, class, (server_message(0x1500, "Replica(s) failed to execute write", msg),), Some(&kw))
         }
-        DbError::Overloaded => make(py, Exc::OverloadedErrorMessage, (server_message(0x1001, "Coordinator node overloaded", msg),), None),
-        DbError::IsBootstrapping => make(py, Exc::IsBootstrappingErrorMessage, (server_message(0x1002, "Coordinator node is bootstrapping", msg),), None),
-        DbError::TruncateError => make(py, Exc::TruncateError, (server_message(0x1003, "Error during truncate", msg),), None),
-        DbError::ProtocolError => make(py, Exc::ProtocolException, (server_message(0x000a, "Protocol error", msg),), None),
+        DbError::Overloaded => make(py, class, (server_message(0x1001, "Coordinator node overloaded", msg),), None),
+        DbError::IsBootstrapping => make(py, class, (server_message(0x1002, "Coordinator node is bootstrapping", msg),), None),
+        DbError::TruncateError => make(py, class, (server_message(0x1003, "Error during truncate", msg),), None),
+        DbError::ProtocolError => make(py, class, (server_message(0x000a, "Protocol error", msg),), None),
         DbError::Unprepared { statement_id } => {
-            let err = make(py, Exc::PreparedQueryNotFound, (server_message(0x2500, "Matching prepared statement not found on this node", msg),), None);
+            let err = make(py, class, (server_message(0x2500, "Matching prepared statement not found on this node", msg),), None);
             // The classic ErrorMessage's `info`: the id the node does not know.
             let _ = err.value(py).setattr("info", pyo3::types::PyBytes::new(py, statement_id));
             err
         }
-        DbError::ServerError => make(py, Exc::ServerError, (server_message(0x0000, "Server error", msg),), None),
+        DbError::ServerError => make(py, class, (server_message(0x0000, "Server error", msg),), None),
         DbError::Other(code) => {
             // A code this driver does not know: the plain ErrorMessage keeping it (`code`), as
             // the classic driver raises it.
-            let err = make(py, Exc::ErrorMessage, (server_message(*code, "Unknown", msg),), None);
+            let err = make(py, class, (server_message(*code, "Unknown", msg),), None);
             let _ = err.value(py).setattr("error_code", *code);
             err
         }
-        other => make(py, Exc::ServerError, (server_message(0x0000, "Server error", &format!("{other}: {msg}")),), None),
+        other => make(py, class, (server_message(0x0000, "Server error", &format!("{other}: {msg}")),), None),
     }
 }
 

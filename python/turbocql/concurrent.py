@@ -13,6 +13,7 @@ one instead, as the classic driver's do, so that the agent sees each of them.
 
 import collections
 import concurrent.futures
+import functools
 import threading
 from collections import namedtuple
 from collections.abc import Mapping
@@ -49,22 +50,8 @@ def _run(
         pairs = iter(source) if statement is None else ((statement, params) for params in source)
         results = _through_execute_async(session, pairs, concurrency, raise_on_first_error, execution_profile)
         return results if results_generator else list(results)
-    tracing = _tracing_of(session)
-    if tracing is not None and not check_only:
-        return _traced_run(
-            tracing,
-            session,
-            statement,
-            source,
-            concurrency,
-            raise_on_first_error,
-            results_generator,
-            execution_profile,
-            batch_rows,
-            batch_bytes,
-            result_set,
-        )
-    run = session._build_request.execute_concurrent(
+    start = functools.partial(
+        session._build_request.execute_concurrent,
         statement,
         source,
         concurrency,
@@ -76,47 +63,35 @@ def _run(
         batch_rows,
         batch_bytes,
     )
+    tracing = _tracing_of(session)
+    if tracing is not None and not check_only:
+        results = _traced(tracing, tracing.bulk_span(session, "execute_concurrent"), start)
+        return results if results_generator else list(results)
+    run = start()
     if results_generator:
         return run
     return run.collect()
 
 
-def _traced_run(tracing, session, statement, source, concurrency, raise_on_first_error, results_generator, *rest):
-    """``_run`` under one span for the whole call (``turbocql.tracing``): the statement
-    count and the failure count as attributes, an exception raised as its error."""
-    execution_profile, batch_rows, batch_bytes, result_set = rest
-    span = tracing.bulk_span(session, "execute_concurrent")
-
-    def results():
-        n = failures = 0
-        try:
-            run = session._build_request.execute_concurrent(
-                statement,
-                source,
-                concurrency,
-                raise_on_first_error,
-                result_set,
-                ExecutionResult,
-                execution_profile,
-                False,
-                batch_rows,
-                batch_bytes,
-            )
-            for r in run:
-                n += 1
-                if not r[0]:
-                    failures += 1
-                yield r
-        except BaseException as exc:
-            span.set_attribute("db.operation.batch.size", n)
-            span.set_attribute("turbocql.failures", failures + 1)
-            tracing.end_bulk(span, exc)
-            raise
+def _traced(tracing, span, start):
+    """The results of the run ``start()`` begins, under ``span`` (``turbocql.tracing``: one
+    span for the whole call), which gets the statement and failure counts and ends with the
+    run, or with the exception that ends it."""
+    n = failures = 0
+    try:
+        for r in start():
+            n += 1
+            if not r[0]:
+                failures += 1
+            yield r
+    except BaseException as exc:
         span.set_attribute("db.operation.batch.size", n)
-        span.set_attribute("turbocql.failures", failures)
-        tracing.end_bulk(span)
-
-    return results() if results_generator else list(results())
+        span.set_attribute("turbocql.failures", failures + 1)
+        tracing.end_bulk(span, exc)
+        raise
+    span.set_attribute("db.operation.batch.size", n)
+    span.set_attribute("turbocql.failures", failures)
+    tracing.end_bulk(span)
 
 
 def _rows_form(source):

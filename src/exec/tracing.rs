@@ -125,34 +125,9 @@ impl Recorder {
 
 fn attempt_error_kind(e: &RequestAttemptError) -> (&'static str, Option<i32>) {
     match e {
-        RequestAttemptError::DbError(db, _) => (db_error_name(db), Some(db.code(&ProtocolFeatures::default()))),
+        RequestAttemptError::DbError(db, _) => (crate::errors::db_error_class(db).name(), Some(db.code(&ProtocolFeatures::default()))),
         RequestAttemptError::BrokenConnectionError(_) => ("ConnectionException", None),
         _ => ("DriverException", None),
-    }
-}
-
-fn db_error_name(db: &scylla::errors::DbError) -> &'static str {
-    use scylla::errors::DbError as D;
-    match db {
-        D::ReadTimeout { .. } => "ReadTimeout",
-        D::WriteTimeout { .. } => "WriteTimeout",
-        D::Unavailable { .. } => "Unavailable",
-        D::Overloaded => "OverloadedErrorMessage",
-        D::IsBootstrapping => "IsBootstrappingErrorMessage",
-        D::ServerError => "ServerError",
-        D::Invalid => "InvalidRequest",
-        D::SyntaxError => "SyntaxException",
-        D::Unauthorized => "Unauthorized",
-        D::AlreadyExists { .. } => "AlreadyExists",
-        D::ReadFailure { .. } => "ReadFailure",
-        D::WriteFailure { .. } => "WriteFailure",
-        D::FunctionFailure { .. } => "FunctionFailure",
-        D::Unprepared { .. } => "Unprepared",
-        D::TruncateError => "TruncateError",
-        D::AuthenticationError => "AuthenticationFailed",
-        D::ConfigError => "ConfigurationException",
-        D::ProtocolError => "ProtocolException",
-        _ => "DbError",
     }
 }
 
