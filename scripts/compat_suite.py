@@ -24,7 +24,8 @@ Steps:
 3. Each chosen file of `tests/integration/standard/` (the ones that need no DSE, no ccm
    control of the node and no protocol v5 feature) runs in its own pytest process, with
    their harness's variables for an external node: USE_CASS_EXTERNAL=1,
-   CASSANDRA_VERSION=5.0.6, PROTOCOL_VERSION=4, CLUSTER_IP=127.0.0.1 (`--target single`,
+   CASSANDRA_VERSION=5.0.6, PROTOCOL_VERSION=4 (which our pytest plugin makes their
+   `TestCluster` use too, for both drivers), CLUSTER_IP=127.0.0.1 (`--target single`,
    the default) or CLUSTER_IP=127.0.0.11 (`--target multinode`: the 3-node 2-DC cluster of
    `turbocql localdb start --nodes 3 --dcs 2 --first-address 127.0.0.11`, MULTINODE_FILES
    only). Per test timeout 30 s. Once with the classic driver, once through the shim.
@@ -283,6 +284,28 @@ def obtain_tests(dest: Path, source: str | None) -> dict:
 # -- 2. the virtualenv -------------------------------------------------------------------
 
 
+# A pytest plugin of ours, loaded in both drivers' runs (-p): their harness's TestCluster takes
+# its protocol version from the server's version (v5 for Cassandra 5), not from
+# PROTOCOL_VERSION; with it, every TestCluster uses PROTOCOL_VERSION (4), as their other
+# helpers do. Since issue 27 turbocql refuses protocol_version=5 (the engine speaks v4 only)
+# where the classic driver speaks v5 to Cassandra 5, so without this nearly every test would
+# measure that one refusal.
+HARNESS_PLUGIN = "compat_suite_harness"
+HARNESS_PLUGIN_SOURCE = '''"""turbocql's compat suite: TestCluster at PROTOCOL_VERSION (scripts/compat_suite.py)."""
+import os
+
+
+def pytest_configure(config):
+    try:
+        import tests.integration as harness
+    except ImportError:
+        return
+    version = os.environ.get("PROTOCOL_VERSION")
+    if version and hasattr(harness, "TestCluster"):
+        harness.TestCluster.DEFAULT_PROTOCOL_VERSION = int(version)
+'''
+
+
 def suite_venv(venv: Path, turbocql_path: Path) -> Path:
     python = venv / "bin" / "python"
     stamp = venv / "compat_suite_requirements.txt"
@@ -299,6 +322,7 @@ def suite_venv(venv: Path, turbocql_path: Path) -> Path:
         run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], check=True).stdout.strip()
     )
     (site / "turbocql_src.pth").write_text(str(turbocql_path) + "\n")
+    (site / (HARNESS_PLUGIN + ".py")).write_text(HARNESS_PLUGIN_SOURCE)
     if (site / "ccmlib").is_dir() and not (site / "ccmlib" / "hcd_cluster.py").exists():
         (site / "ccmlib" / "hcd_cluster.py").write_text(HCD_PLACEHOLDER)
     probe = run([str(python), "-c", "import turbocql, cassandra; print(turbocql.__file__, cassandra.__version__)"])
@@ -375,6 +399,8 @@ def run_file(
         str(tests_dir),
         "-p",
         "no:cacheprovider",
+        "-p",
+        HARNESS_PLUGIN,
         "-q",
         "-rN",
         "--timeout=30",
