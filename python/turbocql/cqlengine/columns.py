@@ -13,7 +13,6 @@ import uuid as _uuid
 from copy import copy as _copy
 
 from turbocql import util
-from turbocql.cqltypes import SimpleDateType
 from turbocql.cqlengine import ValidationError
 
 _counter = itertools.count()
@@ -405,8 +404,9 @@ class Date(Column):
     def to_database(self, value):
         if value is None:
             return None
-        d = value if isinstance(value, util.Date) else util.Date(value)
-        return d.days_from_epoch + SimpleDateType.EPOCH_OFFSET_DAYS
+        if isinstance(value, datetime.datetime):
+            value = value.date()
+        return value if isinstance(value, util.Date) else util.Date(value)
 
     def to_python(self, value):
         if value is None:
