@@ -278,6 +278,7 @@ def test_rows_agree_with_the_classic_cqlengine(cqle):
         pytest.skip("the classic driver is not importable as cassandra here")
     from cassandra.cqlengine import columns as ccols
     from cassandra.cqlengine import models as cmodels
+
     from turbocql.cqlengine import management
 
     Simple = _simple_model("cross_rows")

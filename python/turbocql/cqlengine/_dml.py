@@ -1,11 +1,16 @@
 """DMLQuery: the INSERT, UPDATE or DELETE of one model instance, with its TTL, timestamp,
 conditions and batch."""
 
-from turbocql.cqlengine import CQLEngineException
-from turbocql.cqlengine import columns, connection
+from turbocql.cqlengine import CQLEngineException, columns, connection
 from turbocql.cqlengine._querybase import IfExistsWithCounterColumn, IfNotExistsWithCounterColumn, check_applied
 from turbocql.cqlengine.operators import BaseWhereOperator, EqualsOperator
-from turbocql.cqlengine.statements import ConditionalClause, DeleteStatement, InsertStatement, UpdateStatement, WhereClause
+from turbocql.cqlengine.statements import (
+    ConditionalClause,
+    DeleteStatement,
+    InsertStatement,
+    UpdateStatement,
+    WhereClause,
+)
 
 
 def _execute_statement(model, statement, consistency_level, timeout, connection=None):
@@ -19,7 +24,19 @@ _conn_module = connection
 class DMLQuery:
     """One instance's write; ``batch`` queues it instead of running it."""
 
-    def __init__(self, model, instance=None, batch=None, ttl=None, consistency=None, timestamp=None, if_not_exists=False, conditional=None, timeout=connection.NOT_SET, if_exists=False):
+    def __init__(
+        self,
+        model,
+        instance=None,
+        batch=None,
+        ttl=None,
+        consistency=None,
+        timestamp=None,
+        if_not_exists=False,
+        conditional=None,
+        timeout=connection.NOT_SET,
+        if_exists=False,
+    ):
         self.model = model
         self.column_family_name = self.model.column_family_name()
         self.instance = instance
@@ -34,9 +51,15 @@ class DMLQuery:
         for key, value in (conditional or {}).items():
             name, op = (key.rsplit("__", 1) + ["EQ"])[:2] if "__" in key else (key, "EQ")
             col = model._columns[name]
-            self._conditional.append(ConditionalClause(col.db_field_name, BaseWhereOperator.get_operator(op)(), col.to_database(value)))
-        if instance is not None and getattr(instance, "__keyspace__", None) and instance.__keyspace__ != model.__keyspace__:
-            self.column_family_name = "{0}.{1}".format(instance.__keyspace__, model.column_family_name(include_keyspace=False))
+            self._conditional.append(
+                ConditionalClause(col.db_field_name, BaseWhereOperator.get_operator(op)(), col.to_database(value))
+            )
+        if (
+            instance is not None
+            and getattr(instance, "__keyspace__", None)
+            and instance.__keyspace__ != model.__keyspace__
+        ):
+            self.column_family_name = f"{instance.__keyspace__}.{model.column_family_name(include_keyspace=False)}"
 
     def _execute(self, statement):
         conn = self.instance._get_connection() if self.instance is not None else self.model._get_connection()
@@ -61,10 +84,12 @@ class DMLQuery:
         return self
 
     def _delete_null_columns(self, conditionals=None):
-        ds = DeleteStatement(self.column_family_name, timestamp=self._timestamp, conditionals=conditionals, if_exists=self._if_exists)
+        ds = DeleteStatement(
+            self.column_family_name, timestamp=self._timestamp, conditionals=conditionals, if_exists=self._if_exists
+        )
         deleted = False
         static_only = True
-        for name, v in self.instance._values.items():
+        for v in self.instance._values.values():
             col = v.column
             if v.deleted:
                 ds.add_field(col.db_field_name)
@@ -87,10 +112,16 @@ class DMLQuery:
         the columns set to None)."""
         if self.instance is None:
             raise CQLEngineException("DML Query intance attribute is None")
-        assert type(self.instance) == self.model
+        assert type(self.instance) is self.model
         null_clustering_key = not self.instance._clustering_keys
         static_changed_only = True
-        statement = UpdateStatement(self.column_family_name, ttl=self._ttl, timestamp=self._timestamp, conditionals=self._conditional, if_exists=self._if_exists)
+        statement = UpdateStatement(
+            self.column_family_name,
+            ttl=self._ttl,
+            timestamp=self._timestamp,
+            conditionals=self._conditional,
+            if_exists=self._if_exists,
+        )
         for name, col in self.instance._clustering_keys.items():
             null_clustering_key = null_clustering_key and col._val_is_null(getattr(self.instance, name, None))
         for name, col in self.model._columns.items():
@@ -111,11 +142,11 @@ class DMLQuery:
             static_changed_only = static_changed_only and col.static
             if isinstance(col, columns.List) and vm.previous_value and not vm.explicit:
                 prev = list(vm.previous_value)
-                if val[len(val) - len(prev):] == prev and len(val) > len(prev):
+                if val[len(val) - len(prev) :] == prev and len(val) > len(prev):
                     statement.add_update(col, val[: len(val) - len(prev)], operation="prepend")
                     continue
                 if val[: len(prev)] == prev and len(val) > len(prev):
-                    statement.add_update(col, val[len(prev):], operation="append")
+                    statement.add_update(col, val[len(prev) :], operation="append")
                     continue
             if isinstance(col, columns.Set) and vm.previous_value and not vm.explicit:
                 added = set(val) - set(vm.previous_value)
@@ -144,15 +175,19 @@ class DMLQuery:
         """An INSERT of a new instance (None values left out), an update of a persisted one."""
         if self.instance is None:
             raise CQLEngineException("DML Query intance attribute is None")
-        assert type(self.instance) == self.model
+        assert type(self.instance) is self.model
         nulled_fields = set()
         if self.instance._has_counter or self.instance._can_update():
             if self.instance._has_counter and (self._if_not_exists):
-                raise IfNotExistsWithCounterColumn("if_not_exists cannot be used with tables containing counter columns")
+                raise IfNotExistsWithCounterColumn(
+                    "if_not_exists cannot be used with tables containing counter columns"
+                )
             if self.instance._has_counter and self._if_exists:
                 raise IfExistsWithCounterColumn("if_exists cannot be used with tables containing counter columns")
             return self.update()
-        insert = InsertStatement(self.column_family_name, ttl=self._ttl, timestamp=self._timestamp, if_not_exists=self._if_not_exists)
+        insert = InsertStatement(
+            self.column_family_name, ttl=self._ttl, timestamp=self._timestamp, if_not_exists=self._if_not_exists
+        )
         static_save_only = False if len(self.instance._clustering_keys) == 0 else True
         for name, col in self.instance._clustering_keys.items():
             static_save_only = static_save_only and col._val_is_null(getattr(self.instance, name, None))
@@ -176,7 +211,12 @@ class DMLQuery:
         """Deletes the instance's row (``IF`` conditions and timestamp kept)."""
         if self.instance is None:
             raise CQLEngineException("DML Query instance attribute is None")
-        ds = DeleteStatement(self.column_family_name, timestamp=self._timestamp, conditionals=self._conditional, if_exists=self._if_exists)
+        ds = DeleteStatement(
+            self.column_family_name,
+            timestamp=self._timestamp,
+            conditionals=self._conditional,
+            if_exists=self._if_exists,
+        )
         for name, col in self.model._primary_keys.items():
             val = getattr(self.instance, name)
             if val is None and not col.partition_key:

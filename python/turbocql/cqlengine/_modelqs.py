@@ -3,8 +3,7 @@
 
 import copy
 
-from turbocql.cqlengine import CQLEngineException, ValidationError
-from turbocql.cqlengine import columns
+from turbocql.cqlengine import CQLEngineException, ValidationError, columns
 from turbocql.cqlengine._querybase import IfExistsWithCounterColumn, IfNotExistsWithCounterColumn, QueryException
 from turbocql.cqlengine._queryset import AbstractQuerySet
 from turbocql.cqlengine.functions import Token
@@ -28,9 +27,15 @@ class ModelQuerySet(AbstractQuerySet):
             if col is not None and (isinstance(w.operator, EqualsOperator) or col.custom_index):
                 eq_cols.append(col)
         if not any(c.primary_key or c.has_index for c in eq_cols):
-            raise QueryException("Where clauses require either  =, a IN or a CONTAINS (collection) comparison with either a primary key or indexed field. You might want to consider setting allow_filtering().")
+            raise QueryException(
+                "Where clauses require either  =, a IN or a CONTAINS (collection) comparison with either a "
+                "primary key or indexed field. You might want to consider setting allow_filtering()."
+            )
         if not any(c.has_index for c in eq_cols) and not any(c.partition_key for c in eq_cols):
-            raise QueryException("Filtering on a clustering key without a partition key is not allowed unless allow_filtering() is called on the queryset. You might want to consider setting allow_filtering().")
+            raise QueryException(
+                "Filtering on a clustering key without a partition key is not allowed unless "
+                "allow_filtering() is called on the queryset. You might want to consider setting allow_filtering()."
+            )
 
     def _select_fields(self):
         if self._defer_fields or self._only_fields:
@@ -42,7 +47,11 @@ class ModelQuerySet(AbstractQuerySet):
             if self._only_fields:
                 fields = [f for f in fields if f in self._only_fields]
             if not fields:
-                raise QueryException("No fields in select query. Only fields: '{0}', defer fields: '{1}'".format(",".join(self._only_fields), ",".join(self._defer_fields)))
+                raise QueryException(
+                    "No fields in select query. Only fields: '{}', defer fields: '{}'".format(
+                        ",".join(self._only_fields), ",".join(self._defer_fields)
+                    )
+                )
             return fields
         return super()._select_fields()
 
@@ -60,12 +69,14 @@ class ModelQuerySet(AbstractQuerySet):
         colname, order_type = super()._get_ordering_condition(colname)
         column = self.model._columns.get(colname)
         if column is None:
-            raise QueryException("Can't resolve the column name: '{0}'".format(colname))
+            raise QueryException(f"Can't resolve the column name: '{colname}'")
         if not column.primary_key:
-            raise QueryException("Can't order on '{0}', can only order on (clustered) primary keys".format(colname))
+            raise QueryException(f"Can't order on '{colname}', can only order on (clustered) primary keys")
         pks = [v for k, v in self.model._columns.items() if v.primary_key]
         if column == pks[0]:
-            raise QueryException("Can't order by the first primary key (partition key), clustering (secondary) keys only")
+            raise QueryException(
+                "Can't order by the first primary key (partition key), clustering (secondary) keys only"
+            )
         return column.db_field_name, order_type
 
     def values_list(self, *fields, **kwargs):
@@ -111,19 +122,31 @@ class ModelQuerySet(AbstractQuerySet):
             return
         nulled_columns = set()
         updated_columns = set()
-        us = UpdateStatement(self.column_family_name, where=self._where, ttl=self._ttl, timestamp=self._timestamp, conditionals=self._conditional, if_exists=self._if_exists)
+        us = UpdateStatement(
+            self.column_family_name,
+            where=self._where,
+            ttl=self._ttl,
+            timestamp=self._timestamp,
+            conditionals=self._conditional,
+            if_exists=self._if_exists,
+        )
         for name, val in values.items():
             col_name, col_op = self._parse_filter_arg(name) if "__" in name else (name, None)
             if "__" in name:
                 col_name, col_op = name.rsplit("__", 1)
             col = self.model._columns.get(col_name)
             if col is None:
-                raise ValidationError("{0}.{1} has no column named: {2}".format(self.__module__, self.model.__name__, col_name))
+                raise ValidationError(f"{self.__module__}.{self.model.__name__} has no column named: {col_name}")
             if col.is_primary_key:
-                raise ValidationError("Cannot apply update to primary key '{0}' for {1}.{2}".format(col_name, self.__module__, self.model.__name__))
+                raise ValidationError(
+                    f"Cannot apply update to primary key '{col_name}' for {self.__module__}.{self.model.__name__}"
+                )
             if col_op == "remove" and isinstance(col, columns.Map):
                 if not isinstance(val, set):
-                    raise ValidationError("Cannot apply update operation '{0}' on column '{1}' with value '{2}'. A set is required.".format(col_op, col_name, val))
+                    raise ValidationError(
+                        f"Cannot apply update operation '{col_op}' on column '{col_name}' with value '{val}'. A set "
+                        f"is required."
+                    )
                 val = {v: None for v in val}
             else:
                 val = col.validate(val)
@@ -148,7 +171,14 @@ class ModelQuerySet(AbstractQuerySet):
         if nulled_columns:
             from turbocql.cqlengine.statements import DeleteStatement
 
-            ds = DeleteStatement(self.column_family_name, fields=[self.model._columns[c].db_field_name for c in nulled_columns], where=self._where, timestamp=self._timestamp, conditionals=self._conditional, if_exists=self._if_exists)
+            ds = DeleteStatement(
+                self.column_family_name,
+                fields=[self.model._columns[c].db_field_name for c in nulled_columns],
+                where=self._where,
+                timestamp=self._timestamp,
+                conditionals=self._conditional,
+                if_exists=self._if_exists,
+            )
             self._execute(ds)
 
 

@@ -1,15 +1,10 @@
 """What query sets and DMLQuery share: the query errors, LWT checks, query expressions on
 columns (``Model.col == v``), BatchQuery and ContextQuery."""
 
-import copy
 from datetime import datetime, timedelta
 
-from turbocql.query import BatchStatement, BatchType as _DriverBatchType, SimpleStatement
-from turbocql.cqlengine import CQLEngineException, UnicodeMixin, ValidationError
-from turbocql.cqlengine import columns, connection
-from turbocql.cqlengine.functions import QueryValue, Token, BaseQueryFunction
+from turbocql.cqlengine import CQLEngineException, UnicodeMixin, connection
 from turbocql.cqlengine.operators import (
-    BaseWhereOperator,
     ContainsOperator,
     EqualsOperator,
     GreaterThanOperator,
@@ -20,13 +15,9 @@ from turbocql.cqlengine.operators import (
     NotEqualsOperator,
 )
 from turbocql.cqlengine.statements import (
-    ConditionalClause,
-    DeleteStatement,
-    InsertStatement,
-    SelectStatement,
-    UpdateStatement,
     WhereClause,
 )
+from turbocql.query import SimpleStatement
 
 
 class QueryException(CQLEngineException):
@@ -120,7 +111,15 @@ class BatchQuery:
     _connection = None
     _connection_explicit = False
 
-    def __init__(self, batch_type=None, timestamp=None, consistency=None, execute_on_exception=False, timeout=connection.NOT_SET, connection=None):
+    def __init__(
+        self,
+        batch_type=None,
+        timestamp=None,
+        consistency=None,
+        execute_on_exception=False,
+        timeout=connection.NOT_SET,
+        connection=None,
+    ):
         self.queries = []
         self.batch_type = batch_type
         if timestamp is not None and not isinstance(timestamp, (datetime, timedelta)):
@@ -151,16 +150,16 @@ class BatchQuery:
     def add_callback(self, fn, *args, **kwargs):
         """Calls ``fn(*args, **kwargs)`` after the batch has run."""
         if not callable(fn):
-            raise ValueError("Value for argument 'fn' is {0} and is not a callable object.".format(type(fn)))
+            raise ValueError(f"Value for argument 'fn' is {type(fn)} and is not a callable object.")
         self._callbacks.append((fn, args, kwargs))
 
     def execute(self):
         if self._executed and self.warn_multiple_exec:
             import warnings
 
-            warnings.warn("Batch executed multiple times.")
+            warnings.warn("Batch executed multiple times.", stacklevel=2)
             if self._context_entered:
-                warnings.warn("Batch executed multiple times in a context manager block.")
+                warnings.warn("Batch executed multiple times in a context manager block.", stacklevel=2)
         self._executed = True
         if not self.queries:
             self._execute_callbacks()
@@ -173,7 +172,7 @@ class BatchQuery:
                 ts = datetime.now() + ts
             import time as _time
 
-            opener += " USING TIMESTAMP {0}".format(int(_time.mktime(ts.timetuple()) * 1e6 + ts.microsecond))
+            opener += f" USING TIMESTAMP {int(_time.mktime(ts.timetuple()) * 1e6 + ts.microsecond)}"
         parts = [opener]
         ctx = {}
         counter = 0
@@ -186,7 +185,9 @@ class BatchQuery:
         parts.append("APPLY BATCH;")
         stmt = SimpleStatement("  ".join(parts), consistency_level=self._consistency)
         result = connection.execute(stmt, ctx, timeout=self._timeout, connection=self._connection)
-        if any(getattr(q, "if_not_exists", False) or getattr(q, "if_exists", False) or q.conditionals for q in self.queries):
+        if any(
+            getattr(q, "if_not_exists", False) or getattr(q, "if_exists", False) or q.conditionals for q in self.queries
+        ):
             check_applied(result)
         self.queries = []
         self._execute_callbacks()
@@ -212,7 +213,7 @@ class ContextQuery:
         keyspace = kwargs.pop("keyspace", None)
         conn = kwargs.pop("connection", None)
         if kwargs:
-            raise ValueError("Unknown keyword argument(s): {0}".format(",".join(kwargs)))
+            raise ValueError("Unknown keyword argument(s): {}".format(",".join(kwargs)))
         for model in args:
             if not (isinstance(model, type) and hasattr(model, "_columns") and hasattr(model, "_construct_instance")):
                 raise CQLEngineException("Models must be derived from base Model.")

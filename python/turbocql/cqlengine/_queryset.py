@@ -3,8 +3,7 @@ lazily and cached; and the UPDATE and DELETE of every row they choose."""
 
 import copy
 
-from turbocql.cqlengine import CQLEngineException, ValidationError
-from turbocql.cqlengine import columns, connection
+from turbocql.cqlengine import CQLEngineException, ValidationError, columns, connection
 from turbocql.cqlengine._querybase import (
     AbstractQueryableColumn,
     DoesNotExist,
@@ -16,9 +15,22 @@ from turbocql.cqlengine._querybase import (
 )
 from turbocql.cqlengine.functions import QueryValue, Token
 from turbocql.cqlengine.operators import BaseWhereOperator, EqualsOperator, InOperator
-from turbocql.cqlengine.statements import ConditionalClause, DeleteStatement, SelectStatement, UpdateStatement, WhereClause
+from turbocql.cqlengine.statements import (
+    ConditionalClause,
+    DeleteStatement,
+    SelectStatement,
+    UpdateStatement,
+    WhereClause,
+)
 
-_COLLECTION_OPS = {"append": "append", "prepend": "prepend", "add": "append", "remove": "remove", "update": "append", "discard": "remove"}
+_COLLECTION_OPS = {
+    "append": "append",
+    "prepend": "prepend",
+    "add": "append",
+    "remove": "remove",
+    "update": "append",
+    "discard": "remove",
+}
 
 
 class AbstractQuerySet:
@@ -56,7 +68,7 @@ class AbstractQuerySet:
     @property
     def column_family_name(self):
         if self._keyspace:
-            return "{0}.{1}".format(self._keyspace, self.model.column_family_name(include_keyspace=False))
+            return f"{self._keyspace}.{self.model.column_family_name(include_keyspace=False)}"
         return self.model.column_family_name()
 
     def _execute(self, statement):
@@ -102,7 +114,16 @@ class AbstractQuerySet:
     def _select_query(self):
         if self._where:
             self._validate_select_where()
-        return SelectStatement(self.column_family_name, fields=self._select_fields(), where=self._where, order_by=self._order, limit=self._limit, allow_filtering=self._allow_filtering, distinct_fields=self._distinct_fields, fetch_size=self._fetch_size)
+        return SelectStatement(
+            self.column_family_name,
+            fields=self._select_fields(),
+            where=self._where,
+            order_by=self._order,
+            limit=self._limit,
+            allow_filtering=self._allow_filtering,
+            distinct_fields=self._distinct_fields,
+            fetch_size=self._fetch_size,
+        )
 
     def _execute_query(self):
         if self._batch:
@@ -174,14 +195,14 @@ class AbstractQuerySet:
         try:
             s = int(s)
         except (ValueError, TypeError):
-            raise TypeError("QuerySet indices must be integers")
+            raise TypeError("QuerySet indices must be integers") from None
         if s < 0:
             self._fill_result_cache()
         else:
             try:
                 self._fill_result_cache_to_idx(s)
             except StopIteration:
-                raise IndexError
+                raise IndexError from None
         return self._result_cache[s]
 
     def _get_result_constructor(self):
@@ -232,7 +253,7 @@ class AbstractQuerySet:
             if statement[1].upper() in BaseWhereOperator.opmap:
                 return statement[0], statement[1]
             return arg, None
-        raise QueryException("Can't parse '{0}'".format(arg))
+        raise QueryException(f"Can't parse '{arg}'")
 
     def iff(self, *args, **kwargs):
         """Only if the row's current values match (a lightweight transaction)."""
@@ -241,7 +262,7 @@ class AbstractQuerySet:
         clone = copy.deepcopy(self)
         for operator in args:
             if not isinstance(operator, ConditionalClause):
-                raise QueryException("{0} is not a valid query operator".format(operator))
+                raise QueryException(f"{operator} is not a valid query operator")
             clone._conditional.append(operator)
         for arg, val in kwargs.items():
             if isinstance(val, Token):
@@ -250,7 +271,7 @@ class AbstractQuerySet:
             try:
                 column = self.model._get_column(col_name)
             except KeyError:
-                raise QueryException("Can't resolve column name: '{0}'".format(col_name))
+                raise QueryException(f"Can't resolve column name: '{col_name}'") from None
             if isinstance(val, BaseQueryFunctionTypes):
                 query_val = val
             else:
@@ -267,7 +288,7 @@ class AbstractQuerySet:
         clone = copy.deepcopy(self)
         for operator in args:
             if not isinstance(operator, WhereClause):
-                raise QueryException("{0} is not a valid query operator".format(operator))
+                raise QueryException(f"{operator} is not a valid query operator")
             clone._where.append(operator)
         for arg, val in kwargs.items():
             col_name, col_op = self._parse_filter_arg(arg)
@@ -276,7 +297,7 @@ class AbstractQuerySet:
                 try:
                     column = self.model._get_column(col_name)
                 except KeyError:
-                    raise QueryException("Can't resolve column name: '{0}'".format(col_name))
+                    raise QueryException(f"Can't resolve column name: '{col_name}'") from None
             else:
                 if col_name != "pk__token":
                     raise QueryException("Token() values may only be compared to the 'pk__token' virtual column")
@@ -284,7 +305,10 @@ class AbstractQuerySet:
                 quote_field = False
                 partition_columns = column.partition_columns
                 if len(partition_columns) != len(val.value):
-                    raise QueryException("Token() received {0} arguments but model has {1} partition keys".format(len(val.value), len(partition_columns)))
+                    raise QueryException(
+                        f"Token() received {len(val.value)} arguments but model has {len(partition_columns)} "
+                        f"partition keys"
+                    )
                 val.set_columns(partition_columns)
             operator_class = BaseWhereOperator.get_operator(col_op or "EQ")
             operator = operator_class()
@@ -319,7 +343,7 @@ class AbstractQuerySet:
         try:
             obj = self[0]
         except IndexError:
-            raise self.model.DoesNotExist
+            raise self.model.DoesNotExist from None
         return obj
 
     def _get_ordering_condition(self, colname):
@@ -335,7 +359,7 @@ class AbstractQuerySet:
             return clone
         conditions = []
         for colname in colnames:
-            conditions.append('"{0}" {1}'.format(*self._get_ordering_condition(colname)))
+            conditions.append('"{}" {}'.format(*self._get_ordering_condition(colname)))
         clone = copy.deepcopy(self)
         clone._order.extend(conditions)
         return clone
@@ -397,7 +421,9 @@ class AbstractQuerySet:
         clone = copy.deepcopy(self)
         missing = set(fields) - set(self.model._columns.keys())
         if missing:
-            raise QueryException("Can't resolve fields {0} in {1}".format(", ".join(sorted(missing)), self.model.__name__))
+            raise QueryException(
+                "Can't resolve fields {} in {}".format(", ".join(sorted(missing)), self.model.__name__)
+            )
         fields = [self.model._columns[field].db_field_name for field in fields]
         if action == "defer":
             clone._defer_fields.update(fields)
@@ -412,14 +438,30 @@ class AbstractQuerySet:
         return self._only_or_defer("defer", fields)
 
     def create(self, **kwargs):
-        return self.model(**kwargs).batch(self._batch).ttl(self._ttl).consistency(self._consistency).if_not_exists(self._if_not_exists).timestamp(self._timestamp).if_exists(self._if_exists).using(connection=self._connection).save()
+        return (
+            self.model(**kwargs)
+            .batch(self._batch)
+            .ttl(self._ttl)
+            .consistency(self._consistency)
+            .if_not_exists(self._if_not_exists)
+            .timestamp(self._timestamp)
+            .if_exists(self._if_exists)
+            .using(connection=self._connection)
+            .save()
+        )
 
     def delete(self):
         """Deletes every row the filters select."""
         partition_keys = set(x.db_field_name for x in self.model._partition_keys.values())
         if partition_keys - set(c.field for c in self._where):
             raise QueryException("The partition key must be defined on delete queries")
-        dq = DeleteStatement(self.column_family_name, where=self._where, timestamp=self._timestamp, conditionals=self._conditional, if_exists=self._if_exists)
+        dq = DeleteStatement(
+            self.column_family_name,
+            where=self._where,
+            timestamp=self._timestamp,
+            conditionals=self._conditional,
+            if_exists=self._if_exists,
+        )
         self._execute(dq)
 
     def __eq__(self, q):
@@ -440,7 +482,9 @@ class AbstractQuerySet:
     def using(self, keyspace=None, connection=None):
         """The query set on ``keyspace`` and/or ``connection``."""
         if connection and self.model.__connection__:
-            raise CQLEngineException("Cannot specify a connection on model {0} which already has one".format(self.model.__name__))
+            raise CQLEngineException(
+                f"Cannot specify a connection on model {self.model.__name__} which already has one"
+            )
         if connection and self._batch:
             raise CQLEngineException("Cannot specify a connection on a model in batch mode.")
         clone = copy.deepcopy(self)
@@ -466,7 +510,7 @@ class ResultObject(dict):
         try:
             return self[item]
         except KeyError:
-            raise AttributeError
+            raise AttributeError from None
 
 
 class SimpleQuerySet(AbstractQuerySet):
@@ -476,4 +520,13 @@ class SimpleQuerySet(AbstractQuerySet):
         return ResultObject
 
 
-__all__ = ["EqualsOperator", "DoesNotExist", "MultipleObjectsReturned", "IfExistsWithCounterColumn", "IfNotExistsWithCounterColumn", "ValidationError", "AbstractQueryableColumn", "UpdateStatement"]
+__all__ = [
+    "EqualsOperator",
+    "DoesNotExist",
+    "MultipleObjectsReturned",
+    "IfExistsWithCounterColumn",
+    "IfNotExistsWithCounterColumn",
+    "ValidationError",
+    "AbstractQueryableColumn",
+    "UpdateStatement",
+]

@@ -30,7 +30,9 @@ class BaseValueManager:
 
     @property
     def deleted(self):
-        return self.column._val_is_null(self.value) and (self.explicit or not self.column._val_is_null(self.previous_value))
+        return self.column._val_is_null(self.value) and (
+            self.explicit or not self.column._val_is_null(self.previous_value)
+        )
 
     @property
     def changed(self):
@@ -74,8 +76,9 @@ class Column:
     polymorphic type of a row; ``static``: a static column.
     """
 
-    db_type = None
-    value_manager = BaseValueManager
+    db_type: str | None = None
+    value_manager: type = BaseValueManager
+    _python_type_hashable = True
     instance_counter = 0
 
     def __init__(
@@ -143,7 +146,7 @@ class Column:
     def validate(self, value):
         """Checks ``value`` (a missing required value included); returns it, maybe converted."""
         if value is None and self.required:
-            raise ValidationError("{0} - None values are not allowed".format(self.column_name or self.db_field))
+            raise ValidationError(f"{self.column_name or self.db_field} - None values are not allowed")
         return value
 
     def to_python(self, value):
@@ -172,7 +175,7 @@ class Column:
     def get_column_def(self):
         """The column's definition in CREATE TABLE."""
         static = " static" if self.static else ""
-        return "{0} {1}{2}".format(self.cql, self.db_type, static)
+        return f"{self.cql} {self.db_type}{static}"
 
     def cql_parameterized_type(self):
         return self.db_type
@@ -186,7 +189,7 @@ class Column:
 
     @property
     def db_index_name(self):
-        return "index_{0}".format(self.db_field_name)
+        return f"index_{self.db_field_name}"
 
     @property
     def has_index(self):
@@ -197,7 +200,7 @@ class Column:
         return self.get_cql()
 
     def get_cql(self):
-        return '"{0}"'.format(self.db_field_name)
+        return f'"{self.db_field_name}"'
 
     def _val_is_null(self, val):
         return val is None
@@ -224,13 +227,13 @@ class Blob(Column):
 
     def to_database(self, value):
         if value is not None and not isinstance(value, (bytes, bytearray)):
-            raise ValidationError("{0} {1} is not a valid blob".format(self.column_name, type(value)))
+            raise ValidationError(f"{self.column_name} {type(value)} is not a valid blob")
         return bytearray(value) if value is not None else None
 
     def validate(self, value):
         value = super().validate(value)
         if value is not None and not isinstance(value, (bytes, bytearray)):
-            raise ValidationError("{0} {1} is not a valid blob".format(self.column_name, type(value)))
+            raise ValidationError(f"{self.column_name} {type(value)} is not a valid blob")
         return value
 
     def to_python(self, value):
@@ -265,11 +268,11 @@ class Text(Column):
     def validate(self, value):
         value = super().validate(value)
         if not isinstance(value, ((str,), bytearray)) and value is not None:
-            raise ValidationError("{0} {1} is not a string".format(self.column_name, type(value)))
+            raise ValidationError(f"{self.column_name} {type(value)} is not a string")
         if self.max_length is not None and value and len(value) > self.max_length:
-            raise ValidationError("{0} is longer than {1} characters".format(self.column_name, self.max_length))
+            raise ValidationError(f"{self.column_name} is longer than {self.max_length} characters")
         if self.min_length and ((value is None) or len(value) < self.min_length):
-            raise ValidationError("{0} is shorter than {1} characters".format(self.column_name, self.min_length))
+            raise ValidationError(f"{self.column_name} is shorter than {self.min_length} characters")
         return value
 
 
@@ -283,7 +286,7 @@ class Ascii(Text):
         if value:
             chars = value.decode("ascii", "replace") if isinstance(value, (bytes, bytearray)) else value
             if any(ord(c) > 127 for c in chars):
-                raise ValidationError("{0} is not ASCII: {1!r}".format(self.column_name, value))
+                raise ValidationError(f"{self.column_name} is not ASCII: {value!r}")
         return value
 
 
@@ -299,7 +302,7 @@ class Integer(Column):
         try:
             return int(val)
         except (TypeError, ValueError):
-            raise ValidationError("{0} {1} can't be converted to integral value".format(self.column_name, value))
+            raise ValidationError(f"{self.column_name} {value} can't be converted to integral value") from None
 
     def to_python(self, value):
         return self.validate(value)
@@ -338,7 +341,7 @@ class VarInt(Column):
         try:
             return int(val)
         except (TypeError, ValueError):
-            raise ValidationError("{0} can't be converted to integral value".format(value))
+            raise ValidationError(f"{value} can't be converted to integral value") from None
 
     def to_python(self, value):
         return self.validate(value)
@@ -361,7 +364,9 @@ class Counter(Integer):
     value_manager = CounterValueManager
 
     def __init__(self, index=False, db_field=None, required=False):
-        super().__init__(primary_key=False, partition_key=False, index=index, db_field=db_field, default=0, required=required)
+        super().__init__(
+            primary_key=False, partition_key=False, index=index, db_field=db_field, default=0, required=required
+        )
 
 
 class DateTime(Column):
@@ -380,7 +385,7 @@ class DateTime(Column):
             return value
         if isinstance(value, datetime.date):
             return datetime.datetime(*(value.timetuple()[:6]))
-        return datetime.datetime.fromtimestamp(value, datetime.timezone.utc).replace(tzinfo=None)
+        return datetime.datetime.fromtimestamp(value, datetime.UTC).replace(tzinfo=None)
 
     def to_database(self, value):
         value = super().to_database(value)
@@ -390,7 +395,7 @@ class DateTime(Column):
             if isinstance(value, datetime.date):
                 value = datetime.datetime(value.year, value.month, value.day)
             else:
-                raise ValidationError("{0} '{1}' is not a datetime object".format(self.column_name, value))
+                raise ValidationError(f"{self.column_name} '{value}' is not a datetime object")
         epoch = datetime.datetime(1970, 1, 1, tzinfo=value.tzinfo)
         offset = epoch.tzinfo.utcoffset(epoch).total_seconds() if epoch.tzinfo else 0
         return int(((value - epoch).total_seconds() - offset) * 1000)
@@ -407,6 +412,12 @@ class Date(Column):
         if isinstance(value, datetime.datetime):
             value = value.date()
         return value if isinstance(value, util.Date) else util.Date(value)
+
+    def validate(self, value):
+        value = super().validate(value)
+        if isinstance(value, datetime.datetime):
+            return value.date()
+        return value
 
     def to_python(self, value):
         if value is None:
@@ -446,7 +457,7 @@ class Duration(Column):
         if val is None:
             return None
         if not isinstance(val, util.Duration):
-            raise TypeError("{0} {1} is not a valid Duration.".format(self.column_name, value))
+            raise TypeError(f"{self.column_name} {value} is not a valid Duration.")
         return val
 
 
@@ -466,7 +477,7 @@ class UUID(Column):
                 return _uuid.UUID(val)
             except ValueError:
                 pass
-        raise ValidationError("{0} {1} is not a valid uuid".format(self.column_name, value))
+        raise ValidationError(f"{self.column_name} {value} is not a valid uuid")
 
     def to_python(self, value):
         return self.validate(value)
@@ -504,7 +515,7 @@ class BaseFloat(Column):
         try:
             return float(value)
         except (TypeError, ValueError):
-            raise ValidationError("{0} {1} is not a valid float".format(self.column_name, value))
+            raise ValidationError(f"{self.column_name} {value} is not a valid float") from None
 
     def to_python(self, value):
         return self.validate(value)
@@ -537,7 +548,7 @@ class Decimal(Column):
         try:
             return decimal.Decimal(val) if not isinstance(val, float) else decimal.Decimal(repr(val))
         except (TypeError, ValueError, decimal.InvalidOperation):
-            raise ValidationError("{0} '{1}' can't be coerced to decimal".format(self.column_name, val))
+            raise ValidationError(f"{self.column_name} '{val}' can't be coerced to decimal") from None
 
     def to_python(self, value):
         return self.validate(value)
@@ -554,7 +565,7 @@ class BaseCollectionColumn(Column):
         for t in types:
             inst = t() if isinstance(t, type) else t
             if not isinstance(inst, Column):
-                raise ValidationError("{0} is not a column class".format(t))
+                raise ValidationError(f"{t} is not a column class")
             if isinstance(inst, Counter):
                 raise ValidationError("Counters are not allowed in collections")
             instances.append(inst)
@@ -564,7 +575,7 @@ class BaseCollectionColumn(Column):
     def validate(self, value):
         value = super().validate(value)
         if value is not None and len(value) > 65535:
-            raise ValidationError("{0} collection can't have more than 65535 elements".format(self.column_name))
+            raise ValidationError(f"{self.column_name} collection can't have more than 65535 elements")
         return value
 
     def _val_is_null(self, val):
@@ -582,7 +593,7 @@ class BaseCollectionColumn(Column):
 
     def _sub_cql(self, col):
         if isinstance(col, BaseCollectionColumn) or isinstance(col, UserDefinedType):
-            return "frozen<{0}>".format(col.db_type)
+            return f"frozen<{col.db_type}>"
         return col.db_type
 
 
@@ -601,7 +612,7 @@ class Set(BaseContainerColumn):
         self.value_col = self.types[0]
         if not self.value_col._python_type_hashable:
             raise ValidationError("Cannot create a Set with unhashable value type (see PYTHON-494)")
-        self.db_type = "set<{0}>".format(self._sub_cql(self.value_col))
+        self.db_type = f"set<{self._sub_cql(self.value_col)}>"
 
     def validate(self, value):
         val = super().validate(value)
@@ -610,10 +621,10 @@ class Set(BaseContainerColumn):
         types = (set, util.SortedSet) if self.strict else (set, util.SortedSet, list, tuple)
         if not isinstance(val, types):
             if self.strict:
-                raise ValidationError("{0} {1} is not a set object".format(self.column_name, val))
-            raise ValidationError("{0} {1} cannot be coerced to a set object".format(self.column_name, val))
+                raise ValidationError(f"{self.column_name} {val} is not a set object")
+            raise ValidationError(f"{self.column_name} {val} cannot be coerced to a set object")
         if None in val:
-            raise ValidationError("{0} None not allowed in a set".format(self.column_name))
+            raise ValidationError(f"{self.column_name} None not allowed in a set")
         return set(self.value_col.validate(v) for v in val)
 
     def to_python(self, value):
@@ -627,9 +638,6 @@ class Set(BaseContainerColumn):
         return set(self.value_col.to_database(v) for v in value)
 
 
-Column._python_type_hashable = True
-
-
 class List(BaseContainerColumn):
     """``list<T>``: a Python list of ``value_type`` values."""
 
@@ -638,16 +646,16 @@ class List(BaseContainerColumn):
     def __init__(self, value_type, default=list, **kwargs):
         super().__init__((value_type,), default=default, **kwargs)
         self.value_col = self.types[0]
-        self.db_type = "list<{0}>".format(self._sub_cql(self.value_col))
+        self.db_type = f"list<{self._sub_cql(self.value_col)}>"
 
     def validate(self, value):
         val = super().validate(value)
         if val is None:
             return None
         if not isinstance(val, (set, list, tuple)):
-            raise ValidationError("{0} {1} is not a list object".format(self.column_name, val))
+            raise ValidationError(f"{self.column_name} {val} is not a list object")
         if None in val:
-            raise ValidationError("{0} None is not allowed in a list".format(self.column_name))
+            raise ValidationError(f"{self.column_name} None is not allowed in a list")
         return [self.value_col.validate(v) for v in val]
 
     def to_python(self, value):
@@ -672,16 +680,16 @@ class Map(BaseContainerColumn):
         self.value_col = self.types[1]
         if not self.key_col._python_type_hashable:
             raise ValidationError("Cannot create a Map with unhashable key type (see PYTHON-494)")
-        self.db_type = "map<{0}, {1}>".format(self._sub_cql(self.key_col), self._sub_cql(self.value_col))
+        self.db_type = f"map<{self._sub_cql(self.key_col)}, {self._sub_cql(self.value_col)}>"
 
     def validate(self, value):
         val = super().validate(value)
         if val is None:
             return None
         if not isinstance(val, (dict, util.OrderedMap)):
-            raise ValidationError("{0} {1} is not a dict object".format(self.column_name, val))
+            raise ValidationError(f"{self.column_name} {val} is not a dict object")
         if None in val:
-            raise ValidationError("{0} None is not allowed in a map".format(self.column_name))
+            raise ValidationError(f"{self.column_name} None is not allowed in a map")
         return dict((self.key_col.validate(k), self.value_col.validate(v)) for k, v in val.items())
 
     def to_python(self, value):
@@ -702,14 +710,16 @@ class Tuple(BaseCollectionColumn):
         if not args:
             raise ValueError("Tuple must specify at least one inner type")
         super().__init__(args, **kwargs)
-        self.db_type = "frozen<tuple<{0}>>".format(", ".join(self._sub_cql(t) for t in self.types))
+        self.db_type = "frozen<tuple<{}>>".format(", ".join(self._sub_cql(t) for t in self.types))
 
     def validate(self, value):
         val = super().validate(value)
         if val is None:
             return None
         if len(val) > len(self.types):
-            raise ValidationError("Value %r has more fields than tuple definition (%s)" % (val, ", ".join(t.db_type for t in self.types)))
+            raise ValidationError(
+                "Value %r has more fields than tuple definition (%s)" % (val, ", ".join(t.db_type for t in self.types))
+            )
         return tuple(t.validate(v) for t, v in zip(self.types, val))
 
     def to_python(self, value):
@@ -771,7 +781,7 @@ class UserDefinedType(Column):
             return None
         if isinstance(val, self.user_type):
             return val
-        for name, field in self.user_type._fields.items():
+        for name, _field in self.user_type._fields.items():
             if name in val.__dict__ if hasattr(val, "__dict__") else False:
                 pass
         return self.user_type._from_db(val)
@@ -799,12 +809,12 @@ class _PartitionKeysToken(Column):
 
     @property
     def db_field_name(self):
-        return "token({0})".format(", ".join(['"{0}"'.format(c.db_field_name) for c in self.partition_columns]))
+        return "token({})".format(", ".join([f'"{c.db_field_name}"' for c in self.partition_columns]))
 
 
 # the classes usertype makes for UDT values sent (class -> field names), which every
 # cqlengine session's encoder writes as UDT literals
-UDT_VALUE_CLASSES = {}
+UDT_VALUE_CLASSES: dict[type, list] = {}
 
 
 def encode_udt_value(encoder, value):
@@ -812,5 +822,7 @@ def encode_udt_value(encoder, value):
     fields = UDT_VALUE_CLASSES[type(value)]
     parts = []
     for name in fields:
-        parts.append('"{0}": {1}'.format(name.replace('"', '""'), encoder.cql_encode_all_types(getattr(value, name, None))))
+        parts.append(
+            '"{}": {}'.format(name.replace('"', '""'), encoder.cql_encode_all_types(getattr(value, name, None)))
+        )
     return "{" + ", ".join(parts) + "}"

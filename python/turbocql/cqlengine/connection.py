@@ -8,30 +8,41 @@ import threading
 from turbocql import ConsistencyLevel
 from turbocql._profiles import _ConfigMode
 from turbocql.cluster import _NOT_SET, Cluster, NoHostAvailable
-from turbocql.query import SimpleStatement, dict_factory
 from turbocql.cqlengine import CQLEngineException, columns
 from turbocql.cqlengine.statements import BaseCQLStatement
+from turbocql.query import SimpleStatement, dict_factory
 
 log = logging.getLogger("cassandra.cqlengine.connection")
 
 NOT_SET = _NOT_SET
 DEFAULT_CONNECTION = object()
 
-_connections = {}
-udt_by_keyspace = {}
+_connections: dict = {}
+udt_by_keyspace: dict[str, dict] = {}
+# the keyspace of models that name none; models.DEFAULT_KEYSPACE follows it (through
+# _keyspace_hooks, which models fills: connection does not import models)
+_default_keyspace = None
+_keyspace_hooks: list = []
 
 cluster = None
 session = None
+
+
+def _set_default_keyspace(name):
+    global _default_keyspace
+    _default_keyspace = name
+    for hook in _keyspace_hooks:
+        hook(name)
 
 
 def format_log_context(msg, connection=None, keyspace=None):
     """``msg`` prefixed with the connection's and keyspace's names, when given."""
     prefix = ""
     if keyspace:
-        prefix += "[Keyspace: {0}]".format(keyspace)
+        prefix += f"[Keyspace: {keyspace}]"
     if connection:
-        prefix += "[Connection: {0}]".format(connection)
-    return "{0} {1}".format(prefix, msg) if prefix else msg
+        prefix += f"[Connection: {connection}]"
+    return f"{prefix} {msg}" if prefix else msg
 
 
 class UndefinedKeyspaceException(CQLEngineException):
@@ -100,7 +111,16 @@ class Connection:
                 self.setup()
 
 
-def register_connection(name, hosts=None, consistency=None, lazy_connect=False, retry_connect=False, cluster_options=None, default=False, session=None):
+def register_connection(
+    name,
+    hosts=None,
+    consistency=None,
+    lazy_connect=False,
+    retry_connect=False,
+    cluster_options=None,
+    default=False,
+    session=None,
+):
     """Registers connection ``name``: made from ``hosts`` (a new Cluster) or an existing
     ``session``, not both; ``default`` makes it the one models use unless told otherwise."""
     if name in _connections:
@@ -122,7 +142,7 @@ def unregister_connection(name):
     """Forgets connection ``name`` and shuts down the cluster it made."""
     global cluster, session
     if name not in _connections:
-        raise CQLEngineException("Connection name '{0}' doesn't exist in the registry.".format(name))
+        raise CQLEngineException(f"Connection name '{name}' doesn't exist in the registry.")
     conn = _connections[name]
     if _connections.get(DEFAULT_CONNECTION) is conn:
         del _connections[DEFAULT_CONNECTION]
@@ -135,7 +155,7 @@ def unregister_connection(name):
 def set_default_connection(name):
     global cluster, session
     if name not in _connections:
-        raise CQLEngineException("Connection '{0}' doesn't exist.".format(name))
+        raise CQLEngineException(f"Connection '{name}' doesn't exist.")
     _connections[DEFAULT_CONNECTION] = _connections[name]
     cluster = _connections[name].cluster
     session = _connections[name].session
@@ -146,7 +166,7 @@ def get_connection(name=None):
     if not name:
         name = DEFAULT_CONNECTION
     if name not in _connections:
-        raise CQLEngineException("Connection name '{0}' doesn't exist in the registry.".format(name))
+        raise CQLEngineException(f"Connection name '{name}' doesn't exist in the registry.")
     conn = _connections[name]
     conn.handle_lazy_connect()
     return conn
@@ -168,18 +188,22 @@ def set_session(s):
         if conn.session is not s:
             conn = register_connection("default", session=s, default=True)
     if conn.session.keyspace:
-        from turbocql.cqlengine import models
-
-        models.DEFAULT_KEYSPACE = conn.session.keyspace
+        _set_default_keyspace(conn.session.keyspace)
 
 
 def setup(hosts, default_keyspace, consistency=None, lazy_connect=False, retry_connect=False, **kwargs):
     """Registers the default connection to ``hosts`` (``kwargs`` go to ``Cluster``) and
     makes ``default_keyspace`` the keyspace of models that name none."""
-    from turbocql.cqlengine import models
-
-    models.DEFAULT_KEYSPACE = default_keyspace
-    register_connection("default", hosts=hosts, consistency=consistency, lazy_connect=lazy_connect, retry_connect=retry_connect, cluster_options=kwargs, default=True)
+    _set_default_keyspace(default_keyspace)
+    register_connection(
+        "default",
+        hosts=hosts,
+        consistency=consistency,
+        lazy_connect=lazy_connect,
+        retry_connect=retry_connect,
+        cluster_options=kwargs,
+        default=True,
+    )
 
 
 def execute(query, params=None, consistency_level=None, timeout=NOT_SET, connection=None):
@@ -198,7 +222,11 @@ def execute(query, params=None, consistency_level=None, timeout=NOT_SET, connect
     for klass in columns.UDT_VALUE_CLASSES:
         if klass not in enc.mapping:
             enc.mapping[klass] = functools.partial(columns.encode_udt_value, enc)
-    log.debug(format_log_context("Query: {0}, Params: {1}".format(getattr(query, "query_string", query), params), connection=connection))
+    log.debug(
+        format_log_context(
+            "Query: {}, Params: {}".format(getattr(query, "query_string", query), params), connection=connection
+        )
+    )
     return conn.session.execute(query, params, timeout=timeout)
 
 
@@ -209,7 +237,9 @@ def get_session(connection=None):
 def get_cluster(connection=None):
     conn = get_connection(connection)
     if not conn.cluster:
-        raise CQLEngineException("%s.cluster is not configured. Call one of the setup or default functions first." % __name__)
+        raise CQLEngineException(
+            "%s.cluster is not configured. Call one of the setup or default functions first." % __name__
+        )
     return conn.cluster
 
 
@@ -227,12 +257,10 @@ def register_udt(keyspace, type_name, klass, connection=None):
 
 
 def _register_known_types(c):
-    from turbocql.cqlengine import models
-
     for ks_name, types in udt_by_keyspace.items():
         for name, klass in types.items():
             try:
-                c.register_user_type(ks_name or models.DEFAULT_KEYSPACE, name, klass)
+                c.register_user_type(ks_name or _default_keyspace, name, klass)
             except Exception:
                 log.debug("UDT %s.%s not registered (not in the schema yet)", ks_name, name)
 

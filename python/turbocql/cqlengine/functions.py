@@ -76,10 +76,15 @@ class Token(BaseQueryFunction):
         return len(self.value)
 
     def __unicode__(self):
-        names = ["%({0})s".format(self.context_id + i) for i in range(self.get_context_size())]
-        return "token({0})".format(", ".join(names))
+        names = [f"%({self.context_id + i})s" for i in range(self.get_context_size())]
+        return "token({})".format(", ".join(names))
 
     def update_context(self, ctx):
         columns = self._columns or [None] * len(self.value)
         for i, (col, val) in enumerate(zip(columns, self.value)):
             ctx[str(self.context_id + i)] = col.to_database(val) if col is not None else val
+
+
+def get_total_seconds(td):
+    """The seconds of a timedelta, as a float."""
+    return td.total_seconds()

@@ -6,8 +6,7 @@ import logging
 import os
 import warnings
 
-from turbocql.cqlengine import CQLEngineException
-from turbocql.cqlengine import columns, connection, models
+from turbocql.cqlengine import CQLEngineException, columns, connection, models
 from turbocql.cqlengine.usertype import UserType
 
 CQLENG_ALLOW_SCHEMA_MANAGEMENT = "CQLENG_ALLOW_SCHEMA_MANAGEMENT"
@@ -18,8 +17,12 @@ schema_columnfamilies = None
 
 def _allow_schema_modification():
     if not os.getenv(CQLENG_ALLOW_SCHEMA_MANAGEMENT):
-        msg = CQLENG_ALLOW_SCHEMA_MANAGEMENT + " environment variable is not set. Future versions of this package will require this variable to enable management functions."
-        warnings.warn(msg)
+        msg = (
+            CQLENG_ALLOW_SCHEMA_MANAGEMENT
+            + " environment variable is not set. Future versions of this package will require this "
+            "variable to enable management functions."
+        )
+        warnings.warn(msg, stacklevel=2)
         log.warning(msg)
 
 
@@ -45,8 +48,10 @@ def _create_keyspace(name, durable_writes, strategy_class, strategy_options, con
         if name in cluster.metadata.keyspaces:
             log.info("Not creating keyspace %s because it already exists", name)
             continue
-        opts = ", ".join(["'class': '{0}'".format(strategy_class)] + ["'{0}': {1!r}".format(k, v) for k, v in strategy_options.items()])
-        query = "CREATE KEYSPACE IF NOT EXISTS {0} WITH REPLICATION = {{{1}}} AND DURABLE_WRITES = {2}".format(_q(name), opts, "true" if durable_writes else "false")
+        opts = ", ".join([f"'class': '{strategy_class}'"] + [f"'{k}': {v!r}" for k, v in strategy_options.items()])
+        query = "CREATE KEYSPACE IF NOT EXISTS {} WITH REPLICATION = {{{}}} AND DURABLE_WRITES = {}".format(
+            _q(name), opts, "true" if durable_writes else "false"
+        )
         connection.execute(query, connection=conn)
 
 
@@ -61,13 +66,13 @@ def drop_keyspace(name, connections=None):
     for conn in _connections(connections):
         cluster = connection.get_cluster(conn)
         if name in cluster.metadata.keyspaces:
-            connection.execute("DROP KEYSPACE {0}".format(_q(name)), connection=conn)
+            connection.execute(f"DROP KEYSPACE {_q(name)}", connection=conn)
 
 
 def _q(name):
     import re
 
-    return name if re.match(r"^[a-z_][a-z0-9_]*$", name) else '"{0}"'.format(name.replace('"', '""'))
+    return name if re.match(r"^[a-z_][a-z0-9_]*$", name) else '"{}"'.format(name.replace('"', '""'))
 
 
 def _targets(model, keyspaces, connections):
@@ -81,7 +86,13 @@ def _targets(model, keyspaces, connections):
 def _model_in(model, keyspace):
     if not keyspace:
         return model
-    attrs = {"__abstract__": False, "__keyspace__": keyspace, "__module__": model.__module__, "__table_name__": model._raw_column_family_name(), "__table_name_case_sensitive__": True}
+    attrs = {
+        "__abstract__": False,
+        "__keyspace__": keyspace,
+        "__module__": model.__module__,
+        "__table_name__": model._raw_column_family_name(),
+        "__table_name_case_sensitive__": True,
+    }
     return type(model)(model.__name__, (model,), attrs)
 
 
@@ -113,7 +124,7 @@ def _sync_table(model, connection=None):
     try:
         keyspace = cluster.metadata.keyspaces[ks_name]
     except KeyError:
-        raise CQLEngineException("Keyspace '{0}' for model {1} does not exist.".format(ks_name, model))
+        raise CQLEngineException(f"Keyspace '{ks_name}' for model {model} does not exist.") from None
     udts = []
     for col in model._columns.values():
         columns.resolve_udts(col, udts)
@@ -126,28 +137,31 @@ def _sync_table(model, connection=None):
         table = tables[raw_cf_name]
         _validate_pk(model, table)
         existing = set(table.columns.keys())
-        for name, col in model._columns.items():
+        for _name, col in model._columns.items():
             if col.primary_key or col.db_field_name in existing:
                 continue
-            conn_mod.execute("ALTER TABLE {0} ADD {1}".format(cf_name, col.get_column_def()), connection=connection)
+            conn_mod.execute(f"ALTER TABLE {cf_name} ADD {col.get_column_def()}", connection=connection)
         if model.__options__:
             _update_options(model, table, connection)
     table = _table_meta(cluster, ks_name, raw_cf_name, connection)
-    for name, col in model._columns.items():
+    for _name, col in model._columns.items():
         if col.primary_key or not col.index:
             continue
         if table is not None and _has_index(table, col.db_field_name):
             continue
         target = col.cql
         if isinstance(col, columns.Map):
-            target = "entries({0})".format(col.cql) if False else "values({0})".format(col.cql)
+            target = f"entries({col.cql})" if False else f"values({col.cql})"
         elif isinstance(col, (columns.List, columns.Set)):
-            target = "values({0})".format(col.cql) if False else col.cql
-        conn_mod.execute("CREATE INDEX IF NOT EXISTS {0} ON {1} ({2})".format(_q(_index_name(raw_cf_name, col.db_field_name)), cf_name, target), connection=connection)
+            target = f"values({col.cql})" if False else col.cql
+        conn_mod.execute(
+            f"CREATE INDEX IF NOT EXISTS {_q(_index_name(raw_cf_name, col.db_field_name))} ON {cf_name} ({target})",
+            connection=connection,
+        )
 
 
 def _index_name(table, column):
-    return "{0}_{1}_idx".format(table, column)[:48] if False else "{0}_{1}_idx".format(table, column)
+    return f"{table}_{column}_idx"[:48] if False else f"{table}_{column}_idx"
 
 
 def _table_meta(cluster, ks, name, conn=None):
@@ -178,25 +192,35 @@ def _validate_pk(model, table_meta):
     if model_partition != meta_partition or model_clustering != meta_clustering:
 
         def _names(cols):
-            return "{0}".format(cols)
+            return f"{cols}"
 
-        raise CQLEngineException("Model {0} has different primary key definition than existing table {1}. Model {2}, table {3}".format(model, table_meta.name, _names(model_partition + model_clustering), _names(meta_partition + meta_clustering)))
+        raise CQLEngineException(
+            f"Model {model} has different primary key definition than existing table {table_meta.name}. "
+            f"Model {_names(model_partition + model_clustering)}, table {_names(meta_partition + meta_clustering)}"
+        )
 
 
 def _get_create_table(model):
     cols = [c.get_column_def() for c in model._columns.values()]
     pk = ", ".join(c.cql for c in model._partition_keys.values())
     if len(model._partition_keys) > 1 or model._clustering_keys:
-        pk = "({0})".format(pk)
+        pk = f"({pk})"
     ck = [c.cql for c in model._clustering_keys.values()]
-    key = "PRIMARY KEY ({0})".format(", ".join([pk] + ck))
-    query = "CREATE TABLE {0} ({1}, {2})".format(model.column_family_name(), ", ".join(cols), key)
+    key = "PRIMARY KEY ({})".format(", ".join([pk] + ck))
+    query = "CREATE TABLE {} ({}, {})".format(model.column_family_name(), ", ".join(cols), key)
     withs = []
     order = [c for c in model._clustering_keys.values() if c.clustering_order]
     if model._clustering_keys and order:
-        withs.append("CLUSTERING ORDER BY ({0})".format(", ".join("{0} {1}".format(c.cql, (c.clustering_order or "ASC").upper()) for c in model._clustering_keys.values())))
+        withs.append(
+            "CLUSTERING ORDER BY ({})".format(
+                ", ".join(
+                    "{} {}".format(c.cql, (c.clustering_order or "ASC").upper())
+                    for c in model._clustering_keys.values()
+                )
+            )
+        )
     for k, v in (model.__options__ or {}).items():
-        withs.append("{0} = {1}".format(k, _option_value(v)))
+        withs.append(f"{k} = {_option_value(v)}")
     if withs:
         query += " WITH " + " AND ".join(withs)
     return query
@@ -204,9 +228,9 @@ def _get_create_table(model):
 
 def _option_value(v):
     if isinstance(v, dict):
-        return "{" + ", ".join("'{0}': '{1}'".format(k, x) for k, x in v.items()) + "}"
+        return "{" + ", ".join(f"'{k}': '{x}'" for k, x in v.items()) + "}"
     if isinstance(v, str):
-        return "'{0}'".format(v.replace("'", "''"))
+        return "'{}'".format(v.replace("'", "''"))
     return str(v)
 
 
@@ -216,16 +240,22 @@ def _update_options(model, table, connection=None):
     for k, v in model.__options__.items():
         cur = existing.get(k)
         if isinstance(v, dict) and isinstance(cur, dict):
-            same = all(str(cur.get(a)) == str(b) or (a == "class" and str(cur.get(a, "")).endswith(str(b))) for a, b in v.items())
+            same = all(
+                str(cur.get(a)) == str(b) or (a == "class" and str(cur.get(a, "")).endswith(str(b)))
+                for a, b in v.items()
+            )
         else:
             same = str(cur) == str(v)
         if not same:
-            changes.append("{0} = {1}".format(k, _option_value(v)))
+            changes.append(f"{k} = {_option_value(v)}")
     if changes:
         connection_name = connection
         from turbocql.cqlengine import connection as conn_mod
 
-        conn_mod.execute("ALTER TABLE {0} WITH {1}".format(model.column_family_name(), " AND ".join(changes)), connection=connection_name)
+        conn_mod.execute(
+            "ALTER TABLE {} WITH {}".format(model.column_family_name(), " AND ".join(changes)),
+            connection=connection_name,
+        )
         return True
     return False
 
@@ -259,7 +289,10 @@ def _sync_type(ks_name, type_model, omit_subtypes=None, connection=None):
         existing = set(defined[type_name].field_names)
         for field in type_model._fields.values():
             if field.db_field_name not in existing:
-                conn_mod.execute("ALTER TYPE {0}.{1} ADD {2}".format(_q(ks_name), _q(type_name), field.get_column_def()), connection=connection)
+                conn_mod.execute(
+                    f"ALTER TYPE {_q(ks_name)}.{_q(type_name)} ADD {field.get_column_def()}",
+                    connection=connection,
+                )
     try:
         cluster.refresh_user_type_metadata(ks_name, type_name)
     except Exception:
@@ -269,7 +302,7 @@ def _sync_type(ks_name, type_model, omit_subtypes=None, connection=None):
 
 def get_create_type(type_model, keyspace):
     fields = ", ".join(f.get_column_def() for f in type_model._fields.values())
-    return "CREATE TYPE {0}.{1} ({2})".format(_q(keyspace), _q(type_model.type_name()), fields)
+    return f"CREATE TYPE {_q(keyspace)}.{_q(type_model.type_name())} ({fields})"
 
 
 def drop_table(model, keyspaces=None, connections=None):
@@ -283,4 +316,13 @@ def drop_table(model, keyspaces=None, connections=None):
             cluster.metadata.keyspaces[m._get_keyspace()].tables[m._raw_column_family_name()]
         except KeyError:
             continue
-        connection.execute("DROP TABLE {0};".format(m.column_family_name()), connection=conn)
+        connection.execute(f"DROP TABLE {m.column_family_name()};", connection=conn)
+
+
+def _get_table_metadata(model, connection=None):
+    """The driver's TableMetadata of the model's table (refreshed first)."""
+    from turbocql.cqlengine import connection as conn_mod
+
+    connection = connection or model._get_connection()
+    cluster = conn_mod.get_cluster(connection)
+    return _table_meta(cluster, model._get_keyspace(), model._raw_column_family_name(), connection)

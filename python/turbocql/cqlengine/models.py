@@ -3,13 +3,20 @@ its instances are rows, saved, updated and deleted through ``query.DMLQuery``.""
 
 import re
 
-from turbocql.cqlengine import CQLEngineException, ValidationError
-from turbocql.cqlengine import columns
-from turbocql.cqlengine import query
+from turbocql.cqlengine import CQLEngineException, ValidationError, columns, query
+from turbocql.cqlengine import connection as _connection
 from turbocql.cqlengine.query import DoesNotExist as _DoesNotExist
 from turbocql.cqlengine.query import MultipleObjectsReturned as _MultipleObjectsReturned
 
-DEFAULT_KEYSPACE = None
+DEFAULT_KEYSPACE = _connection._default_keyspace
+
+
+def _follow_default_keyspace(name):
+    global DEFAULT_KEYSPACE
+    DEFAULT_KEYSPACE = name
+
+
+_connection._keyspace_hooks.append(_follow_default_keyspace)
 
 
 class ModelException(CQLEngineException):
@@ -93,7 +100,7 @@ class ColumnDescriptor:
         if self.column.can_delete:
             instance._values[self.column.column_name].delval()
         else:
-            raise AttributeError("cannot delete {0} columns".format(self.column.column_name))
+            raise AttributeError(f"cannot delete {self.column.column_name} columns")
 
 
 def _snake(name):
@@ -154,10 +161,19 @@ class BaseModel:
                 setattr(self, self._discriminator_column_name, self.__discriminator_value__)
 
     def __repr__(self):
-        return "{0}({1})".format(self.__class__.__name__, ", ".join("{0}={1!r}".format(k, getattr(self, k)) for k in self._defined_columns.keys() if k != self._discriminator_column_name))
+        return "{}({})".format(
+            self.__class__.__name__,
+            ", ".join(
+                f"{k}={getattr(self, k)!r}"
+                for k in self._defined_columns.keys()
+                if k != self._discriminator_column_name
+            ),
+        )
 
     def __str__(self):
-        return "{0} <{1}>".format(self.__class__.__name__, ", ".join("{0}={1}".format(k, getattr(self, k)) for k in self._primary_keys.keys()))
+        return "{} <{}>".format(
+            self.__class__.__name__, ", ".join(f"{k}={getattr(self, k)}" for k in self._primary_keys.keys())
+        )
 
     @classmethod
     def _routing_key_from_values(cls, pk_values, protocol_version):
@@ -200,9 +216,11 @@ class BaseModel:
                 poly_base._discover_polymorphic_submodels()
                 klass = poly_base._get_model_by_discriminator_value(disc)
                 if klass is None:
-                    raise PolymorphicModelException("unrecognized discriminator column {0} for class {1}".format(disc, poly_base.__name__))
+                    raise PolymorphicModelException(
+                        f"unrecognized discriminator column {disc} for class {poly_base.__name__}"
+                    )
             if not issubclass(klass, cls):
-                raise PolymorphicModelException("{0} is not a subclass of {1}".format(klass.__name__, cls.__name__))
+                raise PolymorphicModelException(f"{klass.__name__} is not a subclass of {cls.__name__}")
             field_dict = {k: v for k, v in field_dict.items() if k in klass._columns}
         instance = klass(**field_dict)
         instance._set_persisted(force=True)
@@ -251,15 +269,20 @@ class BaseModel:
         if include_keyspace:
             ks = cls._get_keyspace()
             if not ks:
-                raise CQLEngineException("Model keyspace is not set and no default is available. Set model keyspace or setup connection before attempting to generate a query.")
-            return "{0}.{1}".format(_quote(ks), _quote(cls._raw_column_family_name()))
+                raise CQLEngineException(
+                    "Model keyspace is not set and no default is available. Set model keyspace or setup "
+                    "connection before attempting to generate a query."
+                )
+            return f"{_quote(ks)}.{_quote(cls._raw_column_family_name())}"
         return _quote(cls._raw_column_family_name())
 
     @classmethod
     def _raw_column_family_name(cls):
         if not cls._table_name:
             if cls.__table_name__:
-                cls._table_name = cls.__table_name__ if cls.__table_name_case_sensitive__ else cls.__table_name__.lower()
+                cls._table_name = (
+                    cls.__table_name__ if cls.__table_name_case_sensitive__ else cls.__table_name__.lower()
+                )
             elif cls._is_polymorphic and not cls._is_polymorphic_base:
                 cls._table_name = cls._polymorphic_base._raw_column_family_name()
             else:
@@ -281,8 +304,7 @@ class BaseModel:
             self._values[name].value = val
 
     def __iter__(self):
-        for name in self._columns.keys():
-            yield name
+        yield from self._columns.keys()
 
     def __getitem__(self, key):
         if not isinstance(key, str):
@@ -320,7 +342,7 @@ class BaseModel:
         """Saves a new row of ``kwargs``; returns its instance."""
         extra = set(kwargs) - set(cls._columns)
         if extra:
-            raise ValidationError("Incorrect columns passed: {0}".format(extra))
+            raise ValidationError(f"Incorrect columns passed: {extra}")
         return cls.objects.create(**kwargs)
 
     @classmethod
@@ -346,7 +368,18 @@ class BaseModel:
                 raise PolymorphicModelException("cannot save polymorphic base model")
             setattr(self, self._discriminator_column_name, self.__discriminator_value__)
         self.validate()
-        self.__dmlquery__(self.__class__, self, batch=self._batch, ttl=self._ttl, timestamp=self._timestamp, consistency=self.__consistency__, if_not_exists=self._if_not_exists, conditional=self._conditional, timeout=self._timeout, if_exists=self._if_exists).save()
+        self.__dmlquery__(
+            self.__class__,
+            self,
+            batch=self._batch,
+            ttl=self._ttl,
+            timestamp=self._timestamp,
+            consistency=self.__consistency__,
+            if_not_exists=self._if_not_exists,
+            conditional=self._conditional,
+            timeout=self._timeout,
+            if_exists=self._if_exists,
+        ).save()
         self._set_persisted()
         self._timestamp = None
         return self
@@ -356,25 +389,46 @@ class BaseModel:
         for k, v in values.items():
             col = self._columns.get(k)
             if col is None:
-                raise ValidationError("{0}.{1} has no column named: {2}".format(self.__module__, self.__class__.__name__, k))
+                raise ValidationError(f"{self.__module__}.{self.__class__.__name__} has no column named: {k}")
             if col.is_primary_key:
                 current = self._values[k].getval()
                 if v != current or self._values[k].previous_value != current:
-                    raise ValidationError("Cannot apply update to primary key '{0}' for {1}.{2}".format(k, self.__module__, self.__class__.__name__))
+                    raise ValidationError(
+                        f"Cannot apply update to primary key '{k}' for {self.__module__}.{self.__class__.__name__}"
+                    )
             setattr(self, k, v)
         if self._is_polymorphic:
             if self._is_polymorphic_base:
                 raise PolymorphicModelException("cannot update polymorphic base model")
             setattr(self, self._discriminator_column_name, self.__discriminator_value__)
         self.validate()
-        self.__dmlquery__(self.__class__, self, batch=self._batch, ttl=self._ttl, timestamp=self._timestamp, consistency=self.__consistency__, conditional=self._conditional, timeout=self._timeout, if_exists=self._if_exists).update()
+        self.__dmlquery__(
+            self.__class__,
+            self,
+            batch=self._batch,
+            ttl=self._ttl,
+            timestamp=self._timestamp,
+            consistency=self.__consistency__,
+            conditional=self._conditional,
+            timeout=self._timeout,
+            if_exists=self._if_exists,
+        ).update()
         self._set_persisted()
         self._timestamp = None
         return self
 
     def delete(self):
         """Deletes the row."""
-        self.__dmlquery__(self.__class__, self, batch=self._batch, timestamp=self._timestamp, consistency=self.__consistency__, timeout=self._timeout, conditional=self._conditional, if_exists=self._if_exists).delete()
+        self.__dmlquery__(
+            self.__class__,
+            self,
+            batch=self._batch,
+            timestamp=self._timestamp,
+            consistency=self.__consistency__,
+            timeout=self._timeout,
+            conditional=self._conditional,
+            if_exists=self._if_exists,
+        ).delete()
 
     def get_changed_columns(self):
         return [k for k, v in self._values.items() if v.changed]
@@ -402,7 +456,7 @@ class BaseModel:
 def _quote(name):
     if re.match(r"^[a-z_][a-z0-9_]*$", name):
         return name
-    return '"{0}"'.format(name.replace('"', '""'))
+    return '"{}"'.format(name.replace('"', '""'))
 
 
 def _instance_options(name, attr, clear=None):
@@ -416,7 +470,13 @@ def _instance_options(name, attr, clear=None):
     return hybrid_classmethod(cls_method, inst_method)
 
 
-for _name, _attr in (("ttl", "_ttl"), ("timestamp", "_timestamp"), ("consistency", "__consistency__"), ("if_not_exists", "_if_not_exists"), ("if_exists", "_if_exists")):
+for _name, _attr in (
+    ("ttl", "_ttl"),
+    ("timestamp", "_timestamp"),
+    ("consistency", "__consistency__"),
+    ("if_not_exists", "_if_not_exists"),
+    ("if_exists", "_if_exists"),
+):
     setattr(BaseModel, _name, _instance_options(_name, _attr))
 
 
@@ -429,12 +489,12 @@ def _inst_iff(self, **kwargs):
         self._conditional = {}
     for k in kwargs:
         if k.split("__")[0] not in self._columns:
-            raise ValidationError("Cannot apply iff condition to non-existing column {0}".format(k))
+            raise ValidationError(f"Cannot apply iff condition to non-existing column {k}")
     self._conditional.update(kwargs)
     return self
 
 
-BaseModel.iff = hybrid_classmethod(_class_iff, _inst_iff)
+BaseModel.iff = hybrid_classmethod(_class_iff, _inst_iff)  # type: ignore[attr-defined]
 
 
 def _class_using(cls, keyspace=None, connection=None):
@@ -451,7 +511,7 @@ def _inst_using(self, keyspace=None, connection=None):
     return self
 
 
-BaseModel.using = hybrid_classmethod(_class_using, _inst_using)
+BaseModel.using = hybrid_classmethod(_class_using, _inst_using)  # type: ignore[attr-defined]
 
 
 class ModelMetaClass(type):
@@ -471,9 +531,17 @@ class ModelMetaClass(type):
         is_polymorphic_base = any(c.discriminator_column for c in column_dict.values())
         disc_cols = [(k, c) for k, c in column_dict.items() if c.discriminator_column]
         if len(disc_cols) > 1:
-            raise ModelDefinitionException("only one discriminator_column can be defined in a model, {0} found".format(len(disc_cols)))
-        if attrs.get("__discriminator_value__") and not is_polymorphic_base and not any(getattr(b, "_is_polymorphic", False) for b in bases):
-            raise ModelDefinitionException("__discriminator_value__ specified, but no base columns defined with discriminator_column=True")
+            raise ModelDefinitionException(
+                f"only one discriminator_column can be defined in a model, {len(disc_cols)} found"
+            )
+        if (
+            attrs.get("__discriminator_value__")
+            and not is_polymorphic_base
+            and not any(getattr(b, "_is_polymorphic", False) for b in bases)
+        ):
+            raise ModelDefinitionException(
+                "__discriminator_value__ specified, but no base columns defined with discriminator_column=True"
+            )
         disc_name = disc_cols[0][0] if disc_cols else None
         if disc_cols and isinstance(disc_cols[0][1], (columns.BaseContainerColumn, columns.Counter)):
             raise ModelDefinitionException("counter and container columns cannot be used as discriminator columns")
@@ -512,14 +580,14 @@ class ModelMetaClass(type):
             pass
         for k, c in clustering_keys.items():
             if c.clustering_order and c.clustering_order.upper() not in ("ASC", "DESC"):
-                raise ModelDefinitionException("invalid clustering order '{0}' for column '{1}'".format(c.clustering_order, k))
+                raise ModelDefinitionException(f"invalid clustering order '{c.clustering_order}' for column '{k}'")
         db_map = {}
         for k, c in column_dict.items():
             c.set_column_name(k)
             if c.db_field_name in db_map and db_map[c.db_field_name] != k:
-                raise ModelDefinitionException("{0} defines the column '{1}' more than once".format(name, c.db_field_name))
+                raise ModelDefinitionException(f"{name} defines the column '{c.db_field_name}' more than once")
             if c.db_field and c.db_field_name != k and c.db_field_name in column_dict:
-                raise ModelDefinitionException("{0} defines the column '{1}' more than once".format(name, c.db_field_name))
+                raise ModelDefinitionException(f"{name} defines the column '{c.db_field_name}' more than once")
             db_map[c.db_field_name] = k
         ordered = dict(list(primary_keys.items()) + [(k, c) for k, c in column_dict.items() if k not in primary_keys])
         for k, c in column_dict.items():
@@ -549,7 +617,10 @@ class ModelMetaClass(type):
             columns.resolve_udts(c, udts)
         for udt in udts:
             udt.register_for_keyspace(klass._get_keyspace() if not is_abstract else None, klass.__connection__)
-        for exc_name, exc_base in (("DoesNotExist", _DoesNotExist), ("MultipleObjectsReturned", _MultipleObjectsReturned)):
+        for exc_name, exc_base in (
+            ("DoesNotExist", _DoesNotExist),
+            ("MultipleObjectsReturned", _MultipleObjectsReturned),
+        ):
             parents = tuple(getattr(b, exc_name) for b in bases if hasattr(b, exc_name)) or (exc_base,)
             setattr(klass, exc_name, type(exc_name, parents, {"__module__": attrs.get("__module__")}))
         klass._partition_key_token = None

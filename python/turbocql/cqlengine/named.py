@@ -2,9 +2,9 @@
 columns (``NamedColumn``) are known by name only; its query sets return ResultObjects."""
 
 from turbocql.cqlengine import CQLEngineException
-from turbocql.cqlengine.query import AbstractQueryableColumn, DoesNotExist as _DoesNotExist
+from turbocql.cqlengine.query import AbstractQueryableColumn, SimpleQuerySet
+from turbocql.cqlengine.query import DoesNotExist as _DoesNotExist
 from turbocql.cqlengine.query import MultipleObjectsReturned as _MultipleObjectsReturned
-from turbocql.cqlengine.query import SimpleQuerySet
 
 
 class QuerySetDescriptor:
@@ -40,7 +40,7 @@ class NamedColumn(AbstractQueryableColumn):
         return self.get_cql()
 
     def get_cql(self):
-        return '"{0}"'.format(self.name)
+        return f'"{self.name}"'
 
     def to_database(self, val):
         return val
@@ -81,7 +81,9 @@ class NamedTable:
             try:
                 from turbocql.cqlengine import connection
 
-                table = connection.get_cluster(self._get_connection()).metadata.keyspaces[self.keyspace].tables[self.name]
+                table = (
+                    connection.get_cluster(self._get_connection()).metadata.keyspaces[self.keyspace].tables[self.name]
+                )
                 self.__partition_keys = {c.name: NamedColumn(c.name) for c in table.partition_key}
             except Exception:
                 self.__partition_keys = {}
@@ -105,7 +107,7 @@ class NamedTable:
 
     def column_family_name(self, include_keyspace=True):
         if include_keyspace:
-            return "{0}.{1}".format(self.keyspace, self.name)
+            return f"{self.keyspace}.{self.name}"
         return self.name
 
     def _get_keyspace(self):

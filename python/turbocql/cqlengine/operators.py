@@ -8,8 +8,8 @@ class QueryOperatorException(Exception):
 
 
 class BaseQueryOperator(UnicodeMixin):
-    symbol = None
-    cql_symbol = None
+    symbol: str | None = None
+    cql_symbol: str | None = None
 
     def __unicode__(self):
         if self.cql_symbol is None:
@@ -32,7 +32,7 @@ class BaseWhereOperator(BaseQueryOperator, metaclass=OpMapMeta):
         try:
             return cls.opmap[symbol.upper()]
         except KeyError:
-            raise QueryOperatorException("{0} doesn't map to a QueryOperator".format(symbol))
+            raise QueryOperatorException(f"{symbol} doesn't map to a QueryOperator") from None
 
 
 class EqualsOperator(BaseWhereOperator):
@@ -97,3 +97,10 @@ class AddSymbol(BaseAssignmentOperator):
 class SubtractSymbol(BaseAssignmentOperator):
     symbol = "-"
     cql_symbol = "-"
+
+
+class IsNotNullOperator(EqualsOperator):
+    """``IS NOT NULL`` (materialized view definitions)."""
+
+    symbol = "IS NOT NULL"
+    cql_symbol = "IS NOT NULL"

@@ -7,10 +7,10 @@ the statement's ``context_id`` (``get_context()`` is the parameters, ``str()`` t
 import time
 from datetime import datetime, timedelta
 
-from turbocql.query import FETCH_SIZE_UNSET
 from turbocql.cqlengine import UnicodeMixin
 from turbocql.cqlengine.functions import QueryValue
-from turbocql.cqlengine.operators import BaseWhereOperator, InOperator, EqualsOperator
+from turbocql.cqlengine.operators import BaseWhereOperator, EqualsOperator, InOperator
+from turbocql.query import FETCH_SIZE_UNSET
 
 
 class StatementException(Exception):
@@ -75,7 +75,7 @@ class WhereClause(BaseClause):
 
     def __init__(self, field, operator, value, quote_field=True):
         if not isinstance(operator, BaseWhereOperator):
-            raise StatementException("operator must be of type {0}, got {1}".format(BaseWhereOperator, type(operator)))
+            raise StatementException(f"operator must be of type {BaseWhereOperator}, got {type(operator)}")
         super().__init__(field, value)
         self.operator = operator
         self.query_value = self.value if isinstance(self.value, QueryValue) else QueryValue(self.value)
@@ -83,7 +83,7 @@ class WhereClause(BaseClause):
 
     def __unicode__(self):
         field = ('"{0}"' if self.quote_field else "{0}").format(self.field)
-        return "{0} {1} {2}".format(field, self.operator, str(self.query_value))
+        return f"{field} {self.operator} {str(self.query_value)}"
 
     def __hash__(self):
         return super().__hash__() ^ hash(self.operator)
@@ -113,7 +113,7 @@ class AssignmentClause(BaseClause):
     """``"field" = %(n)s``."""
 
     def __unicode__(self):
-        return '"{0}" = %({1})s'.format(self.field, self.context_id)
+        return f'"{self.field}" = %({self.context_id})s'
 
     def insert_tuple(self):
         return self.field, self.context_id
@@ -135,7 +135,7 @@ class CounterUpdateClause(AssignmentClause):
     def __unicode__(self):
         delta = self.value - self.previous
         sign = "-" if delta < 0 else "+"
-        return '"{0}" = "{0}" {1} %({2})s'.format(self.field, sign, self.context_id)
+        return f'"{self.field}" = "{self.field}" {sign} %({self.context_id})s'
 
 
 class CollectionOpClause(AssignmentClause):
@@ -158,14 +158,14 @@ class CollectionOpClause(AssignmentClause):
     def __unicode__(self):
         f, c = self.field, self.context_id
         if self.op == "append":
-            return '"{0}" = "{0}" + %({1})s'.format(f, c)
+            return f'"{f}" = "{f}" + %({c})s'
         if self.op == "prepend":
-            return '"{0}" = %({1})s + "{0}"'.format(f, c)
+            return f'"{f}" = %({c})s + "{f}"'
         if self.op == "remove":
-            return '"{0}" = "{0}" - %({1})s'.format(f, c)
+            return f'"{f}" = "{f}" - %({c})s'
         if self.op == "setitem":
-            return '"{0}"[%({1})s] = %({2})s'.format(f, c, c + 1)
-        return '"{0}" = %({1})s'.format(f, c)
+            return f'"{f}"[%({c})s] = %({c + 1})s'
+        return f'"{f}" = %({c})s'
 
 
 class FieldDeleteClause(BaseClause):
@@ -177,8 +177,8 @@ class FieldDeleteClause(BaseClause):
 
     def __unicode__(self):
         if not self.keys:
-            return '"{0}"'.format(self.field)
-        return ", ".join('"{0}"[%({1})s]'.format(self.field, self.context_id + i) for i in range(len(self.keys)))
+            return f'"{self.field}"'
+        return ", ".join(f'"{self.field}"[%({self.context_id + i})s]' for i in range(len(self.keys)))
 
     def get_context_size(self):
         return len(self.keys)
@@ -210,11 +210,17 @@ class BaseCQLStatement(UnicodeMixin):
 
     def partition_key_values(self, field_index_map):
         parts = [None] * len(field_index_map)
-        self._update_part_key_values(field_index_map, (w for w in self.where_clauses if w.operator.__class__ == EqualsOperator), parts)
+        self._update_part_key_values(
+            field_index_map, (w for w in self.where_clauses if w.operator.__class__ == EqualsOperator), parts
+        )
         return parts
 
     def add_where(self, column, operator, value, quote_field=True):
-        value = column.to_database(value) if not isinstance(value, QueryValue) and not isinstance(operator, InOperator) else value
+        value = (
+            column.to_database(value)
+            if not isinstance(value, QueryValue) and not isinstance(operator, InOperator)
+            else value
+        )
         if isinstance(operator, InOperator) and not isinstance(value, QueryValue):
             value = [column.to_database(v) for v in value]
         self._add_where_clause(WhereClause(column.db_field_name, operator, value, quote_field))
@@ -236,7 +242,7 @@ class BaseCQLStatement(UnicodeMixin):
         self.conditionals.append(clause)
 
     def _get_conditionals(self):
-        return "IF {0}".format(" AND ".join(str(c) for c in self.conditionals))
+        return "IF {}".format(" AND ".join(str(c) for c in self.conditionals))
 
     def get_context_size(self):
         return len(self.get_context())
@@ -269,13 +275,24 @@ class BaseCQLStatement(UnicodeMixin):
 
     @property
     def _where(self):
-        return "WHERE {0}".format(" AND ".join(str(c) for c in self.where_clauses))
+        return "WHERE {}".format(" AND ".join(str(c) for c in self.where_clauses))
 
 
 class SelectStatement(BaseCQLStatement):
     """``SELECT fields|COUNT(*)|DISTINCT ... FROM table [WHERE] [ORDER BY] [LIMIT] [ALLOW FILTERING]``."""
 
-    def __init__(self, table, fields=None, count=False, where=None, order_by=None, limit=None, allow_filtering=False, distinct_fields=None, fetch_size=None):
+    def __init__(
+        self,
+        table,
+        fields=None,
+        count=False,
+        where=None,
+        order_by=None,
+        limit=None,
+        allow_filtering=False,
+        distinct_fields=None,
+        fetch_size=None,
+    ):
         super().__init__(table, where=where, fetch_size=fetch_size)
         self.fields = [fields] if isinstance(fields, str) else (fields or [])
         self.distinct_fields = distinct_fields
@@ -288,20 +305,20 @@ class SelectStatement(BaseCQLStatement):
         qs = ["SELECT"]
         if self.distinct_fields:
             if self.count:
-                qs += ["DISTINCT COUNT({0})".format(", ".join(['"{0}"'.format(f) for f in self.distinct_fields]))]
+                qs += ["DISTINCT COUNT({})".format(", ".join([f'"{f}"' for f in self.distinct_fields]))]
             else:
-                qs += ["DISTINCT {0}".format(", ".join(['"{0}"'.format(f) for f in self.distinct_fields]))]
+                qs += ["DISTINCT {}".format(", ".join([f'"{f}"' for f in self.distinct_fields]))]
         elif self.count:
             qs += ["COUNT(*)"]
         else:
-            qs += [", ".join(['"{0}"'.format(f) for f in self.fields]) if self.fields else "*"]
+            qs += [", ".join([f'"{f}"' for f in self.fields]) if self.fields else "*"]
         qs += ["FROM", self.table]
         if self.where_clauses:
             qs += [self._where]
         if self.order_by and not self.count:
-            qs += ["ORDER BY {0}".format(", ".join(str(o) for o in self.order_by))]
+            qs += ["ORDER BY {}".format(", ".join(str(o) for o in self.order_by))]
         if self.limit:
-            qs += ["LIMIT {0}".format(self.limit)]
+            qs += [f"LIMIT {self.limit}"]
         if self.allow_filtering:
             qs += ["ALLOW FILTERING"]
         return " ".join(qs)
@@ -351,9 +368,9 @@ class AssignmentStatement(BaseCQLStatement):
     def _using(self):
         parts = []
         if self.ttl is not None:
-            parts.append("TTL {0}".format(self.ttl))
+            parts.append(f"TTL {self.ttl}")
         if self.timestamp:
-            parts.append("TIMESTAMP {0}".format(self.timestamp_normalized))
+            parts.append(f"TIMESTAMP {self.timestamp_normalized}")
         return ("USING " + " AND ".join(parts)) if parts else None
 
 
@@ -365,9 +382,9 @@ class InsertStatement(AssignmentStatement):
         self.if_not_exists = if_not_exists
 
     def __unicode__(self):
-        cols = ", ".join('"{0}"'.format(a.field) for a in self.assignments)
-        vals = ", ".join("%({0})s".format(a.context_id) for a in self.assignments)
-        qs = ["INSERT INTO {0} ({1}) VALUES ({2})".format(self.table, cols, vals)]
+        cols = ", ".join(f'"{a.field}"' for a in self.assignments)
+        vals = ", ".join(f"%({a.context_id})s" for a in self.assignments)
+        qs = [f"INSERT INTO {self.table} ({cols}) VALUES ({vals})"]
         if self.if_not_exists:
             qs += ["IF NOT EXISTS"]
         using = self._using()
@@ -379,8 +396,12 @@ class InsertStatement(AssignmentStatement):
 class UpdateStatement(AssignmentStatement):
     """``UPDATE table [USING ...] SET ... WHERE ... [IF ...|IF EXISTS]``."""
 
-    def __init__(self, table, assignments=None, where=None, ttl=None, timestamp=None, conditionals=None, if_exists=False):
-        super().__init__(table, assignments=assignments, where=where, ttl=ttl, timestamp=timestamp, conditionals=conditionals)
+    def __init__(
+        self, table, assignments=None, where=None, ttl=None, timestamp=None, conditionals=None, if_exists=False
+    ):
+        super().__init__(
+            table, assignments=assignments, where=where, ttl=ttl, timestamp=timestamp, conditionals=conditionals
+        )
         self.if_exists = if_exists
 
     def __unicode__(self):
@@ -455,7 +476,7 @@ class DeleteStatement(BaseCQLStatement):
             qs += [", ".join(str(f) for f in self.fields)]
         qs += ["FROM", self.table]
         if self.timestamp:
-            qs += ["USING TIMESTAMP {0}".format(self.timestamp_normalized)]
+            qs += [f"USING TIMESTAMP {self.timestamp_normalized}"]
         if self.where_clauses:
             qs += [self._where]
         if self.conditionals:
@@ -463,3 +484,21 @@ class DeleteStatement(BaseCQLStatement):
         if self.if_exists:
             qs += ["IF EXISTS"]
         return " ".join(qs)
+
+
+class IsNotNull(WhereClause):
+    """``"field" IS NOT NULL``: no bound value."""
+
+    def __init__(self, field):
+        from turbocql.cqlengine.operators import IsNotNullOperator
+
+        super().__init__(field, IsNotNullOperator(), "")
+
+    def __unicode__(self):
+        return f'"{self.field}" {self.operator}'
+
+    def update_context(self, ctx):
+        pass
+
+    def get_context_size(self):
+        return 0

@@ -3,8 +3,7 @@ instances are the values of ``columns.UserDefinedType`` columns."""
 
 import re
 
-from turbocql.cqlengine import CQLEngineException, ValidationError
-from turbocql.cqlengine import columns, connection
+from turbocql.cqlengine import CQLEngineException, ValidationError, columns, connection
 
 
 class UserTypeDefinitionException(CQLEngineException):
@@ -45,7 +44,7 @@ class BaseUserType:
     __hash__ = object.__hash__
 
     def __str__(self):
-        return "{{{0}}}".format(", ".join("'{0}': {1}".format(k, getattr(self, k)) for k, v in self._values.items()))
+        return "{{{}}}".format(", ".join(f"'{k}': {getattr(self, k)}" for k, v in self._values.items()))
 
     def has_changed_fields(self):
         return any(v.changed for v in self._values.values())
@@ -55,8 +54,7 @@ class BaseUserType:
             v.reset_previous_value()
 
     def __iter__(self):
-        for field in self._fields.keys():
-            yield field
+        yield from self._fields.keys()
 
     def __getattr__(self, attr):
         # driver-side field names (db_field) read through to the column attribute
@@ -127,7 +125,13 @@ class BaseUserType:
                     items[name] = getattr(value, key)
                 elif hasattr(value, name):
                     items[name] = getattr(value, name)
-        out = cls(**{k: cls._fields[k].to_python(v) if k in cls._fields and v is not None else v for k, v in items.items() if k in cls._fields})
+        out = cls(
+            **{
+                k: cls._fields[k].to_python(v) if k in cls._fields and v is not None else v
+                for k, v in items.items()
+                if k in cls._fields
+            }
+        )
         for vm in out._values.values():
             vm.explicit = False
             vm.reset_previous_value()
@@ -140,11 +144,11 @@ class BaseUserType:
             if isinstance(value, dict):
                 value = cls(**value)
             else:
-                raise ValidationError("{0} is not a {1}".format(value, cls.__name__))
+                raise ValidationError(f"{value} is not a {cls.__name__}")
         return _db_value(cls)(**{f.db_field_name: f.to_database(getattr(value, n)) for n, f in cls._fields.items()})
 
 
-_DB_VALUE_CLASSES = {}
+_DB_VALUE_CLASSES: dict[type, type] = {}
 
 
 def _db_value(cls):
@@ -156,7 +160,11 @@ def _db_value(cls):
         def __init__(self, **kw):
             self.__dict__.update(kw)
 
-        klass = type(cls.__name__ + "Value", (), {"__init__": __init__, "__eq__": lambda a, b: a.__dict__ == getattr(b, "__dict__", None)})
+        klass = type(
+            cls.__name__ + "Value",
+            (),
+            {"__init__": __init__, "__eq__": lambda a, b: a.__dict__ == getattr(b, "__dict__", None)},
+        )
         _DB_VALUE_CLASSES[cls] = klass
         columns.UDT_VALUE_CLASSES[klass] = list(f.db_field_name for f in cls._fields.values())
     return klass
@@ -179,7 +187,7 @@ class UserTypeMetaClass(type):
         for k, v in field_dict.items():
             v.set_column_name(k)
             if v.db_field_name in db_map and db_map[v.db_field_name] != k:
-                raise UserTypeDefinitionException("{0} defines the field '{1}' more than once".format(name, v.db_field_name))
+                raise UserTypeDefinitionException(f"{name} defines the field '{v.db_field_name}' more than once")
             db_map[v.db_field_name] = k
             attrs[k] = _FieldDescriptor(k)
         attrs["_fields"] = field_dict
