@@ -164,7 +164,12 @@ class BatchQuery:
         if not self.queries:
             self._execute_callbacks()
             return
-        batch_type = None if self.batch_type is None else self.batch_type.upper()
+        batch_type = self.batch_type
+        if batch_type is not None:
+            # a cqlengine BatchType string, or the driver's BatchType (LOGGED is the default)
+            batch_type = getattr(batch_type, "name", batch_type).upper()
+            if batch_type == "LOGGED":
+                batch_type = None
         opener = "BEGIN " + (batch_type + " " if batch_type else "") + "BATCH"
         if self.timestamp:
             ts = self.timestamp

@@ -12,7 +12,7 @@ import itertools
 import uuid as _uuid
 from copy import copy as _copy
 
-from turbocql import util
+from turbocql import cqltypes, util
 from turbocql.cqlengine import ValidationError
 
 _counter = itertools.count()
@@ -215,9 +215,8 @@ class Column:
 
 
 def _cql_type_of(name):
-    from turbocql import cqltypes
-
-    return cqltypes.lookup_casstype(name) if name else None
+    """The driver's type class of a simple CQL type name (None for others)."""
+    return cqltypes._cqltypes.get(name) if name else None
 
 
 class Blob(Column):

@@ -177,7 +177,16 @@ class BaseModel:
 
     @classmethod
     def _routing_key_from_values(cls, pk_values, protocol_version):
-        return None
+        """The serialized partition key values (a statement's ``routing_key`` takes them)."""
+        if not cls.__compute_routing_key__:
+            return None
+        out = []
+        for col, val in zip(cls._partition_keys.values(), pk_values):
+            ctype = col.cql_type
+            if ctype is None:
+                return None
+            out.append(ctype.serialize(col.to_database(val), protocol_version))
+        return out
 
     @classmethod
     def _discover_polymorphic_submodels(cls):
@@ -597,6 +606,7 @@ class ModelMetaClass(type):
         attrs["_db_map"] = db_map
         attrs["_primary_keys"] = primary_keys
         attrs["_partition_keys"] = partition_keys
+        attrs["_partition_key_index"] = {k: i for i, k in enumerate(partition_keys)}
         attrs["_clustering_keys"] = clustering_keys
         attrs["_has_counter"] = bool(counter_cols)
         attrs["_pk_name"] = next(iter(primary_keys), None)
@@ -623,7 +633,6 @@ class ModelMetaClass(type):
         ):
             parents = tuple(getattr(b, exc_name) for b in bases if hasattr(b, exc_name)) or (exc_base,)
             setattr(klass, exc_name, type(exc_name, parents, {"__module__": attrs.get("__module__")}))
-        klass._partition_key_token = None
         return klass
 
 

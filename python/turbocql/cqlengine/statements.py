@@ -8,6 +8,15 @@ import time
 from datetime import datetime, timedelta
 
 from turbocql.cqlengine import UnicodeMixin
+from turbocql.cqlengine._clauses import (
+    AssignmentClause,
+    BaseClause,
+    FieldDeleteClause,
+    ListUpdateClause,
+    MapDeleteClause,
+    MapUpdateClause,
+    SetUpdateClause,
+)
 from turbocql.cqlengine.functions import QueryValue
 from turbocql.cqlengine.operators import BaseWhereOperator, EqualsOperator, InOperator
 from turbocql.query import FETCH_SIZE_UNSET
@@ -41,33 +50,6 @@ class InQuoter(ValueQuoter):
         from turbocql.encoder import cql_quote
 
         return "(" + ", ".join(cql_quote(v) for v in self.value) + ")"
-
-
-class BaseClause(UnicodeMixin):
-    """One ``"field" <op> %(n)s`` of a statement."""
-
-    def __init__(self, field, value):
-        self.field = field
-        self.value = value
-        self.context_id = None
-
-    def __hash__(self):
-        return hash(self.field) ^ hash(self.value)
-
-    def __eq__(self, other):
-        return isinstance(other, self.__class__) and self.field == other.field and self.value == other.value
-
-    def __ne__(self, other):
-        return not self.__eq__(other)
-
-    def get_context_size(self):
-        return 1
-
-    def set_context_id(self, i):
-        self.context_id = i
-
-    def update_context(self, ctx):
-        ctx[str(self.context_id)] = self.value
 
 
 class WhereClause(BaseClause):
@@ -107,16 +89,6 @@ class WhereClause(BaseClause):
 
 class ConditionalClause(WhereClause):
     """An ``IF "field" <op> value`` condition of a lightweight transaction."""
-
-
-class AssignmentClause(BaseClause):
-    """``"field" = %(n)s``."""
-
-    def __unicode__(self):
-        return f'"{self.field}" = %({self.context_id})s'
-
-    def insert_tuple(self):
-        return self.field, self.context_id
 
 
 class CounterUpdateClause(AssignmentClause):
@@ -166,26 +138,6 @@ class CollectionOpClause(AssignmentClause):
         if self.op == "setitem":
             return f'"{f}"[%({c})s] = %({c + 1})s'
         return f'"{f}" = %({c})s'
-
-
-class FieldDeleteClause(BaseClause):
-    """A column (or ``"m"[%(n)s]``, a map's keys) a DELETE removes."""
-
-    def __init__(self, field, keys=None):
-        super().__init__(field, None)
-        self.keys = list(keys) if keys else []
-
-    def __unicode__(self):
-        if not self.keys:
-            return f'"{self.field}"'
-        return ", ".join(f'"{self.field}"[%({self.context_id + i})s]' for i in range(len(self.keys)))
-
-    def get_context_size(self):
-        return len(self.keys)
-
-    def update_context(self, ctx):
-        for i, k in enumerate(self.keys):
-            ctx[str(self.context_id + i)] = k
 
 
 class BaseCQLStatement(UnicodeMixin):
@@ -419,17 +371,36 @@ class UpdateStatement(AssignmentStatement):
         return " ".join(qs)
 
     def add_update(self, column, value, operation=None, previous=None):
-        """Adds the assignment of one column: counters by difference, collections by ``operation``."""
+        """Adds the assignment of one column: a counter by its difference from ``previous``,
+        a collection by what changed (or by ``operation``: add, remove, append, prepend,
+        update); nothing when there is nothing to write."""
         from turbocql.cqlengine import columns
 
-        value = column.to_database(value) if operation not in ("setitem",) else value
+        if operation not in ("setitem",):
+            value = column.to_database(value)
+        name = column.db_field_name
         if isinstance(column, columns.Counter):
-            clause = CounterUpdateClause(column.db_field_name, value, previous)
+            clause = CounterUpdateClause(name, value, previous)
+        elif operation == "setitem":
+            clause = CollectionOpClause(name, value, operation)
+        elif isinstance(column, columns.Set):
+            op = {"append": "add"}.get(operation, operation)
+            clause = SetUpdateClause(name, value, op, previous)
+        elif isinstance(column, columns.List):
+            op = operation if operation in ("append", "prepend") else None
+            if operation == "remove":
+                clause = CollectionOpClause(name, value, "remove")
+            else:
+                clause = ListUpdateClause(name, value, op, previous)
+        elif isinstance(column, columns.Map):
+            op = "update" if operation in ("append", "update") else None
+            clause = MapUpdateClause(name, value, op, previous)
         elif operation:
-            clause = CollectionOpClause(column.db_field_name, value, operation)
+            clause = CollectionOpClause(name, value, operation)
         else:
-            clause = AssignmentClause(column.db_field_name, value)
-        self._add_assignment_clause(clause)
+            clause = AssignmentClause(name, value)
+        if clause.get_context_size() > 0 or isinstance(clause, (AssignmentClause,)) and not hasattr(clause, "_analyze"):
+            self._add_assignment_clause(clause)
 
 
 class DeleteStatement(BaseCQLStatement):
@@ -502,3 +473,6 @@ class IsNotNull(WhereClause):
 
     def get_context_size(self):
         return 0
+
+
+__all__ = ["MapDeleteClause"]
