@@ -5,6 +5,7 @@ from turbocql.cqlengine import CQLEngineException, columns, connection
 from turbocql.cqlengine._querybase import IfExistsWithCounterColumn, IfNotExistsWithCounterColumn, check_applied
 from turbocql.cqlengine.operators import BaseWhereOperator, EqualsOperator
 from turbocql.cqlengine.statements import (
+    AssignmentClause,
     ConditionalClause,
     DeleteStatement,
     InsertStatement,
@@ -52,7 +53,7 @@ class DMLQuery:
             name, op = (key.rsplit("__", 1) + ["EQ"])[:2] if "__" in key else (key, "EQ")
             col = model._columns[name]
             self._conditional.append(
-                ConditionalClause(col.db_field_name, BaseWhereOperator.get_operator(op)(), col.to_database(value))
+                ConditionalClause(col.db_field_name, col.to_database(value), BaseWhereOperator.get_operator(op)())
             )
         if (
             instance is not None
@@ -138,6 +139,10 @@ class DMLQuery:
                 statement.add_update(col, val, previous=vm.previous_value)
                 continue
             if col._val_is_null(val):
+                if self._conditional and vm.deleted:
+                    # under IF, a separate DELETE would see the row the UPDATE changed
+                    statement._add_assignment_clause(AssignmentClause(col.db_field_name, None))
+                    static_changed_only = static_changed_only and col.static
                 continue
             static_changed_only = static_changed_only and col.static
             if isinstance(col, columns.List) and vm.previous_value and not vm.explicit:
@@ -168,7 +173,7 @@ class DMLQuery:
             for name, col in keys.items():
                 statement.add_where(col, EqualsOperator(), getattr(self.instance, name))
             self._execute(statement)
-        if not null_clustering_key:
+        if not null_clustering_key and not (self._conditional and statement.assignments):
             self._delete_null_columns()
 
     def save(self):

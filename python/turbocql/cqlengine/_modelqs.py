@@ -8,7 +8,7 @@ from turbocql.cqlengine._querybase import IfExistsWithCounterColumn, IfNotExists
 from turbocql.cqlengine._queryset import AbstractQuerySet
 from turbocql.cqlengine.functions import Token
 from turbocql.cqlengine.operators import EqualsOperator, InOperator
-from turbocql.cqlengine.statements import UpdateStatement
+from turbocql.cqlengine.statements import AssignmentClause, UpdateStatement
 
 
 class ModelQuerySet(AbstractQuerySet):
@@ -151,7 +151,11 @@ class ModelQuerySet(AbstractQuerySet):
             else:
                 val = col.validate(val)
             if val is None:
-                nulled_columns.add(col_name)
+                if self._conditional:
+                    # under IF, in the same UPDATE (a DELETE after it would see the change)
+                    us._add_assignment_clause(AssignmentClause(col.db_field_name, None))
+                else:
+                    nulled_columns.add(col_name)
                 continue
             if col_op in ("append", "prepend", "add", "update"):
                 us.add_update(col, val, operation="prepend" if col_op == "prepend" else "append")

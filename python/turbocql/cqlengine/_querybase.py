@@ -1,6 +1,7 @@
 """What query sets and DMLQuery share: the query errors, LWT checks, query expressions on
 columns (``Model.col == v``), BatchQuery and ContextQuery."""
 
+import warnings
 from datetime import datetime, timedelta
 
 from turbocql.cqlengine import CQLEngineException, UnicodeMixin, connection
@@ -155,11 +156,8 @@ class BatchQuery:
 
     def execute(self):
         if self._executed and self.warn_multiple_exec:
-            import warnings
-
-            warnings.warn("Batch executed multiple times.", stacklevel=2)
-            if self._context_entered:
-                warnings.warn("Batch executed multiple times in a context manager block.", stacklevel=2)
+            where = " in a context manager block" if self._context_entered else ""
+            warnings.warn("Batch executed multiple times%s." % where, stacklevel=2)
         self._executed = True
         if not self.queries:
             self._execute_callbacks()
@@ -220,7 +218,9 @@ class ContextQuery:
         if kwargs:
             raise ValueError("Unknown keyword argument(s): {}".format(",".join(kwargs)))
         for model in args:
-            if not (isinstance(model, type) and hasattr(model, "_columns") and hasattr(model, "_construct_instance")):
+            if not isinstance(model, type):
+                raise ValueError("Models must be derived from base Model.")
+            if not (hasattr(model, "_columns") and hasattr(model, "_construct_instance")):
                 raise CQLEngineException("Models must be derived from base Model.")
             attrs = {"__abstract__": False, "__module__": model.__module__}
             attrs["__table_name__"] = model._raw_column_family_name()

@@ -277,7 +277,7 @@ class AbstractQuerySet:
             else:
                 query_val = column.to_database(val)
             operator = BaseWhereOperator.get_operator(col_op or "EQ")()
-            clone._conditional.append(ConditionalClause(column.db_field_name, operator, query_val))
+            clone._conditional.append(ConditionalClause(column.db_field_name, query_val, operator))
         return clone
 
     def filter(self, *args, **kwargs):

@@ -88,7 +88,11 @@ class WhereClause(BaseClause):
 
 
 class ConditionalClause(WhereClause):
-    """An ``IF "field" <op> value`` condition of a lightweight transaction."""
+    """An ``IF "field" <op> value`` condition of a lightweight transaction (``=`` unless
+    ``operator`` says otherwise)."""
+
+    def __init__(self, field, value, operator=None):
+        super().__init__(field, operator if operator is not None else EqualsOperator(), value)
 
 
 class CounterUpdateClause(AssignmentClause):
