@@ -114,7 +114,8 @@ class DMLQuery:
         if self.instance is None:
             raise CQLEngineException("DML Query intance attribute is None")
         assert type(self.instance) is self.model
-        null_clustering_key = not self.instance._clustering_keys
+        # a static-only write: the model has clustering keys and the instance none of them
+        null_clustering_key = bool(self.instance._clustering_keys)
         static_changed_only = True
         statement = UpdateStatement(
             self.column_family_name,

@@ -523,6 +523,22 @@ def _inst_using(self, keyspace=None, connection=None):
 BaseModel.using = hybrid_classmethod(_class_using, _inst_using)  # type: ignore[attr-defined]
 
 
+class _CompositePk:
+    """``instance.pk`` of a model with a composite partition key: the tuple of its values."""
+
+    def __init__(self, names):
+        self.names = names
+
+    def __get__(self, instance, owner):
+        if instance is None:
+            return self
+        return tuple(getattr(instance, n) for n in self.names)
+
+    def __set__(self, instance, value):
+        for n, v in zip(self.names, value):
+            setattr(instance, n, v)
+
+
 class ModelMetaClass(type):
     """Collects a model's columns (inherited ones first, in declaration order), its keys,
     and makes each column an attribute that is a value on instances."""
@@ -582,6 +598,8 @@ class ModelMetaClass(type):
                 clustering_keys[k] = c
             primary_keys[k] = c
         counter_cols = [c for c in column_dict.values() if isinstance(c, columns.Counter)]
+        if any(c.primary_key for c in counter_cols):
+            raise ModelDefinitionException("counter columns cannot be used as primary keys")
         data_cols = [c for c in column_dict.values() if not c.primary_key and not isinstance(c, columns.Counter)]
         if counter_cols and data_cols:
             raise ModelDefinitionException("counter models may not have data columns")
@@ -619,7 +637,9 @@ class ModelMetaClass(type):
         attrs["_discriminator_map"] = {} if is_polymorphic_base else None
         attrs["_table_name"] = None
         attrs.setdefault("__options__", None)
-        if attrs["_pk_name"] is not None:
+        if len(partition_keys) > 1:
+            attrs["pk"] = _CompositePk(list(partition_keys))
+        elif attrs["_pk_name"] is not None:
             attrs["pk"] = ColumnDescriptor(primary_keys[attrs["_pk_name"]])
         klass = super().__new__(mcs, name, bases, attrs)
         udts = []
