@@ -130,14 +130,15 @@ class DMLQuery:
             if col.is_primary_key:
                 continue
             vm = self.instance._values[name]
-            if not vm.changed:
-                continue
             val = getattr(self.instance, name, None)
             if isinstance(col, columns.Counter):
-                if val == vm.previous_value:
+                # a new row's counters are written even at 0 (the row then exists)
+                if val == vm.previous_value and self.instance._is_persisted:
                     continue
                 static_changed_only = False
                 statement.add_update(col, val, previous=vm.previous_value)
+                continue
+            if not vm.changed:
                 continue
             if col._val_is_null(val):
                 if self._conditional and vm.deleted:
