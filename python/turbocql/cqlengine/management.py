@@ -8,6 +8,7 @@ import warnings
 
 from turbocql.cqlengine import CQLEngineException, columns, connection, models
 from turbocql.cqlengine.usertype import UserType
+from turbocql.metadata import protect_name
 
 CQLENG_ALLOW_SCHEMA_MANAGEMENT = "CQLENG_ALLOW_SCHEMA_MANAGEMENT"
 
@@ -70,9 +71,7 @@ def drop_keyspace(name, connections=None):
 
 
 def _q(name):
-    import re
-
-    return name if re.match(r"^[a-z_][a-z0-9_]*$", name) else '"{}"'.format(name.replace('"', '""'))
+    return protect_name(name)
 
 
 def _targets(model, keyspaces, connections):
@@ -142,7 +141,7 @@ def _sync_table(model, connection=None):
                 continue
             conn_mod.execute(f"ALTER TABLE {cf_name} ADD {col.get_column_def()}", connection=connection)
         if model.__options__:
-            _update_options(model, table, connection)
+            _update_options(model, connection)
     table = _table_meta(cluster, ks_name, raw_cf_name, connection)
     for _name, col in model._columns.items():
         if col.primary_key or not col.index:
@@ -234,10 +233,17 @@ def _option_value(v):
     return str(v)
 
 
-def _update_options(model, table, connection=None):
+def _update_options(model, connection=None):
+    """ALTER TABLE WITH the model's ``__options__`` that differ from the table's; whether
+    there were any. KeyError for an option the table does not have."""
+    from turbocql.cqlengine import connection as conn_mod
+
+    table = _get_table_metadata(model, connection=connection)
     existing = dict(getattr(table, "options", {}) or {})
     changes = []
-    for k, v in model.__options__.items():
+    for k, v in (model.__options__ or {}).items():
+        if k not in existing:
+            raise KeyError("Invalid table option: '%s'; known options: %s" % (k, ", ".join(sorted(existing))))
         cur = existing.get(k)
         if isinstance(v, dict) and isinstance(cur, dict):
             same = all(
@@ -248,16 +254,26 @@ def _update_options(model, table, connection=None):
             same = str(cur) == str(v)
         if not same:
             changes.append(f"{k} = {_option_value(v)}")
-    if changes:
-        connection_name = connection
-        from turbocql.cqlengine import connection as conn_mod
+    if not changes:
+        return False
+    conn_mod.execute(
+        "ALTER TABLE {} WITH {}".format(model.column_family_name(), " AND ".join(changes)), connection=connection
+    )
+    return True
 
-        conn_mod.execute(
-            "ALTER TABLE {} WITH {}".format(model.column_family_name(), " AND ".join(changes)),
-            connection=connection_name,
-        )
-        return True
-    return False
+
+def _same_sub_option(current, key, value):
+    have = str(current.get(key, ""))
+    return have == str(value) or (key == "class" and have.endswith(str(value)))
+
+
+def _get_index_name_by_column(table, column_name):
+    """The name of the index of ``table`` (TableMetadata) on ``column_name``, or None."""
+    for idx in getattr(table, "indexes", {}).values():
+        target = (idx.index_options or {}).get("target", "")
+        if target.strip('"') == column_name or target.replace('"', "").endswith("(" + column_name + ")"):
+            return idx.name
+    return None
 
 
 def sync_type(ks_name, type_model, connection=None):

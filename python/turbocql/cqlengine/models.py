@@ -7,6 +7,7 @@ from turbocql.cqlengine import CQLEngineException, ValidationError, columns, que
 from turbocql.cqlengine import connection as _connection
 from turbocql.cqlengine.query import DoesNotExist as _DoesNotExist
 from turbocql.cqlengine.query import MultipleObjectsReturned as _MultipleObjectsReturned
+from turbocql.metadata import protect_name
 
 DEFAULT_KEYSPACE = _connection._default_keyspace
 
@@ -463,9 +464,7 @@ class BaseModel:
 
 
 def _quote(name):
-    if re.match(r"^[a-z_][a-z0-9_]*$", name):
-        return name
-    return '"{}"'.format(name.replace('"', '""'))
+    return protect_name(name)
 
 
 def _instance_options(name, attr, clear=None):
@@ -552,6 +551,9 @@ class ModelMetaClass(type):
                 column_dict.setdefault(k, v)
         own = sorted(((k, v) for k, v in attrs.items() if isinstance(v, columns.Column)), key=lambda kv: kv[1].position)
         for k, v in own:
+            for base in bases:
+                if hasattr(base, k) and k not in getattr(base, "_defined_columns", {}):
+                    raise ModelDefinitionException(f"column '{k}' conflicts with the Model attribute of that name")
             column_dict[k] = v
         is_polymorphic_base = any(c.discriminator_column for c in column_dict.values())
         disc_cols = [(k, c) for k, c in column_dict.items() if c.discriminator_column]
