@@ -481,10 +481,6 @@ class AbstractQuerySet:
 
     def using(self, keyspace=None, connection=None):
         """The query set on ``keyspace`` and/or ``connection``."""
-        if connection and self.model.__connection__:
-            raise CQLEngineException(
-                f"Cannot specify a connection on model {self.model.__name__} which already has one"
-            )
         if connection and self._batch:
             raise CQLEngineException("Cannot specify a connection on a model in batch mode.")
         clone = copy.deepcopy(self)
