@@ -147,3 +147,8 @@ def test_tracing_block_runs(cassandra):
     )
     lines = _run(code + _block("turbocql.tracing.instrument(cluster)") + check)
     assert lines == ["False", "True"]
+
+
+def test_cqlengine_block_runs(cassandra):
+    lines = _run(_block("from turbocql.cqlengine import columns"))
+    assert lines == ["[4, 3]", "2", "exists: 0.0"]

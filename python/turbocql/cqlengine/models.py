@@ -1,0 +1,665 @@
+"""cqlengine models: a Model subclass declares a table (its columns, keys, options), and
+its instances are rows, saved, updated and deleted through ``query.DMLQuery``."""
+
+import re
+
+from turbocql.cqlengine import CQLEngineException, ValidationError, columns, query
+from turbocql.cqlengine import connection as _connection
+from turbocql.cqlengine.query import DoesNotExist as _DoesNotExist
+from turbocql.cqlengine.query import MultipleObjectsReturned as _MultipleObjectsReturned
+from turbocql.metadata import protect_name
+
+DEFAULT_KEYSPACE = _connection._default_keyspace
+
+
+def _follow_default_keyspace(name):
+    global DEFAULT_KEYSPACE
+    DEFAULT_KEYSPACE = name
+
+
+_connection._keyspace_hooks.append(_follow_default_keyspace)
+
+
+class ModelException(CQLEngineException):
+    pass
+
+
+class ModelDefinitionException(ModelException):
+    pass
+
+
+class PolymorphicModelException(ModelException):
+    pass
+
+
+class UndefinedKeyspaceWarning(Warning):
+    pass
+
+
+class hybrid_classmethod:
+    """A method that is a classmethod on the class and an instance method on instances."""
+
+    def __init__(self, clsmethod, instmethod):
+        self.clsmethod = clsmethod
+        self.instmethod = instmethod
+
+    def __get__(self, instance, owner):
+        if instance is None:
+            return self.clsmethod.__get__(owner, owner)
+        return self.instmethod.__get__(instance, owner)
+
+
+class QuerySetDescriptor:
+    """``Model.objects``: a new query set of the model on each access."""
+
+    def __get__(self, obj, model):
+        if model.__abstract__:
+            raise CQLEngineException("cannot execute queries against abstract models")
+        qs = model.__queryset__(model)
+        if model._is_polymorphic_base is False and model._is_polymorphic:
+            qs = qs.filter(**{model._discriminator_column_name: model.__discriminator_value__}).allow_filtering()
+        return qs
+
+    def __call__(self, *args, **kwargs):
+        raise NotImplementedError
+
+
+class ColumnQueryEvaluator(query.AbstractQueryableColumn):
+    """``Model.column`` on the class: comparisons make WHERE clauses."""
+
+    def __init__(self, column):
+        self.column = column
+
+    def __unicode__(self):
+        return self.column.db_field_name
+
+    def _get_column(self):
+        return self.column
+
+
+class ColumnDescriptor:
+    """A column attribute: the value on an instance, a query evaluator on the class."""
+
+    def __init__(self, column):
+        self.column = column
+        self.query_evaluator = ColumnQueryEvaluator(self.column)
+
+    def __get__(self, instance, owner):
+        if instance is None:
+            return self.query_evaluator
+        try:
+            return instance._values[self.column.column_name].getval()
+        except AttributeError:
+            return self.query_evaluator
+
+    def __set__(self, instance, value):
+        if instance is None:
+            raise AttributeError("cannot reassign column values")
+        instance._values[self.column.column_name].setval(value)
+
+    def __delete__(self, instance):
+        if self.column.can_delete:
+            instance._values[self.column.column_name].delval()
+        else:
+            raise AttributeError(f"cannot delete {self.column.column_name} columns")
+
+
+def _snake(name):
+    name = re.sub(r"([a-z])([A-Z])", lambda m: m.group(1) + "_" + m.group(2), name).lower()
+    return re.sub(r"^_+", "", name)
+
+
+class BaseModel:
+    """What every model instance has: its values, and the options of its next save."""
+
+    class DoesNotExist(_DoesNotExist):
+        pass
+
+    class MultipleObjectsReturned(_MultipleObjectsReturned):
+        pass
+
+    objects = QuerySetDescriptor()
+    __table_name__ = None
+    __table_name_case_sensitive__ = False
+    __keyspace__ = None
+    __connection__ = None
+    __discriminator_value__ = None
+    __options__ = None
+    __compute_routing_key__ = True
+    __queryset__ = query.ModelQuerySet
+    __dmlquery__ = query.DMLQuery
+    __consistency__ = None
+    _timestamp = None
+    _if_not_exists = False
+    _if_exists = False
+    _table_name = None
+
+    def __init__(self, **values):
+        self._ttl = None
+        self._timestamp = None
+        self._conditional = None
+        self._batch = None
+        self._timeout = query.connection.NOT_SET
+        self._is_persisted = False
+        self._connection = None
+        self._if_not_exists = False
+        self._if_exists = False
+        self._values = {}
+        for name, column in self._columns.items():
+            value = values.get(name, values.get(column.db_field_name) if column.db_field else None)
+            if value is not None or isinstance(column, columns.BaseContainerColumn):
+                value = column.to_python(value)
+            vm = column.value_manager(self, column, value)
+            if name in values:
+                vm.explicit = True
+            self._values[name] = vm
+        for name, column in self._columns.items():
+            if self._values[name].value is None and name not in values and column.has_default:
+                self._values[name].value = column.get_default()
+                self._values[name].explicit = False
+        if self._is_polymorphic and self._discriminator_column_name and not self._is_polymorphic_base:
+            if getattr(self, self._discriminator_column_name) is None:
+                setattr(self, self._discriminator_column_name, self.__discriminator_value__)
+
+    def __repr__(self):
+        return "{}({})".format(
+            self.__class__.__name__,
+            ", ".join(
+                f"{k}={getattr(self, k)!r}"
+                for k in self._defined_columns.keys()
+                if k != self._discriminator_column_name
+            ),
+        )
+
+    def __str__(self):
+        return "{} <{}>".format(
+            self.__class__.__name__, ", ".join(f"{k}={getattr(self, k)}" for k in self._primary_keys.keys())
+        )
+
+    @classmethod
+    def _routing_key_from_values(cls, pk_values, protocol_version):
+        """The serialized partition key values (a statement's ``routing_key`` takes them)."""
+        if not cls.__compute_routing_key__:
+            return None
+        out = []
+        for col, val in zip(cls._partition_keys.values(), pk_values):
+            ctype = col.cql_type
+            if ctype is None:
+                return None
+            out.append(ctype.serialize(col.to_database(val), protocol_version))
+        return out
+
+    @classmethod
+    def _discover_polymorphic_submodels(cls):
+        if not cls._is_polymorphic_base:
+            raise ModelException("_discover_polymorphic_submodels can only be called on polymorphic base classes")
+
+        def _discover(klass):
+            if not klass._is_polymorphic_base and klass.__discriminator_value__ is not None:
+                cls._discriminator_map[klass.__discriminator_value__] = klass
+            for sub in klass.__subclasses__():
+                _discover(sub)
+
+        _discover(cls)
+
+    @classmethod
+    def _get_model_by_discriminator_value(cls, key):
+        if not cls._is_polymorphic_base:
+            raise ModelException("_get_model_by_discriminator_value can only be called on polymorphic base classes")
+        return cls._discriminator_map.get(key)
+
+    @classmethod
+    def _construct_instance(cls, values):
+        """A persisted instance of the row ``values`` (a dict of db field names)."""
+        field_dict = {}
+        for k, v in values.items():
+            name = cls._db_map.get(k, k)
+            field_dict[name] = v
+        klass = cls
+        if cls._is_polymorphic:
+            disc = field_dict.get(cls._discriminator_column_name)
+            if disc is None:
+                raise PolymorphicModelException("discriminator value was not found in values")
+            poly_base = cls if cls._is_polymorphic_base else cls._polymorphic_base
+            klass = poly_base._get_model_by_discriminator_value(disc)
+            if klass is None:
+                poly_base._discover_polymorphic_submodels()
+                klass = poly_base._get_model_by_discriminator_value(disc)
+                if klass is None:
+                    raise PolymorphicModelException(
+                        f"unrecognized discriminator column {disc} for class {poly_base.__name__}"
+                    )
+            if not issubclass(klass, cls):
+                raise PolymorphicModelException(f"{klass.__name__} is not a subclass of {cls.__name__}")
+            field_dict = {k: v for k, v in field_dict.items() if k in klass._columns}
+        instance = klass(**field_dict)
+        instance._set_persisted(force=True)
+        return instance
+
+    def _set_persisted(self, force=False):
+        for v in self._values.values():
+            if v.changed or force:
+                v.reset_previous_value()
+            v.explicit = False
+        self._is_persisted = True
+
+    def _can_update(self):
+        if not self._is_persisted:
+            return False
+        return all(not self._values[k].changed for k in self._primary_keys)
+
+    @classmethod
+    def _get_keyspace(cls):
+        return cls.__keyspace__ or DEFAULT_KEYSPACE
+
+    @classmethod
+    def _get_column(cls, name):
+        return cls._columns[name]
+
+    @classmethod
+    def _get_column_by_db_name(cls, name):
+        return cls._columns.get(cls._db_map.get(name, name))
+
+    def __eq__(self, other):
+        if self.__class__ != other.__class__:
+            return False
+        keys = set(self._columns.keys())
+        if keys != set(other._columns.keys()):
+            return False
+        return all(getattr(self, k, None) == getattr(other, k, None) for k in keys)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = object.__hash__
+
+    @classmethod
+    def column_family_name(cls, include_keyspace=True):
+        """The table's name, quoted as CQL needs it, with its keyspace unless told not to."""
+        if include_keyspace:
+            ks = cls._get_keyspace()
+            if not ks:
+                raise CQLEngineException(
+                    "Model keyspace is not set and no default is available. Set model keyspace or setup "
+                    "connection before attempting to generate a query."
+                )
+            return f"{_quote(ks)}.{_quote(cls._raw_column_family_name())}"
+        return _quote(cls._raw_column_family_name())
+
+    @classmethod
+    def _raw_column_family_name(cls):
+        if not cls._table_name:
+            if cls.__table_name__:
+                cls._table_name = (
+                    cls.__table_name__ if cls.__table_name_case_sensitive__ else cls.__table_name__.lower()
+                )
+            elif cls._is_polymorphic and not cls._is_polymorphic_base:
+                cls._table_name = cls._polymorphic_base._raw_column_family_name()
+            else:
+                cls._table_name = _snake(cls.__name__)
+        return cls._table_name
+
+    def _set_column_value(self, name, value):
+        col = self._columns.get(name)
+        if col is not None:
+            setattr(self, name, value)
+
+    def validate(self):
+        """Checks every column's value (raising ValidationError) and keeps what they return."""
+        for name, col in self._columns.items():
+            v = getattr(self, name)
+            if v is None and not self._values[name].explicit and col.has_default:
+                v = col.get_default()
+            val = col.validate(v)
+            self._values[name].value = val
+
+    def __iter__(self):
+        yield from self._columns.keys()
+
+    def __getitem__(self, key):
+        if not isinstance(key, str):
+            raise TypeError
+        if key not in self._columns.keys():
+            raise KeyError
+        return getattr(self, key)
+
+    def __setitem__(self, key, val):
+        if not isinstance(key, str):
+            raise TypeError
+        if key not in self._columns.keys():
+            raise KeyError
+        return setattr(self, key, val)
+
+    def __len__(self):
+        if not hasattr(self, "_len"):
+            self._len = len(self._columns.keys())
+        return self._len
+
+    def keys(self):
+        return list(self._columns.keys())
+
+    def values(self):
+        return [self[k] for k in self]
+
+    def items(self):
+        return [(k, self[k]) for k in self]
+
+    def _as_dict(self):
+        return {name: self._values[name].getval() for name in self._columns}
+
+    @classmethod
+    def create(cls, **kwargs):
+        """Saves a new row of ``kwargs``; returns its instance."""
+        extra = set(kwargs) - set(cls._columns)
+        if extra:
+            raise ValidationError(f"Incorrect columns passed: {extra}")
+        return cls.objects.create(**kwargs)
+
+    @classmethod
+    def all(cls):
+        return cls.objects.all()
+
+    @classmethod
+    def filter(cls, *args, **kwargs):
+        return cls.objects.filter(*args, **kwargs)
+
+    @classmethod
+    def get(cls, *args, **kwargs):
+        return cls.objects.get(*args, **kwargs)
+
+    def timeout(self, timeout):
+        self._timeout = timeout
+        return self
+
+    def save(self):
+        """Writes the instance: an INSERT when new, an UPDATE of the changed columns after."""
+        if self._is_polymorphic:
+            if self._is_polymorphic_base:
+                raise PolymorphicModelException("cannot save polymorphic base model")
+            setattr(self, self._discriminator_column_name, self.__discriminator_value__)
+        self.validate()
+        self.__dmlquery__(
+            self.__class__,
+            self,
+            batch=self._batch,
+            ttl=self._ttl,
+            timestamp=self._timestamp,
+            consistency=self.__consistency__,
+            if_not_exists=self._if_not_exists,
+            conditional=self._conditional,
+            timeout=self._timeout,
+            if_exists=self._if_exists,
+        ).save()
+        self._set_persisted()
+        self._timestamp = None
+        return self
+
+    def update(self, **values):
+        """Sets ``values`` and writes the changed columns (primary keys can't change)."""
+        for k, v in values.items():
+            col = self._columns.get(k)
+            if col is None:
+                raise ValidationError(f"{self.__module__}.{self.__class__.__name__} has no column named: {k}")
+            if col.is_primary_key:
+                current = self._values[k].getval()
+                if v != current or self._values[k].previous_value != current:
+                    raise ValidationError(
+                        f"Cannot apply update to primary key '{k}' for {self.__module__}.{self.__class__.__name__}"
+                    )
+            setattr(self, k, v)
+        if self._is_polymorphic:
+            if self._is_polymorphic_base:
+                raise PolymorphicModelException("cannot update polymorphic base model")
+            setattr(self, self._discriminator_column_name, self.__discriminator_value__)
+        self.validate()
+        self.__dmlquery__(
+            self.__class__,
+            self,
+            batch=self._batch,
+            ttl=self._ttl,
+            timestamp=self._timestamp,
+            consistency=self.__consistency__,
+            conditional=self._conditional,
+            timeout=self._timeout,
+            if_exists=self._if_exists,
+        ).update()
+        self._set_persisted()
+        self._timestamp = None
+        return self
+
+    def delete(self):
+        """Deletes the row."""
+        self.__dmlquery__(
+            self.__class__,
+            self,
+            batch=self._batch,
+            timestamp=self._timestamp,
+            consistency=self.__consistency__,
+            timeout=self._timeout,
+            conditional=self._conditional,
+            if_exists=self._if_exists,
+        ).delete()
+
+    def get_changed_columns(self):
+        return [k for k, v in self._values.items() if v.changed]
+
+    @classmethod
+    def _class_batch(cls, batch):
+        return cls.objects.batch(batch)
+
+    def _inst_batch(self, batch):
+        self._batch = batch
+        return self
+
+    batch = hybrid_classmethod(_class_batch, _inst_batch)
+
+    @classmethod
+    def _class_get_connection(cls):
+        return cls.__connection__
+
+    def _inst_get_connection(self):
+        return self._connection or self.__connection__
+
+    _get_connection = hybrid_classmethod(_class_get_connection, _inst_get_connection)
+
+
+def _quote(name):
+    return protect_name(name)
+
+
+def _instance_options(name, attr, clear=None):
+    def cls_method(cls, value=True):
+        return getattr(cls.objects, name)(value)
+
+    def inst_method(self, value=True):
+        setattr(self, attr, value)
+        return self
+
+    return hybrid_classmethod(cls_method, inst_method)
+
+
+for _name, _attr in (
+    ("ttl", "_ttl"),
+    ("timestamp", "_timestamp"),
+    ("consistency", "__consistency__"),
+    ("if_not_exists", "_if_not_exists"),
+    ("if_exists", "_if_exists"),
+):
+    setattr(BaseModel, _name, _instance_options(_name, _attr))
+
+
+def _class_iff(cls, *args, **kwargs):
+    return cls.objects.iff(*args, **kwargs)
+
+
+def _inst_iff(self, **kwargs):
+    if self._conditional is None:
+        self._conditional = {}
+    for k in kwargs:
+        if k.split("__")[0] not in self._columns:
+            raise ValidationError(f"Cannot apply iff condition to non-existing column {k}")
+    self._conditional.update(kwargs)
+    return self
+
+
+BaseModel.iff = hybrid_classmethod(_class_iff, _inst_iff)  # type: ignore[attr-defined]
+
+
+def _class_using(cls, keyspace=None, connection=None):
+    return cls.objects.using(keyspace=keyspace, connection=connection)
+
+
+def _inst_using(self, keyspace=None, connection=None):
+    if connection and self._batch:
+        raise CQLEngineException("Cannot specify a connection on model in batch mode.")
+    if keyspace:
+        self.__keyspace__ = keyspace
+    if connection:
+        self._connection = connection
+    return self
+
+
+BaseModel.using = hybrid_classmethod(_class_using, _inst_using)  # type: ignore[attr-defined]
+
+
+class _CompositePk:
+    """``instance.pk`` of a model with a composite partition key: the tuple of its values."""
+
+    def __init__(self, names):
+        self.names = names
+
+    def __get__(self, instance, owner):
+        if instance is None:
+            return self
+        return tuple(getattr(instance, n) for n in self.names)
+
+    def __set__(self, instance, value):
+        for n, v in zip(self.names, value):
+            setattr(instance, n, v)
+
+
+class ModelMetaClass(type):
+    """Collects a model's columns (inherited ones first, in declaration order), its keys,
+    and makes each column an attribute that is a value on instances."""
+
+    def __new__(mcs, name, bases, attrs):
+        column_dict = {}
+        primary_keys = {}
+        is_abstract = attrs["__abstract__"] = attrs.get("__abstract__", False)
+        attrs["__discriminator_value__"] = attrs.get("__discriminator_value__")
+        for base in bases:
+            for k, v in getattr(base, "_defined_columns", {}).items():
+                column_dict.setdefault(k, v)
+        own = sorted(((k, v) for k, v in attrs.items() if isinstance(v, columns.Column)), key=lambda kv: kv[1].position)
+        for k, v in own:
+            for base in bases:
+                if hasattr(base, k) and k not in getattr(base, "_defined_columns", {}):
+                    raise ModelDefinitionException(f"column '{k}' conflicts with the Model attribute of that name")
+            column_dict[k] = v
+        is_polymorphic_base = any(c.discriminator_column for c in column_dict.values())
+        disc_cols = [(k, c) for k, c in column_dict.items() if c.discriminator_column]
+        if len(disc_cols) > 1:
+            raise ModelDefinitionException(
+                f"only one discriminator_column can be defined in a model, {len(disc_cols)} found"
+            )
+        if (
+            attrs.get("__discriminator_value__")
+            and not is_polymorphic_base
+            and not any(getattr(b, "_is_polymorphic", False) for b in bases)
+        ):
+            raise ModelDefinitionException(
+                "__discriminator_value__ specified, but no base columns defined with discriminator_column=True"
+            )
+        disc_name = disc_cols[0][0] if disc_cols else None
+        if disc_cols and isinstance(disc_cols[0][1], (columns.BaseContainerColumn, columns.Counter)):
+            raise ModelDefinitionException("counter and container columns cannot be used as discriminator columns")
+        is_polymorphic = bool(disc_cols)
+        poly_base = None
+        if is_polymorphic:
+            for base in bases:
+                if getattr(base, "_is_polymorphic_base", False):
+                    poly_base = base
+                    is_polymorphic_base = False
+                    break
+                if getattr(base, "_polymorphic_base", None) is not None:
+                    poly_base = base._polymorphic_base
+                    is_polymorphic_base = False
+                    break
+        # keys
+        pks = [(k, c) for k, c in column_dict.items() if c.primary_key]
+        if not is_abstract and not pks and column_dict:
+            raise ModelDefinitionException("At least 1 primary key is required.")
+        has_partition = any(c.partition_key for _, c in pks)
+        partition_keys = {}
+        clustering_keys = {}
+        for i, (k, c) in enumerate(pks):
+            if (has_partition and c.partition_key) or (not has_partition and i == 0):
+                c.partition_key = True
+                c._partition_key_index = len(partition_keys)
+                partition_keys[k] = c
+            else:
+                clustering_keys[k] = c
+            primary_keys[k] = c
+        counter_cols = [c for c in column_dict.values() if isinstance(c, columns.Counter)]
+        if any(c.primary_key for c in counter_cols):
+            raise ModelDefinitionException("counter columns cannot be used as primary keys")
+        data_cols = [c for c in column_dict.values() if not c.primary_key and not isinstance(c, columns.Counter)]
+        if counter_cols and data_cols:
+            raise ModelDefinitionException("counter models may not have data columns")
+        if any(c.static for c in column_dict.values()) and not clustering_keys and not is_abstract and column_dict:
+            pass
+        for k, c in clustering_keys.items():
+            if c.clustering_order and c.clustering_order.upper() not in ("ASC", "DESC"):
+                raise ModelDefinitionException(f"invalid clustering order '{c.clustering_order}' for column '{k}'")
+        db_map = {}
+        for k, c in column_dict.items():
+            c.set_column_name(k)
+            if c.db_field_name in db_map and db_map[c.db_field_name] != k:
+                raise ModelDefinitionException(f"{name} defines the column '{c.db_field_name}' more than once")
+            if c.db_field and c.db_field_name != k and c.db_field_name in column_dict:
+                raise ModelDefinitionException(f"{name} defines the column '{c.db_field_name}' more than once")
+            db_map[c.db_field_name] = k
+        ordered = dict(list(primary_keys.items()) + [(k, c) for k, c in column_dict.items() if k not in primary_keys])
+        for k, c in column_dict.items():
+            attrs[k] = ColumnDescriptor(c)
+        attrs["_columns"] = ordered
+        attrs["_defined_columns"] = dict(column_dict)
+        attrs["_db_map"] = db_map
+        attrs["_primary_keys"] = primary_keys
+        attrs["_partition_keys"] = partition_keys
+        attrs["_partition_key_index"] = {k: i for i, k in enumerate(partition_keys)}
+        attrs["_clustering_keys"] = clustering_keys
+        attrs["_has_counter"] = bool(counter_cols)
+        attrs["_pk_name"] = next(iter(primary_keys), None)
+        attrs["_dynamic_columns"] = {}
+        attrs["_is_polymorphic_base"] = is_polymorphic_base
+        attrs["_is_polymorphic"] = is_polymorphic
+        attrs["_polymorphic_base"] = poly_base
+        attrs["_discriminator_column"] = disc_cols[0][1] if disc_cols else None
+        attrs["_discriminator_column_name"] = disc_name
+        attrs["_discriminator_map"] = {} if is_polymorphic_base else None
+        attrs["_table_name"] = None
+        attrs.setdefault("__options__", None)
+        if len(partition_keys) > 1:
+            attrs["pk"] = _CompositePk(list(partition_keys))
+        elif attrs["_pk_name"] is not None:
+            attrs["pk"] = ColumnDescriptor(primary_keys[attrs["_pk_name"]])
+        klass = super().__new__(mcs, name, bases, attrs)
+        udts = []
+        for c in column_dict.values():
+            columns.resolve_udts(c, udts)
+        for udt in udts:
+            udt.register_for_keyspace(klass._get_keyspace() if not is_abstract else None, klass.__connection__)
+        for exc_name, exc_base in (
+            ("DoesNotExist", _DoesNotExist),
+            ("MultipleObjectsReturned", _MultipleObjectsReturned),
+        ):
+            parents = tuple(getattr(b, exc_name) for b in bases if hasattr(b, exc_name)) or (exc_base,)
+            setattr(klass, exc_name, type(exc_name, parents, {"__module__": attrs.get("__module__")}))
+        return klass
+
+
+class Model(BaseModel, metaclass=ModelMetaClass):
+    """The base class of a user's models (``__abstract__ = True`` for one with no table)."""
+
+    __abstract__ = True

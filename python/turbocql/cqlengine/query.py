@@ -1,0 +1,31 @@
+"""Query sets (the rows of a model a query selects, read lazily), BatchQuery, ContextQuery
+and DMLQuery (which saves, updates and deletes one model instance): the classic
+``cqlengine.query`` names, defined in ``_querybase``, ``_queryset`` and ``_dml``."""
+
+from turbocql.cqlengine import connection  # noqa: F401
+from turbocql.cqlengine._dml import DMLQuery, _execute_statement  # noqa: F401
+from turbocql.cqlengine._modelqs import ModelQuerySet  # noqa: F401
+from turbocql.cqlengine._querybase import (  # noqa: F401
+    AbstractQueryableColumn,
+    BatchQuery,
+    BatchType,
+    ContextQuery,
+    DoesNotExist,
+    IfExistsWithCounterColumn,
+    IfNotExistsWithCounterColumn,
+    LWTException,
+    MultipleObjectsReturned,
+    QueryException,
+    check_applied,
+)
+from turbocql.cqlengine._queryset import AbstractQuerySet, ResultObject, SimpleQuerySet  # noqa: F401
+from turbocql.cqlengine.functions import BaseQueryFunction, QueryValue, Token  # noqa: F401
+from turbocql.cqlengine.statements import (  # noqa: F401
+    BaseCQLStatement,
+    ConditionalClause,
+    DeleteStatement,
+    InsertStatement,
+    SelectStatement,
+    UpdateStatement,
+    WhereClause,
+)
