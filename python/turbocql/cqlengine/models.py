@@ -371,25 +371,32 @@ class BaseModel:
         self._timeout = timeout
         return self
 
-    def save(self):
-        """Writes the instance: an INSERT when new, an UPDATE of the changed columns after."""
-        if self._is_polymorphic:
-            if self._is_polymorphic_base:
-                raise PolymorphicModelException("cannot save polymorphic base model")
-            setattr(self, self._discriminator_column_name, self.__discriminator_value__)
-        self.validate()
-        self.__dmlquery__(
+    def _dml(self, **own):
+        """The instance's DML query with the options set on it; ``own``: the operation's own."""
+        return self.__dmlquery__(
             self.__class__,
             self,
             batch=self._batch,
-            ttl=self._ttl,
             timestamp=self._timestamp,
             consistency=self.__consistency__,
-            if_not_exists=self._if_not_exists,
             conditional=self._conditional,
             timeout=self._timeout,
             if_exists=self._if_exists,
-        ).save()
+            **own,
+        )
+
+    def _set_discriminator(self, operation):
+        """A polymorphic model's row carries its discriminator value (refused on the base)."""
+        if self._is_polymorphic:
+            if self._is_polymorphic_base:
+                raise PolymorphicModelException("cannot %s polymorphic base model" % operation)
+            setattr(self, self._discriminator_column_name, self.__discriminator_value__)
+
+    def save(self):
+        """Writes the instance: an INSERT when new, an UPDATE of the changed columns after."""
+        self._set_discriminator("save")
+        self.validate()
+        self._dml(ttl=self._ttl, if_not_exists=self._if_not_exists).save()
         self._set_persisted()
         self._timestamp = None
         return self
@@ -407,38 +414,16 @@ class BaseModel:
                         f"Cannot apply update to primary key '{k}' for {self.__module__}.{self.__class__.__name__}"
                     )
             setattr(self, k, v)
-        if self._is_polymorphic:
-            if self._is_polymorphic_base:
-                raise PolymorphicModelException("cannot update polymorphic base model")
-            setattr(self, self._discriminator_column_name, self.__discriminator_value__)
+        self._set_discriminator("update")
         self.validate()
-        self.__dmlquery__(
-            self.__class__,
-            self,
-            batch=self._batch,
-            ttl=self._ttl,
-            timestamp=self._timestamp,
-            consistency=self.__consistency__,
-            conditional=self._conditional,
-            timeout=self._timeout,
-            if_exists=self._if_exists,
-        ).update()
+        self._dml(ttl=self._ttl).update()
         self._set_persisted()
         self._timestamp = None
         return self
 
     def delete(self):
         """Deletes the row."""
-        self.__dmlquery__(
-            self.__class__,
-            self,
-            batch=self._batch,
-            timestamp=self._timestamp,
-            consistency=self.__consistency__,
-            timeout=self._timeout,
-            conditional=self._conditional,
-            if_exists=self._if_exists,
-        ).delete()
+        self._dml().delete()
 
     def get_changed_columns(self):
         return [k for k, v in self._values.items() if v.changed]
