@@ -199,7 +199,9 @@ def mkUnrecognizedType(casstypename):
 # Type strings
 
 
-_CASS_TOKEN = re.compile(r"\s*([(),:]|[^(),:\s]+)")
+# A name is what Cassandra's marshal names are made of (Java identifiers, dotted
+# packages, hex UDT names, ``=>`` of dynamic composites); any other character is an error.
+_CASS_TOKEN = re.compile(r"\s*([(),:]|[A-Za-z0-9_.=>$]+)")
 
 
 def _cass_tokens(typestring):
@@ -1160,13 +1162,23 @@ class VectorType(_ParameterizedType):
                 cls.subtype.deserialize(byts[i * size : (i + 1) * size], protocol_version)
                 for i in range(cls.vector_size)
             ]
-        out = []
+        out: list[Any] = []
         pos = 0
-        for _ in range(cls.vector_size):
-            length, used = uvint_unpack(byts[pos:])
-            pos += used
-            out.append(cls.subtype.deserialize(byts[pos : pos + length], protocol_version))
+        while len(out) < cls.vector_size:
+            try:
+                length, used = uvint_unpack(byts[pos:])
+                if pos + used + length > len(byts):
+                    raise ValueError("element past the end of the value")
+                pos += used
+                out.append(cls.subtype.deserialize(byts[pos : pos + length], protocol_version))
+            except (ValueError, IndexError, TypeError) as exc:
+                raise ValueError(
+                    "Error reading additional data during vector deserialization after successfully adding %d "
+                    "elements" % len(out)
+                ) from exc
             pos += length
+        if pos < len(byts):
+            raise ValueError("Additional bytes remaining after vector deserialization completed")
         return out
 
     @classmethod
@@ -1301,11 +1313,23 @@ class DateRangeType(CassandraType):
 
     @classmethod
     def _encode_precision(cls, precision_str):
-        return cls._precision_str_to_int_map[precision_str.upper()]
+        try:
+            return cls._precision_str_to_int_map[precision_str.upper()]
+        except KeyError:
+            raise ValueError(
+                "%r is not a valid DateRange precision string. Valid values: %s"
+                % (precision_str, ", ".join(cls._precision_str_to_int_map))
+            ) from None
 
     @classmethod
     def _decode_precision(cls, precision_int):
-        return cls._precision_int_to_str_map[precision_int]
+        try:
+            return cls._precision_int_to_str_map[precision_int]
+        except KeyError:
+            raise ValueError(
+                "%s not a valid DateRange precision int. Valid values: %s"
+                % (precision_int, ", ".join(str(i) for i in cls._precision_int_to_str_map))
+            ) from None
 
     @classmethod
     def _bound_bytes(cls, bound):
@@ -1314,11 +1338,22 @@ class DateRangeType(CassandraType):
     @classmethod
     def serialize(cls, v, protocol_version):
         open_bound = util.OPEN_BOUND
-        if v.value is not None:
-            if v.value == open_bound:
+        try:
+            value = v.value
+        except AttributeError:
+            raise ValueError(
+                "%s.serialize expects an object with a value attribute; got %r" % (cls.__name__, v)
+            ) from None
+        if value is not None:
+            if value == open_bound:
                 return int8_pack(BoundKind.to_int(BoundKind.SINGLE_DATE_OPEN))
-            return int8_pack(BoundKind.to_int(BoundKind.SINGLE_DATE)) + cls._bound_bytes(v.value)
-        lower, upper = v.lower_bound, v.upper_bound
+            return int8_pack(BoundKind.to_int(BoundKind.SINGLE_DATE)) + cls._bound_bytes(value)
+        try:
+            lower, upper = v.lower_bound, v.upper_bound
+        except AttributeError:
+            raise ValueError(
+                "%s.serialize expects an object with lower_bound and upper_bound attributes; got %r" % (cls.__name__, v)
+            ) from None
         if lower == open_bound and upper == open_bound:
             return int8_pack(BoundKind.to_int(BoundKind.BOTH_OPEN_RANGE))
         if upper == open_bound:

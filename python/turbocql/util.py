@@ -8,6 +8,7 @@
 
 import calendar
 import datetime
+import functools
 import math
 import random
 import re
@@ -22,23 +23,25 @@ _EPOCH_ORDINAL = datetime.date(1970, 1, 1).toordinal()
 _NS_PER_DAY = 86_400 * 1_000_000_000
 
 
+@functools.total_ordering
 class Date:
     """A CQL ``date``: days since 1970-01-01, over the type's full range (beyond
-    :class:`datetime.date`'s years 1..9999)."""
+    :class:`datetime.date`'s years 1..9999). Made from int days, a :class:`datetime.date`
+    (a datetime's date part) or a ``[+]yyyy-mm-dd`` string."""
 
     __slots__ = ("days_from_epoch",)
 
     def __init__(self, value):
         if isinstance(value, Date):
             self.days_from_epoch = value.days_from_epoch
-        elif isinstance(value, datetime.datetime):
-            raise TypeError("Date takes a date, not a datetime")
-        elif isinstance(value, datetime.date):
+        elif isinstance(value, datetime.date):  # a datetime too: its (local) date
             self.days_from_epoch = value.toordinal() - _EPOCH_ORDINAL
         elif isinstance(value, int) and not isinstance(value, bool):
             self.days_from_epoch = value
         elif isinstance(value, str):
-            self.days_from_epoch = datetime.date.fromisoformat(value).toordinal() - _EPOCH_ORDINAL
+            # The server writes a positive year with a '+' (as ISO 8601 extended years do).
+            text = value[1:] if value.startswith("+") else value
+            self.days_from_epoch = datetime.datetime.strptime(text, "%Y-%m-%d").toordinal() - _EPOCH_ORDINAL
         else:
             raise TypeError("Date takes a date, an ISO date string or int days, not %s" % type(value).__name__)
 
@@ -56,7 +59,10 @@ class Date:
         return NotImplemented
 
     def __lt__(self, other):
-        return self.days_from_epoch < Date(other).days_from_epoch
+        try:
+            return self.days_from_epoch < Date(other).days_from_epoch
+        except TypeError:
+            return NotImplemented
 
     def __hash__(self):
         return hash(self.days_from_epoch)
@@ -71,6 +77,7 @@ class Date:
             return str(self.days_from_epoch)
 
 
+@functools.total_ordering
 class Time:
     """A CQL ``time``: nanoseconds since midnight."""
 
@@ -84,7 +91,7 @@ class Time:
         elif isinstance(value, int) and not isinstance(value, bool):
             ns = value
         elif isinstance(value, str):
-            m = re.fullmatch(r"(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?", value.strip())
+            m = re.fullmatch(r"(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{0,9}))?)?", value.strip())
             if not m:
                 raise ValueError("Time string must be HH:MM[:SS[.fffffffff]], got %r" % value)
             h, mi, s, frac = m.groups()
@@ -112,7 +119,10 @@ class Time:
         return NotImplemented
 
     def __lt__(self, other):
-        return self.nanosecond_time < Time(other).nanosecond_time
+        try:
+            return self.nanosecond_time < Time(other).nanosecond_time
+        except TypeError:
+            return NotImplemented
 
     def __hash__(self):
         return hash(self.nanosecond_time)
@@ -145,7 +155,10 @@ class Duration:
     def __repr__(self):
         return "Duration(%d, %d, %d)" % (self.months, self.days, self.nanoseconds)
 
-    __str__ = __repr__
+    def __str__(self):
+        # CQL's duration literal; one sign for the whole value, as the server reads it.
+        negative = self.months < 0 or self.days < 0 or self.nanoseconds < 0
+        return "%s%dmo%dd%dns" % ("-" if negative else "", abs(self.months), abs(self.days), abs(self.nanoseconds))
 
 
 class SortedSet:
@@ -408,6 +421,34 @@ class OrderedMap(dict):
             _unhashable_keys(self)
             return self.setdefault(key, default)
 
+    def _insert(self, key, value):
+        """Sets ``key`` (the classic driver's name of the insertion)."""
+        self[key] = value
+
+    @property
+    def _items(self):
+        """The ``(key, value)`` pairs in order (the classic driver's storage, read-only)."""
+        return list(self.items())
+
+    def __eq__(self, other):
+        # Two ordered maps are equal only with their items in the same order, as in the
+        # classic driver; against any other mapping the order does not matter.
+        if isinstance(other, OrderedMap):
+            if isinstance(other, _UnhashableKeysMixin):
+                return _same_items_in_order(self, other)
+            return dict.__eq__(self, other) and list(dict.keys(self)) == list(dict.keys(other))
+        return dict.__eq__(self, other)
+
+    def __ne__(self, other):
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = None  # mutable, as dict
+
+
+def _same_items_in_order(a, b):
+    return len(a) == len(b) and all(ka == kb and va == vb for (ka, va), (kb, vb) in zip(a.items(), b.items()))
+
 
 class _MapImage:
     """Tags the hashable image of a map key (a frozenset of its items' images)."""
@@ -555,8 +596,8 @@ class _UnhashableKeysMixin:
         return (_rebuild, (self._base(), list(self.items()), self._state()))
 
     def __eq__(self, other):
-        if isinstance(other, _UnhashableKeysMixin):
-            return dict.__eq__(self, other)
+        if isinstance(other, OrderedMap):
+            return _same_items_in_order(self, other)
         if not isinstance(other, Mapping):
             return NotImplemented
         if len(other) != len(self):
