@@ -1,0 +1,140 @@
+"""The base of the CQL type classes (re-exported by ``turbocql.cqltypes``): the
+metaclass that registers each class by its Cassandra and CQL names, :class:`CassandraType`,
+the empty value, the types of names no class knows, and the constants of type names.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+apache_cassandra_type_prefix = "org.apache.cassandra.db.marshal."
+cassandra_empty_type = "org.apache.cassandra.db.marshal.EmptyType"
+cql_empty_type = "empty"
+cql_timestamp_formats = ("%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d")
+
+_casstypes: dict[str, type] = {}
+_cqltypes: dict[str, type] = {}
+
+
+def trim_if_startswith(s, prefix):
+    """``s`` without ``prefix`` if it starts with it."""
+    return s[len(prefix) :] if s.startswith(prefix) else s
+
+
+class CassandraTypeType(type):
+    """The metaclass of the type classes: registers each by its Cassandra name (for
+    :func:`lookup_casstype`) and, for CQL-named types, by its CQL name."""
+
+    def __new__(metacls, name, bases, dct):
+        dct.setdefault("cassname", name)
+        # A class made by a call (a parameterized type, a UDT's) rather than a class
+        # statement belongs to the public module, as the classes of the statements do.
+        dct.setdefault("__module__", "turbocql.cqltypes")
+        cls = type.__new__(metacls, name, bases, dct)
+        if not name.startswith("_"):
+            _casstypes[name] = cls
+            if not cls.typename.startswith(apache_cassandra_type_prefix):
+                _cqltypes[cls.typename] = cls
+        return cls
+
+
+class EmptyValue:
+    """The value of an empty (zero-byte) cell of a type that allows one."""
+
+    def __str__(self):
+        return "EMPTY"
+
+    __repr__ = __str__
+
+
+EMPTY = EmptyValue()
+
+
+class CassandraType(metaclass=CassandraTypeType):
+    """Base class of the CQL types."""
+
+    typename: ClassVar[str] = "'org.apache.cassandra.db.marshal.CassandraType'"
+    cassname: ClassVar[str]
+    subtypes: ClassVar[Any] = ()
+    num_subtypes: ClassVar[Any] = 0
+    empty_binary_ok = False
+    support_empty_values = False
+
+    def __init__(self, val):
+        self.val = self.validate(val)
+
+    def __repr__(self):
+        return "<%s(%r)>" % (self.cql_parameterized_type(), self.val)
+
+    @staticmethod
+    def validate(val):
+        return val
+
+    @classmethod
+    def from_binary(cls, byts, protocol_version):
+        """The value of a cell: None for a null cell, :data:`EMPTY` (or None) for an
+        empty one of a type without empty values, else :meth:`deserialize`."""
+        if byts is None:
+            return None
+        if len(byts) == 0 and not cls.empty_binary_ok:
+            return EMPTY if cls.support_empty_values else None
+        return cls.deserialize(byts, protocol_version)
+
+    @classmethod
+    def to_binary(cls, val, protocol_version):
+        """The bytes of a value (empty for None)."""
+        return b"" if val is None else cls.serialize(val, protocol_version)
+
+    @staticmethod
+    def deserialize(byts, protocol_version):
+        return byts
+
+    @staticmethod
+    def serialize(val, protocol_version):
+        return val
+
+    @classmethod
+    def serial_size(cls):
+        """The size of every value of the type in bytes, or None if it varies."""
+        return None
+
+    @classmethod
+    def cass_parameterized_type_with(cls, subtypes, full=False):
+        cname = cls.cassname
+        if full and "." not in cname:
+            cname = apache_cassandra_type_prefix + cname
+        if not subtypes:
+            return cname
+        return "%s(%s)" % (cname, ", ".join(sub.cass_parameterized_type(full=full) for sub in subtypes))
+
+    @classmethod
+    def apply_parameters(cls, subtypes, names=None):
+        """The type with these subtypes (``ListType.apply_parameters([Int32Type])``)."""
+        if cls.num_subtypes != "UNKNOWN" and len(subtypes) != cls.num_subtypes:
+            raise ValueError(
+                "%s types require %d subtypes (%d given)" % (cls.typename, cls.num_subtypes, len(subtypes))
+            )
+        newname = cls.cass_parameterized_type_with(subtypes)
+        return type(cls)(newname, (cls,), {"subtypes": subtypes, "cassname": cls.cassname, "fieldnames": names})
+
+    @classmethod
+    def cql_parameterized_type(cls):
+        """The type as CQL spells it (``map<text, int>``)."""
+        if not cls.subtypes:
+            return cls.typename
+        return "%s<%s>" % (cls.typename, ", ".join(sub.cql_parameterized_type() for sub in cls.subtypes))
+
+    @classmethod
+    def cass_parameterized_type(cls, full=False):
+        """The type as Cassandra spells it (``MapType(UTF8Type, Int32Type)``; with
+        ``full``, the marshal package in front of each name)."""
+        return cls.cass_parameterized_type_with(cls.subtypes, full=full)
+
+
+class _UnrecognizedType(CassandraType):
+    num_subtypes: ClassVar[Any] = "UNKNOWN"
+
+
+def mkUnrecognizedType(casstypename):
+    """A type class for a Cassandra type this module does not know (bytes as they are)."""
+    return CassandraTypeType(casstypename, (_UnrecognizedType,), {"typename": "'%s'" % casstypename})
