@@ -181,7 +181,7 @@ def _start_position(hosts):
 class RoundRobinPolicy(LoadBalancingPolicy):
     """Every host in turn, whatever its datacenter."""
 
-    _live_hosts = frozenset()
+    _live_hosts: frozenset = frozenset()
     _position = 0
 
     def populate(self, cluster, hosts):
