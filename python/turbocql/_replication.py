@@ -6,9 +6,12 @@
 a strategy of any other class, kept with its options), made from a keyspace's
 ``replication`` map by :meth:`ReplicationStrategy.create`; :class:`ReplicationFactor` for
 ``"3"`` or ``"3/1"`` (transient replicas). Each renders its map for ``CREATE KEYSPACE``
-(``export_for_schema()``). Computing replicas from the ring (``make_token_replica_map``)
-belongs to the topology half.
+(``export_for_schema()``) and computes the replicas of each token of a ring
+(``make_token_replica_map``), as the classic driver does for a ``TokenMap`` built by hand;
+the cluster's own token map asks the engine, which routes by the same rules.
 """
+
+import bisect
 
 from turbocql import _loggers
 from turbocql._schema_cql import map_literal
@@ -63,8 +66,8 @@ class ReplicationFactor:
 class ReplicationStrategy:
     """A keyspace's replication strategy. ``ReplicationStrategy.create(class, options)`` makes
     the subclass named by the class (or an unknown strategy that keeps its options).
-
-    ``make_token_replica_map`` belongs to the topology half and is not provided here."""
+    ``make_token_replica_map(token_to_host_owner, ring)`` maps each token of the sorted
+    ``ring`` to its replica hosts."""
 
     name: str | None = None
     options_map: dict | None = None
@@ -134,6 +137,23 @@ class SimpleStrategy(ReplicationStrategy):
         """The number of full replicas (``replication_factor_info.full_replicas``)."""
         return self.replication_factor_info.full_replicas
 
+    def make_token_replica_map(self, token_to_host_owner, ring):
+        """Each token's replicas: the owners of it and of the tokens after it on the ring,
+        each host once, until ``replication_factor`` hosts (or the ring is walked)."""
+        owners = [token_to_host_owner[t] for t in ring]
+        n = len(ring)
+        replica_map = {}
+        for i, token in enumerate(ring):
+            hosts: list = []
+            for step in range(n):
+                if len(hosts) >= self.replication_factor:
+                    break
+                host = owners[(i + step) % n]
+                if host not in hosts:
+                    hosts.append(host)
+            replica_map[token] = hosts
+        return replica_map
+
     def export_for_schema(self):
         return "{'class': 'SimpleStrategy', 'replication_factor': '%s'}" % self.replication_factor_info
 
@@ -156,6 +176,30 @@ class NetworkTopologyStrategy(ReplicationStrategy):
         }
         self.dc_replication_factors = {dc: rf.full_replicas for dc, rf in self.dc_replication_factors_info.items()}
 
+    def make_token_replica_map(self, token_to_host_owner, ring):
+        """Each token's replicas: in every datacenter with a replication factor, the owners
+        of the datacenter's tokens from this one on, each host once, on distinct racks
+        while racks remain (a host of a rack already used waits until every rack has one),
+        until the factor or the datacenter's host count is reached."""
+        owners = [token_to_host_owner[t] for t in ring]
+        positions: dict = {}  # dc -> ring indexes of its tokens, ascending
+        for i, host in enumerate(owners):
+            positions.setdefault(host.datacenter, []).append(i)
+        dcs = []
+        for dc, indexes in positions.items():
+            rf = self.dc_replication_factors.get(dc, 0) if dc is not None else 0
+            if rf > 0:
+                dc_hosts = {owners[i] for i in indexes}
+                racks = {h.rack for h in dc_hosts}
+                dcs.append((indexes, min(rf, len(dc_hosts)), len(racks)))
+        replica_map = {}
+        for i, token in enumerate(ring):
+            replicas: list = []
+            for indexes, wanted, rack_count in dcs:
+                _place_in_dc(replicas, owners, indexes, bisect.bisect_left(indexes, i), wanted, rack_count)
+            replica_map[token] = replicas
+        return replica_map
+
     def export_for_schema(self):
         dcs = "".join(", '%s': '%s'" % (dc, rf) for dc, rf in sorted(self.dc_replication_factors_info.items()))
         return "{'class': 'NetworkTopologyStrategy'%s}" % dcs
@@ -167,6 +211,38 @@ class NetworkTopologyStrategy(ReplicationStrategy):
         )
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def _place_in_dc(replicas, owners, indexes, start, wanted, rack_count):
+    """Appends to ``replicas`` ``wanted`` hosts of one datacenter, walking its token
+    ``indexes`` (into ``owners``) from ``start``, around: a host whose rack already holds a
+    replica is held back until every rack holds one, then the held-back hosts come in the
+    order met."""
+    placed = 0
+    racks: set = set()
+    held: list = []
+    n = len(indexes)
+    for step in range(n):
+        if placed == wanted:
+            return
+        host = owners[indexes[(start + step) % n]]
+        if host in replicas or host in held:
+            continue
+        if host.rack in racks and len(racks) < rack_count:
+            held.append(host)
+            continue
+        replicas.append(host)
+        placed += 1
+        racks.add(host.rack)
+        if len(racks) == rack_count:
+            while held and placed < wanted:
+                replicas.append(held.pop(0))
+                placed += 1
+    # Racks never all reached (cannot happen when the walk covers the datacenter): the
+    # held-back hosts still count.
+    while held and placed < wanted:
+        replicas.append(held.pop(0))
+        placed += 1
 
 
 class LocalStrategy(ReplicationStrategy):
@@ -192,6 +268,10 @@ class EverywhereStrategy(ReplicationStrategy):
 
     def __init__(self, options_map=None):
         pass
+
+    def make_token_replica_map(self, token_to_host_owner, ring):
+        hosts = list(dict.fromkeys(token_to_host_owner[t] for t in ring))
+        return {token: list(hosts) for token in ring}
 
     def export_for_schema(self):
         return "{'class': 'EverywhereStrategy'}"

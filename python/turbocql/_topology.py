@@ -1,7 +1,7 @@
 """The topology half of ``cluster.metadata``: hosts, the token ring and replicas, read from
 the engine's view of the cluster (the scylla crate's cluster state, kept current by its
 control connection), and the classic token classes (``Token``, ``Murmur3Token``,
-``TokenMap``).
+``MD5Token``, ``BytesToken``, ``TokenMap``).
 
 :class:`Topology` is what ``Metadata._topology`` holds once the cluster has connected. It
 also tells the schema half to read again when the engine's cluster state was replaced
@@ -9,10 +9,17 @@ also tells the schema half to read again when the engine's cluster state was rep
 """
 
 import bisect
+import functools
+import hashlib
+import threading
 
-from turbocql import _engine
+from turbocql import _loggers
+from turbocql.murmur3 import murmur3
+
+log = _loggers.metadata
 
 
+@functools.total_ordering
 class Token:
     """A token on the ring (classic ``cassandra.metadata.Token``)."""
 
@@ -27,14 +34,15 @@ class Token:
     def from_key(cls, key):
         return cls(cls.hash_fn(key))
 
+    @classmethod
+    def from_string(cls, token_string):
+        raise NotImplementedError()
+
     def __eq__(self, other):
         return type(self) is type(other) and self.value == other.value
 
     def __lt__(self, other):
         return self.value < other.value
-
-    def __le__(self, other):
-        return self.value <= other.value
 
     def __hash__(self):
         return hash(self.value)
@@ -45,41 +53,132 @@ class Token:
     __str__ = __repr__
 
 
-class Murmur3Token(Token):
-    """A token of ``Murmur3Partitioner`` (computed by the engine)."""
+MIN_LONG = -(2**63)
+MAX_LONG = 2**63 - 1
+
+
+class HashToken(Token):
+    """A token of a hashing partitioner (an int; the server writes it in decimal)."""
+
+    @classmethod
+    def from_string(cls, token_string):
+        return cls(int(token_string))
+
+
+class Murmur3Token(HashToken):
+    """A token of ``Murmur3Partitioner`` (the hash computed by the engine)."""
+
+    def __init__(self, token):
+        self.value = int(token)
 
     @classmethod
     def hash_fn(cls, key):
-        return _engine.murmur3(bytes(key))
+        h = murmur3(bytes(key))
+        # The partitioner never gives the minimum, which marks the ring's start.
+        return MAX_LONG if h == MIN_LONG else h
+
+
+class MD5Token(HashToken):
+    """A RandomPartitioner token: the MD5 of the key as a non-negative int."""
+
+    @classmethod
+    def hash_fn(cls, key):
+        if isinstance(key, str):
+            key = key.encode("utf-8")
+        return abs(int.from_bytes(hashlib.md5(key).digest(), "big", signed=True))
+
+
+class BytesToken(Token):
+    """A ByteOrderedPartitioner token: the key's bytes (the server writes them in hex)."""
+
+    @classmethod
+    def from_string(cls, token_string):
+        if isinstance(token_string, (bytes, bytearray)):
+            token_string = token_string.decode("ascii")
+        return cls(bytes.fromhex(token_string))
 
 
 class TokenMap:
-    """Tokens to hosts, and replicas per keyspace (classic ``TokenMap``), a snapshot of the
-    engine's ring. ``get_replicas(keyspace, token)`` applies the keyspace's replication
-    strategy as the engine's router does."""
+    """Tokens to hosts, and replicas per keyspace (classic ``TokenMap``).
+
+    Built by hand, ``TokenMap(token_class, token_to_host_owner, ring, metadata)``, it
+    computes a keyspace's replicas from its replication strategy (in
+    ``metadata.keyspaces``) when first asked, as the classic driver does. The cluster's own
+    token map (``cluster.metadata.token_map``) is an :class:`_EngineTokenMap`, which asks
+    the engine."""
+
+    token_class: type | None = None
+    token_to_host_owner: dict | None = None
+    tokens_to_hosts_by_ks: dict | None = None
+    ring: list | None = None
+    _metadata = None
+
+    def __init__(self, token_class, token_to_host_owner, all_tokens, metadata):
+        self.token_class = token_class
+        self.ring = all_tokens
+        self.token_to_host_owner = token_to_host_owner
+        self.tokens_to_hosts_by_ks = {}
+        self._metadata = metadata
+        self._rebuild_lock = threading.RLock()
+
+    def rebuild_keyspace(self, keyspace, build_if_absent=False):
+        """Computes the keyspace's replicas of every ring token into
+        ``tokens_to_hosts_by_ks[keyspace]``: when absent with ``build_if_absent``, when
+        present without it (an unknown keyspace gets nothing)."""
+        with self._rebuild_lock:
+            current = self.tokens_to_hosts_by_ks.get(keyspace)
+            if (current is None) != bool(build_if_absent):
+                return
+            try:
+                ks_meta = self._metadata.keyspaces.get(keyspace)
+                if ks_meta:
+                    self.tokens_to_hosts_by_ks[keyspace] = self.replica_map_for_keyspace(ks_meta)
+            except Exception:
+                # A strategy that cannot place replicas must not fail requests: none, until rebuilt.
+                self.tokens_to_hosts_by_ks[keyspace] = {}
+                log.exception("Failed creating a token map for keyspace '%s'", keyspace)
+
+    def replica_map_for_keyspace(self, ks_metadata):
+        strategy = ks_metadata.replication_strategy
+        return strategy.make_token_replica_map(self.token_to_host_owner, self.ring) if strategy else None
+
+    def remove_keyspace(self, keyspace):
+        self.tokens_to_hosts_by_ks.pop(keyspace, None)
+
+    def get_replicas(self, keyspace, token):
+        """The replicas of ``token`` (a :class:`Token`): those of the first ring token at or
+        after it (a ring token ends the range it owns), wrapping around."""
+        replica_map = self.tokens_to_hosts_by_ks.get(keyspace)
+        if replica_map is None:
+            self.rebuild_keyspace(keyspace, build_if_absent=True)
+            replica_map = self.tokens_to_hosts_by_ks.get(keyspace)
+        if not replica_map:
+            return []
+        i = bisect.bisect_left(self.ring, token)
+        return replica_map[self.ring[i % len(self.ring)]]
+
+
+class _EngineTokenMap(TokenMap):
+    """The cluster's token map: a snapshot of the engine's ring, whose replicas are the
+    engine's (the keyspace's replication strategy applied as the engine's router does)."""
 
     token_class = Murmur3Token
 
     def __init__(self, topology, ring):
+        TokenMap.__init__(
+            self, Murmur3Token, {Murmur3Token(t): host for t, host in ring}, [Murmur3Token(t) for t, _ in ring], None
+        )
         self._topology = topology
-        self.ring = [Murmur3Token(t) for t, _ in ring]
-        self.token_to_host_owner = {Murmur3Token(t): host for t, host in ring}
         self._values = [t for t, _ in ring]
-        # keyspace -> {ring token: [replica hosts]}, filled by rebuild_keyspace (classic)
-        self.tokens_to_hosts_by_ks = {}
 
     def get_replicas(self, keyspace, token):
         if not self.ring:
             return []
-        # The replicas of the range ending at the first ring token at or after `token`.
         i = bisect.bisect_left(self._values, token.value)
         owner = self._values[i % len(self._values)]
         return self._topology.replicas(keyspace, owner)
 
     def rebuild_keyspace(self, keyspace, build_if_absent=False):
-        """Computes the keyspace's replicas of every ring token into
-        ``tokens_to_hosts_by_ks[keyspace]``, as the classic driver does: when absent with
-        ``build_if_absent``, when present without it (an unknown keyspace gets nothing)."""
         current = self.tokens_to_hosts_by_ks.get(keyspace)
         if (current is None) != bool(build_if_absent):
             return
@@ -92,9 +191,6 @@ class TokenMap:
         its ``KeyspaceMetadata``), by the engine's replica computation."""
         name = getattr(keyspace, "name", keyspace)
         return {token: self._topology.replicas(name, token.value) for token in self.ring}
-
-    def remove_keyspace(self, keyspace):
-        self.tokens_to_hosts_by_ks.pop(keyspace, None)
 
 
 class Topology:
@@ -185,5 +281,5 @@ class Topology:
             engine = self._engine()
             if engine is None:
                 return None
-            self._token_map = TokenMap(self, engine.token_ring())
+            self._token_map = _EngineTokenMap(self, engine.token_ring())
         return self._token_map

@@ -13,7 +13,6 @@ the rows are read and turned into these objects by :mod:`turbocql._schema_read`,
 the first read.
 """
 
-import hashlib
 import random
 import re
 import threading
@@ -77,11 +76,21 @@ from turbocql._schema_model import (  # noqa: F401 - classic names of cassandra.
     UserType,
     _signature,
 )
-from turbocql._topology import Murmur3Token, Token, TokenMap  # noqa: F401 - classic names of cassandra.metadata
+from turbocql._topology import (  # noqa: F401 - classic names of cassandra.metadata
+    MAX_LONG,
+    MIN_LONG,
+    BytesToken,
+    HashToken,
+    MD5Token,
+    Murmur3Token,
+    Token,
+    TokenMap,
+)
 from turbocql.connection import EndPoint  # noqa: F401 - a classic name of cassandra.metadata
 from turbocql.cqltypes import trim_if_startswith  # noqa: F401 - a classic name of cassandra.metadata
 from turbocql.encoder import Encoder  # noqa: F401 - a classic name of cassandra.metadata
 from turbocql.marshal import varint_unpack  # noqa: F401 - a classic name of cassandra.metadata
+from turbocql.murmur3 import murmur3  # noqa: F401 - a classic name of cassandra.metadata
 from turbocql.policies import HostDistance  # noqa: F401 - a classic name of cassandra.metadata
 from turbocql.protocol import QueryMessage  # noqa: F401 - a classic name of cassandra.metadata
 from turbocql.query import _pack_routing_key, bind_params, dict_factory  # noqa: F401 - classic names of cassandra.metadata
@@ -141,6 +150,10 @@ class Metadata:
         self._stale_all = False
         self._stale_targets: dict = {}
         self._retry_at = 0.0
+        # Hosts added by hand (add_or_return_host), by endpoint: the hosts of a Metadata
+        # that no cluster's engine feeds.
+        self._hosts: dict = {}
+        self._hosts_lock = threading.Lock()
 
     # -- schema --------------------------------------------------------------------------
 
@@ -333,12 +346,51 @@ class Metadata:
         return None if self._topology is None else self._topology.token_map
 
     def all_hosts(self):
-        """Every known host (none until the topology is known)."""
-        return [] if self._topology is None else self._topology.all_hosts()
+        """Every known host: the engine's once the cluster has connected; before, or for
+        a ``Metadata`` of no cluster, those given to :meth:`add_or_return_host`."""
+        if self._topology is not None:
+            return self._topology.all_hosts()
+        with self._hosts_lock:
+            return list(self._hosts.values())
 
     def get_host(self, endpoint_or_address, port=None):
         """The host at an endpoint or address (and port), or None."""
-        return None if self._topology is None else self._topology.get_host(endpoint_or_address, port)
+        if self._topology is not None:
+            return self._topology.get_host(endpoint_or_address, port)
+        if isinstance(endpoint_or_address, EndPoint):
+            return self._hosts.get(endpoint_or_address)
+        for host in list(self._hosts.values()):
+            if host.address == endpoint_or_address and (port is None or host.endpoint.port == port):
+                return host
+        return None
+
+    def add_or_return_host(self, host):
+        """``(host, True)`` once ``host`` is added, or ``(the host already at its endpoint,
+        False)``. A connected cluster's hosts are the engine's, which finds them itself:
+        there only a host it knows is returned (else UnsupportedOperation)."""
+        if self._topology is not None:
+            known = self._topology.get_host(host.endpoint)
+            if known is None:
+                raise UnsupportedOperation("add_or_return_host: the engine discovers the cluster's hosts itself")
+            return known, False
+        with self._hosts_lock:
+            known = self._hosts.get(host.endpoint)
+            if known is not None:
+                return known, False
+            self._hosts[host.endpoint] = host
+            return host, True
+
+    def remove_host(self, host):
+        """Forgets a host given to :meth:`add_or_return_host`; whether it was known. A
+        connected cluster's hosts are the engine's (UnsupportedOperation)."""
+        if self._topology is not None:
+            raise UnsupportedOperation("remove_host: the engine keeps the cluster's hosts itself")
+        with self._hosts_lock:
+            return self._hosts.pop(host.endpoint, None) is not None
+
+    def can_support_partitioner(self):
+        """Always True: the Murmur3 hash the classic driver may lack is always here (the engine's)."""
+        return True
 
     def _refresh_nodes(self):
         """Forgets the token map built from the engine's view, so the next use builds it
@@ -351,45 +403,11 @@ class Metadata:
         return [] if self._topology is None else self._topology.get_replicas(keyspace, key)
 
 
-MIN_LONG = -(2**63)
-MAX_LONG = 2**63 - 1
-
 NO_VALID_REPLICA = object()
 """Marks a key with no live replica (classic ``group_keys_by_replica``)."""
 
 valid_cql3_word_re = re.compile(r"^[a-z][0-9a-z_]*$")
 """A CQL name that needs no quotes (lower case, starting with a letter)."""
-
-
-def murmur3(data):
-    """The Murmur3Partitioner token of a partition key's bytes (computed in the engine)."""
-    return _engine.murmur3(bytes(data))
-
-
-class HashToken(Token):
-    """A token of a hashing partitioner (an int)."""
-
-    @classmethod
-    def from_string(cls, token_string):
-        return cls(int(token_string))
-
-
-class MD5Token(HashToken):
-    """A RandomPartitioner token: the MD5 of the key as a non-negative int."""
-
-    @classmethod
-    def hash_fn(cls, key):
-        if isinstance(key, str):
-            key = key.encode("utf-8")
-        return abs(int.from_bytes(hashlib.md5(key).digest(), "big", signed=True))
-
-
-class BytesToken(Token):
-    """A ByteOrderedPartitioner token: the key's bytes."""
-
-    @classmethod
-    def from_string(cls, token_string):
-        return cls(bytes.fromhex(token_string))
 
 
 class _RegisteredExtensionType(type):

@@ -1,32 +1,51 @@
-"""Load-balancing, retry, speculative-execution and reconnection policies, under the
-classic driver's names (``cassandra.policies``).
+"""Load-balancing policies and address translators, under the classic driver's names
+(``cassandra.policies``, which also re-exports the retry, speculative-execution,
+reconnection and conviction policies of :mod:`turbocql._failure_policies`).
 
-The engine routes and retries, not Python: each built-in policy describes itself to the
+The engine routes, not Python: each built-in load-balancing policy describes itself to the
 engine once (``_engine_policy()``), when the execution profile holding it is first used,
-and the engine builds the scylla crate's policy of the same meaning (src/exec/routing.rs,
-src/exec/retry.rs). No Python code runs per request, with two exceptions that the
-classic API asks for: a user's ``RetryPolicy`` subclass is called when a request fails
-(never when it succeeds), and a ``HostFilterPolicy`` predicate is called once per host.
-
-The classic reconnection policies set how the engine reconnects to a host it lost; the
-classic ``HostStateListener`` (``cluster.register_listener``) hears the engine's host
-events. A user's ``LoadBalancingPolicy`` subclass with its own ``make_query_plan`` (or a built-in
-wrapper around one) is asked for each request's plan when the request is built, with the
+and the engine builds the scylla crate's policy of the same meaning (src/exec/routing.rs).
+No Python code runs per request, except where the classic API asks for it: a
+``HostFilterPolicy`` predicate is called once per host, and a user's
+``LoadBalancingPolicy`` subclass with its own ``make_query_plan`` (or a built-in wrapper
+around one) is asked for each request's plan when the request is built, with the
 statement, as in the classic driver: that costs a Python call per request (a few
 microseconds), which the built-in policies never pay.
+
+The Python methods of the built-in policies (``populate``, ``distance``,
+``make_query_plan``, ``on_up``...) behave as the classic ones for code that calls them,
+such as a user's policy built over them. The classic ``HostStateListener``
+(``cluster.register_listener``) hears the engine's host events.
 """
 
-import random
 import socket
 from itertools import cycle, islice
+from random import randint, shuffle
+from threading import Lock
 
-from turbocql import (
+from turbocql import (  # noqa: F401 - ConsistencyLevel, OperationTimedOut, WriteType: classic names of cassandra.policies
     ConsistencyLevel,
-    OperationTimedOut,  # noqa: F401 - a classic name of cassandra.policies
-    UnsupportedOperation,
+    OperationTimedOut,
     WriteType,
     _engine,
     _loggers,
+)
+from turbocql._failure_policies import (  # noqa: F401 - classic names of cassandra.policies
+    ConstantReconnectionPolicy,
+    ConstantSpeculativeExecutionPolicy,
+    ConvictionPolicy,
+    DowngradingConsistencyRetryPolicy,
+    ExponentialReconnectionPolicy,
+    FallthroughRetryPolicy,
+    NeverRetryPolicy,
+    NoSpeculativeExecutionPlan,
+    NoSpeculativeExecutionPolicy,
+    ReconnectionPolicy,
+    RetryPolicy,
+    SimpleConvictionPolicy,
+    SpeculativeExecutionPlan,
+    SpeculativeExecutionPolicy,
+    _overrides,
 )
 
 log = _loggers.policies
@@ -41,24 +60,20 @@ class HostDistance:
 
 
 class HostStateListener:
-    """Told when hosts come up, go down, join or leave (``cluster.register_listener``)."""
+    """Told when hosts come up, go down, join or leave (``cluster.register_listener``).
+    A subclass implements the four methods (the classic base raises, as here)."""
 
     def on_up(self, host):
-        pass
+        raise NotImplementedError()
 
     def on_down(self, host):
-        pass
+        raise NotImplementedError()
 
     def on_add(self, host):
-        pass
+        raise NotImplementedError()
 
     def on_remove(self, host):
-        pass
-
-
-def _overrides(cls, base, names):
-    """True if ``cls`` (a subclass of ``base``) redefines one of ``names``."""
-    return any(getattr(cls, n) is not getattr(base, n) for n in names)
+        raise NotImplementedError()
 
 
 def _engine_form(policy):
@@ -104,22 +119,22 @@ _PLAN_METHODS = ("make_query_plan", "populate", "on_up", "on_down", "on_add", "o
 
 
 class LoadBalancingPolicy(HostStateListener):
-    """Base class of load-balancing policies.
-
-    ``populate``, ``distance`` and ``make_query_plan`` behave as in the classic driver for
-    code that calls them; the engine routes from ``_engine_policy()``.
-    """
+    """Base class of load-balancing policies: a subclass implements ``populate``,
+    ``distance``, ``make_query_plan`` and the host events, as in the classic driver; the
+    engine routes from ``_engine_policy()``, asking a user's ``make_query_plan`` per
+    request."""
 
     _hosts_lock = None
 
     def __init__(self):
-        self._live_hosts = frozenset()
+        # Held while the host events change the hosts a plan reads.
+        self._hosts_lock = Lock()
 
     def distance(self, host):
         raise NotImplementedError()
 
     def populate(self, cluster, hosts):
-        self._live_hosts = frozenset(hosts)
+        raise NotImplementedError()
 
     def make_query_plan(self, working_keyspace=None, query=None):
         raise NotImplementedError()
@@ -140,7 +155,8 @@ class LoadBalancingPolicy(HostStateListener):
 
 
 class _ChildHears:
-    """For policies over a ``_child_policy``: host events go to the child."""
+    """For policies over a ``_child_policy``: host events go to the child, and its answers
+    come back."""
 
     _child_policy: "LoadBalancingPolicy | None"
 
@@ -157,36 +173,46 @@ class _ChildHears:
         return self._child_policy.on_remove(*args, **kwargs)
 
 
+def _start_position(hosts):
+    """Where a round-robin starts: a random host, so that clients spread their first requests."""
+    return randint(0, len(hosts) - 1) if len(hosts) > 1 else 0
+
+
 class RoundRobinPolicy(LoadBalancingPolicy):
     """Every host in turn, whatever its datacenter."""
 
-    def __init__(self):
-        LoadBalancingPolicy.__init__(self)
-        self._position = 0
+    _live_hosts: frozenset = frozenset()
+    _position = 0
 
     def populate(self, cluster, hosts):
         self._live_hosts = frozenset(hosts)
-        self._position = random.randint(0, len(hosts) - 1) if len(hosts) > 1 else 0
+        self._position = _start_position(hosts)
 
     def distance(self, host):
         return HostDistance.LOCAL
 
     def make_query_plan(self, working_keyspace=None, query=None):
         pos = self._position
-        self._position += 1
-        hosts = list(self._live_hosts)
-        n = len(hosts)
-        if n:
-            yield from islice(cycle(hosts), pos % n, (pos % n) + n)
+        self._position += 1  # unlocked: a lost increment only repeats a start host
+        hosts = self._live_hosts
+        if not hosts:
+            return iter(())
+        pos %= len(hosts)
+        return islice(cycle(hosts), pos, pos + len(hosts))
 
     def on_up(self, host):
-        self._live_hosts = self._live_hosts.union((host,))
+        with self._hosts_lock:
+            self._live_hosts = self._live_hosts.union((host,))
 
     def on_down(self, host):
-        self._live_hosts = self._live_hosts.difference((host,))
+        with self._hosts_lock:
+            self._live_hosts = self._live_hosts.difference((host,))
 
-    on_add = on_up
-    on_remove = on_down
+    def on_add(self, host):
+        self.on_up(host)
+
+    def on_remove(self, host):
+        self.on_down(host)
 
     def _engine_policy(self):
         if self._is_own(RoundRobinPolicy):
@@ -194,10 +220,30 @@ class RoundRobinPolicy(LoadBalancingPolicy):
         return _engine.LoadBalancing.round_robin()
 
 
+def _contact_endpoints(cluster):
+    """The endpoints of ``cluster``'s contact points (its classic ``endpoints_resolved``;
+    when it has none, its ``contact_points`` resolved at its ``port``)."""
+    resolved = getattr(cluster, "endpoints_resolved", None)
+    if resolved is not None:
+        return list(resolved)
+    from turbocql.connection import DefaultEndPoint
+
+    port = getattr(cluster, "port", 9042)
+    endpoints = []
+    for cp in getattr(cluster, "contact_points", None) or ():
+        cp = getattr(cp, "address", cp)
+        try:
+            addresses = {info[4][0] for info in socket.getaddrinfo(str(cp), None, socket.AF_UNSPEC)}
+        except OSError:
+            addresses = {str(cp)}
+        endpoints.extend(DefaultEndPoint(a, port) for a in sorted(addresses))
+    return endpoints
+
+
 class DCAwareRoundRobinPolicy(LoadBalancingPolicy):
     """Hosts of the local datacenter in turn; ``used_hosts_per_remote_dc`` hosts of each
-    remote datacenter after them. An empty ``local_dc`` is the datacenter of the contact
-    points, found when the cluster connects (logged, as the classic driver does)."""
+    remote datacenter after them. An empty ``local_dc`` becomes the datacenter of the first
+    contact point seen with one (logged, as the classic driver does)."""
 
     local_dc = None
     used_hosts_per_remote_dc = 0
@@ -208,38 +254,41 @@ class DCAwareRoundRobinPolicy(LoadBalancingPolicy):
         self.used_hosts_per_remote_dc = used_hosts_per_remote_dc
         self._dc_live_hosts = {}
         self._position = 0
+        self._endpoints = []
 
     def _dc(self, host):
         return host.datacenter or self.local_dc
 
     def populate(self, cluster, hosts):
+        by_dc: dict = {}
+        for host in hosts:
+            by_dc.setdefault(self._dc(host), []).append(host)
+        self._dc_live_hosts = {dc: tuple(sorted(set(hs))) for dc, hs in by_dc.items()}
         if not self.local_dc:
-            self._infer_local_dc(cluster, hosts)
-        self._dc_live_hosts = {}
-        for host in hosts:
-            self._dc_live_hosts.setdefault(self._dc(host), []).append(host)
-        self._dc_live_hosts = {dc: tuple(sorted(hs)) for dc, hs in self._dc_live_hosts.items()}
-        self._position = random.randint(0, len(hosts) - 1) if hosts else 0
+            self._endpoints = _contact_endpoints(cluster)
+            # The engine knows every host when the cluster connects (the classic driver
+            # hears them in on_up later): the local datacenter may be known now.
+            for host in hosts:
+                if self._adopt_local_dc(host):
+                    break
+        self._position = randint(0, len(hosts) - 1) if hosts else 0
 
-    def _infer_local_dc(self, cluster, hosts):
-        contact = set()
-        for cp in getattr(cluster, "contact_points", ()):
-            try:
-                contact.update(info[4][0] for info in socket.getaddrinfo(str(cp), None, socket.AF_UNSPEC))
-            except OSError:
-                contact.add(str(cp))
-        for host in hosts:
-            if host.address in contact and host.datacenter:
-                self.local_dc = host.datacenter
-                log.info(
-                    "Using datacenter '%s' for %s (via host '%s'); if incorrect, please specify a local_dc to the "
-                    "constructor, or limit contact points to local cluster nodes",
-                    self.local_dc,
-                    type(self).__name__,
-                    host.endpoint,
-                )
-                _policy_changed(self)
-                return
+    def _adopt_local_dc(self, host):
+        """Takes ``host``'s datacenter as the local one if none is set and ``host`` is a
+        contact point; True if it did."""
+        if self.local_dc or not host.datacenter or host.endpoint not in self._endpoints:
+            return False
+        self.local_dc = host.datacenter
+        log.info(
+            "Using datacenter '%s' for %s (via host '%s'); if incorrect, please specify a local_dc to the "
+            "constructor, or limit contact points to local cluster nodes",
+            self.local_dc,
+            type(self).__name__,
+            host.endpoint,
+        )
+        self._endpoints = []
+        _policy_changed(self)
+        return True
 
     def distance(self, host):
         dc = self._dc(host)
@@ -259,24 +308,34 @@ class DCAwareRoundRobinPolicy(LoadBalancingPolicy):
         if local:
             pos %= len(local)
             yield from islice(cycle(local), pos, pos + len(local))
-        for dc, remote in list(self._dc_live_hosts.items()):
-            if dc != self.local_dc:
-                yield from remote[: self.used_hosts_per_remote_dc]
+        # A copy of the datacenters: the host events may change them meanwhile.
+        for dc in [dc for dc in list(self._dc_live_hosts) if dc != self.local_dc]:
+            yield from self._dc_live_hosts.get(dc, ())[: self.used_hosts_per_remote_dc]
 
     def on_up(self, host):
+        self._adopt_local_dc(host)
         dc = self._dc(host)
-        hosts = self._dc_live_hosts.get(dc, ())
-        if host not in hosts:
-            self._dc_live_hosts[dc] = tuple(sorted(hosts + (host,)))
+        with self._hosts_lock:
+            hosts = self._dc_live_hosts.get(dc, ())
+            if host not in hosts:
+                self._dc_live_hosts[dc] = hosts + (host,)
 
     def on_down(self, host):
         dc = self._dc(host)
-        hosts = self._dc_live_hosts.get(dc, ())
-        if host in hosts:
-            self._dc_live_hosts[dc] = tuple(h for h in hosts if h != host)
+        with self._hosts_lock:
+            hosts = self._dc_live_hosts.get(dc, ())
+            if host in hosts:
+                rest = tuple(h for h in hosts if h != host)
+                if rest:
+                    self._dc_live_hosts[dc] = rest
+                else:
+                    del self._dc_live_hosts[dc]
 
-    on_add = on_up
-    on_remove = on_down
+    def on_add(self, host):
+        self.on_up(host)
+
+    def on_remove(self, host):
+        self.on_down(host)
 
     def _engine_policy(self):
         if self._is_own(DCAwareRoundRobinPolicy):
@@ -311,10 +370,12 @@ class RackAwareRoundRobinPolicy(DCAwareRoundRobinPolicy):
 
 
 class TokenAwarePolicy(_ChildHears, LoadBalancingPolicy):
-    """The replicas of a statement's partition key first (in random order with
-    ``shuffle_replicas``), then the child policy's plan."""
+    """The live replicas of a statement's partition key that the child policy calls
+    ``LOCAL`` first (in random order with ``shuffle_replicas``), then the child policy's
+    plan."""
 
     _child_policy = None
+    _cluster_metadata = None
     shuffle_replicas = False
 
     def __init__(self, child_policy, shuffle_replicas=False):
@@ -322,34 +383,39 @@ class TokenAwarePolicy(_ChildHears, LoadBalancingPolicy):
         self._child_policy = child_policy
         self.shuffle_replicas = shuffle_replicas
 
-    _cluster_metadata = None
-
     def populate(self, cluster, hosts):
-        self._cluster_metadata = getattr(cluster, "metadata", None)
+        self._cluster_metadata = cluster.metadata
         self._child_policy.populate(cluster, hosts)
+
+    def check_supported(self):
+        # Before populate (turbocql checks before connecting) there is nothing to check.
+        metadata = self._cluster_metadata
+        if metadata is not None and not metadata.can_support_partitioner():
+            raise RuntimeError(
+                "%s cannot be used with the cluster partitioner (%s)" % (type(self).__name__, metadata.partitioner)
+            )
 
     def distance(self, *args, **kwargs):
         return self._child_policy.distance(*args, **kwargs)
 
     def make_query_plan(self, working_keyspace=None, query=None):
-        """The statement's local replicas first (its ``routing_key`` in its keyspace), then
-        the child's plan (run in Python only when the child is a user's policy)."""
+        """The statement's replicas (its ``routing_key`` in its keyspace, else in
+        ``working_keyspace``) that are up and ``LOCAL`` to the child, then the child's plan
+        without them (a replica the child calls ``REMOTE`` stays in it)."""
         keyspace = getattr(query, "keyspace", None) or working_keyspace
+        child = self._child_policy
         routing_key = getattr(query, "routing_key", None)
-        child_plan = self._child_policy.make_query_plan(working_keyspace, query)
-        if routing_key is None or keyspace is None or self._cluster_metadata is None:
-            yield from child_plan
+        if routing_key is None or keyspace is None:
+            yield from child.make_query_plan(keyspace, query)
             return
-        replicas = [
-            r
-            for r in self._cluster_metadata.get_replicas(keyspace, routing_key)
-            if self._child_policy.distance(r) == HostDistance.LOCAL
-        ]
+        replicas = self._cluster_metadata.get_replicas(keyspace, routing_key)
         if self.shuffle_replicas:
-            random.shuffle(replicas)
-        yield from replicas
-        for host in child_plan:
-            if host not in replicas:
+            shuffle(replicas)
+        for replica in replicas:
+            if replica.is_up and child.distance(replica) == HostDistance.LOCAL:
+                yield replica
+        for host in child.make_query_plan(keyspace, query):
+            if host not in replicas or child.distance(host) == HostDistance.REMOTE:
                 yield host
 
     def _engine_policy(self):
@@ -372,7 +438,8 @@ class WhiteListRoundRobinPolicy(RoundRobinPolicy):
         RoundRobinPolicy.__init__(self)
 
     def populate(self, cluster, hosts):
-        RoundRobinPolicy.populate(self, cluster, [h for h in hosts if h.address in self._allowed_hosts_resolved])
+        self._live_hosts = frozenset(h for h in hosts if h.address in self._allowed_hosts_resolved)
+        self._position = _start_position(hosts)
 
     def distance(self, host):
         return HostDistance.LOCAL if host.address in self._allowed_hosts_resolved else HostDistance.IGNORED
@@ -381,7 +448,9 @@ class WhiteListRoundRobinPolicy(RoundRobinPolicy):
         if host.address in self._allowed_hosts_resolved:
             RoundRobinPolicy.on_up(self, host)
 
-    on_add = on_up
+    def on_add(self, host):
+        if host.address in self._allowed_hosts_resolved:
+            RoundRobinPolicy.on_add(self, host)
 
     def _engine_policy(self):
         if self._is_own(WhiteListRoundRobinPolicy):
@@ -392,8 +461,10 @@ class WhiteListRoundRobinPolicy(RoundRobinPolicy):
 
 
 class HostFilterPolicy(_ChildHears, LoadBalancingPolicy):
-    """The child policy's hosts for which ``predicate(host)`` is truthy. The engine calls
-    the predicate once per host (and again if its address changes), never per request."""
+    """The child policy's hosts for which ``predicate(host)`` is truthy; the others are
+    ``IGNORED``. The child learns every host (``populate``); its plans are filtered. The
+    engine calls the predicate once per host (and again if its address changes), never
+    per request."""
 
     def __init__(self, child_policy, predicate):
         LoadBalancingPolicy.__init__(self)
@@ -405,7 +476,7 @@ class HostFilterPolicy(_ChildHears, LoadBalancingPolicy):
         return self._predicate
 
     def populate(self, cluster, hosts):
-        self._child_policy.populate(cluster, [h for h in hosts if self._predicate(h)])
+        self._child_policy.populate(cluster=cluster, hosts=hosts)
 
     def distance(self, host):
         if self.predicate(host):
@@ -413,9 +484,12 @@ class HostFilterPolicy(_ChildHears, LoadBalancingPolicy):
         return HostDistance.IGNORED
 
     def make_query_plan(self, working_keyspace=None, query=None):
-        for host in self._child_policy.make_query_plan(working_keyspace, query):
+        for host in self._child_policy.make_query_plan(working_keyspace=working_keyspace, query=query):
             if self.predicate(host):
                 yield host
+
+    def check_supported(self):
+        return self._child_policy.check_supported()
 
     def _engine_policy(self):
         child = _engine_form(self._child_policy)
@@ -456,280 +530,6 @@ class DefaultLoadBalancingPolicy(WrapperPolicy):
 def default_lbp_factory():
     """The classic default: token-aware over DC-aware, local DC from the contact points."""
     return TokenAwarePolicy(DCAwareRoundRobinPolicy())
-
-
-class ConvictionPolicy:
-    def __init__(self, host):
-        self.host = host
-
-    def add_failure(self, connection_exc):
-        raise NotImplementedError()
-
-    def reset(self):
-        raise NotImplementedError()
-
-
-class SimpleConvictionPolicy(ConvictionPolicy):
-    def add_failure(self, connection_exc):
-        return not isinstance(connection_exc, OSError)
-
-    def reset(self):
-        pass
-
-
-class ReconnectionPolicy:
-    """How long to wait between attempts to reconnect to a host (run by the engine)."""
-
-    def new_schedule(self):
-        raise NotImplementedError()
-
-    def _engine_policy(self):
-        raise UnsupportedOperation(
-            "%s: only ConstantReconnectionPolicy and ExponentialReconnectionPolicy are supported by turbocql"
-            % type(self).__name__
-        )
-
-    def _check_builtin(self, base):
-        if type(self) is not base and _overrides(type(self), base, ("new_schedule",)):
-            ReconnectionPolicy._engine_policy(self)
-
-
-class ConstantReconnectionPolicy(ReconnectionPolicy):
-    def __init__(self, delay, max_attempts=64):
-        if delay < 0:
-            raise ValueError("delay must not be negative")
-        if max_attempts is not None and max_attempts < 0:
-            raise ValueError("max_attempts must not be negative")
-        self.delay = delay
-        self.max_attempts = max_attempts
-
-    def new_schedule(self):
-        if self.max_attempts:
-            return [self.delay] * self.max_attempts
-        return cycle([self.delay])
-
-    def _engine_policy(self):
-        self._check_builtin(ConstantReconnectionPolicy)
-        return _engine.Reconnection.constant(float(self.delay), self.max_attempts or None)
-
-
-class ExponentialReconnectionPolicy(ReconnectionPolicy):
-    def __init__(self, base_delay, max_delay, max_attempts=64):
-        if base_delay < 0 or max_delay < 0:
-            raise ValueError("Delays may not be negative")
-        if max_delay < base_delay:
-            raise ValueError("Max delay must be greater than base delay")
-        if max_attempts is not None and max_attempts < 0:
-            raise ValueError("max_attempts must not be negative")
-        self.base_delay = base_delay
-        self.max_delay = max_delay
-        self.max_attempts = max_attempts
-
-    def new_schedule(self):
-        i, overflowed = 0, False
-        while self.max_attempts is None or i < self.max_attempts:
-            if overflowed:
-                yield self.max_delay
-            else:
-                delay = min(self.base_delay * (2**i), self.max_delay)
-                overflowed = delay >= self.max_delay
-                yield delay
-            i += 1
-
-    def _engine_policy(self):
-        self._check_builtin(ExponentialReconnectionPolicy)
-        return _engine.Reconnection.exponential(
-            float(self.base_delay), float(self.max_delay), self.max_attempts or None
-        )
-
-
-_RETRY_METHODS = ("on_read_timeout", "on_write_timeout", "on_unavailable", "on_request_error")
-
-
-class RetryPolicy:
-    """What to do when a request fails: the classic decisions, applied by the engine.
-
-    Each method returns ``(decision, consistency_level)``: ``RETRY`` (same host),
-    ``RETRY_NEXT_HOST``, ``RETHROW`` or ``IGNORE``. This class itself runs in the engine
-    as the scylla crate's default policy, which decides as these methods do, and does not
-    retry a non-idempotent statement after its connection broke or the host reported
-    itself overloaded (the write may have been applied). A subclass's methods are called
-    by the engine, on failures only; their ``query`` argument is None.
-    """
-
-    RETRY = 0
-    RETHROW = 1
-    IGNORE = 2
-    RETRY_NEXT_HOST = 3
-
-    def on_read_timeout(self, query, consistency, required_responses, received_responses, data_retrieved, retry_num):
-        if retry_num != 0:
-            return self.RETHROW, None
-        if received_responses >= required_responses and not data_retrieved:
-            return self.RETRY, consistency
-        return self.RETHROW, None
-
-    def on_write_timeout(self, query, consistency, write_type, required_responses, received_responses, retry_num):
-        if retry_num != 0:
-            return self.RETHROW, None
-        if write_type == WriteType.BATCH_LOG:
-            return self.RETRY, consistency
-        return self.RETHROW, None
-
-    def on_unavailable(self, query, consistency, required_replicas, alive_replicas, retry_num):
-        return (self.RETRY_NEXT_HOST, None) if retry_num == 0 else (self.RETHROW, None)
-
-    def on_request_error(self, query, consistency, error, retry_num):
-        return self.RETRY_NEXT_HOST, None
-
-    def _engine_policy(self):
-        for base, make in (
-            (FallthroughRetryPolicy, _engine.Retry.fallthrough),
-            (NeverRetryPolicy, _engine.Retry.fallthrough),
-            (DowngradingConsistencyRetryPolicy, _engine.Retry.downgrading_consistency),
-            (RetryPolicy, _engine.Retry.default_policy),
-        ):
-            if isinstance(self, base):
-                # DowngradingConsistencyRetryPolicy's decisions also come from _pick_consistency.
-                methods = _RETRY_METHODS + (("_pick_consistency",) if hasattr(base, "_pick_consistency") else ())
-                if type(self) is base or not _overrides(type(self), base, methods):
-                    return make()
-                break
-        return _engine.Retry.python(self)
-
-
-class FallthroughRetryPolicy(RetryPolicy):
-    """Never retries: every error is raised."""
-
-    def on_read_timeout(self, *args, **kwargs):
-        return self.RETHROW, None
-
-    def on_write_timeout(self, *args, **kwargs):
-        return self.RETHROW, None
-
-    def on_unavailable(self, *args, **kwargs):
-        return self.RETHROW, None
-
-    def on_request_error(self, *args, **kwargs):
-        return self.RETHROW, None
-
-
-class NeverRetryPolicy(FallthroughRetryPolicy):
-    """Never retries."""
-
-
-class DowngradingConsistencyRetryPolicy(RetryPolicy):
-    """Retries at a lower consistency level when too few replicas answered (deprecated in
-    the classic driver; run by the engine as the scylla crate's policy of this name)."""
-
-    def _pick_consistency(self, num_responses):
-        if num_responses >= 3:
-            return self.RETRY, ConsistencyLevel.THREE
-        if num_responses >= 2:
-            return self.RETRY, ConsistencyLevel.TWO
-        if num_responses >= 1:
-            return self.RETRY, ConsistencyLevel.ONE
-        return self.RETHROW, None
-
-    def on_read_timeout(self, query, consistency, required_responses, received_responses, data_retrieved, retry_num):
-        if retry_num != 0:
-            return self.RETHROW, None
-        if ConsistencyLevel.is_serial(consistency):
-            return self.RETHROW, None
-        if received_responses < required_responses:
-            return self._pick_consistency(received_responses)
-        if not data_retrieved:
-            return self.RETRY, consistency
-        return self.RETHROW, None
-
-    def on_write_timeout(self, query, consistency, write_type, required_responses, received_responses, retry_num):
-        if retry_num != 0:
-            return self.RETHROW, None
-        if write_type in (WriteType.SIMPLE, WriteType.BATCH, WriteType.COUNTER):
-            if received_responses > 0:
-                return self.IGNORE, None
-            return self.RETHROW, None
-        if write_type == WriteType.UNLOGGED_BATCH:
-            return self._pick_consistency(received_responses)
-        if write_type == WriteType.BATCH_LOG:
-            return self.RETRY, consistency
-        return self.RETHROW, None
-
-    def on_unavailable(self, query, consistency, required_replicas, alive_replicas, retry_num):
-        if retry_num != 0:
-            return self.RETHROW, None
-        if ConsistencyLevel.is_serial(consistency):
-            return self.RETRY_NEXT_HOST, None
-        return self._pick_consistency(alive_replicas)
-
-
-class SpeculativeExecutionPolicy:
-    """Base class: when to send more attempts of a slow idempotent request."""
-
-    def new_plan(self, keyspace, statement):
-        raise NotImplementedError()
-
-    def _engine_policy(self):
-        raise UnsupportedOperation(
-            "%s: only ConstantSpeculativeExecutionPolicy and NoSpeculativeExecutionPolicy are supported by "
-            "turbocql; a policy's own new_plan is never called (the engine runs speculative executions)"
-            % type(self).__name__
-        )
-
-
-class SpeculativeExecutionPlan:
-    def next_execution(self, host):
-        raise NotImplementedError()
-
-
-class NoSpeculativeExecutionPlan(SpeculativeExecutionPlan):
-    def next_execution(self, host):
-        return -1
-
-
-class NoSpeculativeExecutionPolicy(SpeculativeExecutionPolicy):
-    def new_plan(self, keyspace, statement):
-        return NoSpeculativeExecutionPlan()
-
-    def _engine_policy(self):
-        # A subclass's own new_plan would never be called: refused, not ignored.
-        if type(self) is not NoSpeculativeExecutionPolicy and _overrides(
-            type(self), NoSpeculativeExecutionPolicy, ("new_plan",)
-        ):
-            SpeculativeExecutionPolicy._engine_policy(self)
-        return None
-
-
-class ConstantSpeculativeExecutionPolicy(SpeculativeExecutionPolicy):
-    """Up to ``max_attempts`` more attempts, ``delay`` seconds apart, on other hosts, for
-    statements marked ``is_idempotent`` only (run by the engine)."""
-
-    def __init__(self, delay, max_attempts):
-        self.delay = delay
-        self.max_attempts = max_attempts
-
-    class ConstantSpeculativeExecutionPlan(SpeculativeExecutionPlan):
-        def __init__(self, delay, max_attempts):
-            self.delay = delay
-            self.remaining = max_attempts
-
-        def next_execution(self, host):
-            if self.remaining > 0:
-                self.remaining -= 1
-                return self.delay
-            return -1
-
-    def new_plan(self, keyspace, statement):
-        return self.ConstantSpeculativeExecutionPlan(self.delay, self.max_attempts)
-
-    def _engine_policy(self):
-        if type(self) is not ConstantSpeculativeExecutionPolicy and _overrides(
-            type(self), ConstantSpeculativeExecutionPolicy, ("new_plan", "ConstantSpeculativeExecutionPlan")
-        ):
-            SpeculativeExecutionPolicy._engine_policy(self)
-        if self.delay < 0 or self.max_attempts < 0:
-            raise ValueError("ConstantSpeculativeExecutionPolicy needs a delay and max_attempts of at least 0")
-        return (float(self.delay), int(self.max_attempts))
 
 
 class AddressTranslator:

@@ -7,6 +7,7 @@ handed to load-balancing predicates, listeners and ``cluster.metadata.all_hosts(
 Connection pools themselves live in the engine (the scylla crate).
 """
 
+import functools
 import threading
 import uuid
 
@@ -26,8 +27,10 @@ class NoConnectionsAvailable(Exception):
     """No connection to the host could take the request."""
 
 
+@functools.total_ordering
 class Host:
-    """One node of the cluster (classic ``cassandra.pool.Host``)."""
+    """One node of the cluster (classic ``cassandra.pool.Host``), ordered and compared by
+    endpoint."""
 
     broadcast_address = None
     broadcast_port = None

@@ -56,6 +56,13 @@ class Listener(HostStateListener):
     def on_down(self, host):
         self._note("down", host)
 
+    # The classic base raises for the events a listener does not handle.
+    def on_add(self, host):
+        pass
+
+    def on_remove(self, host):
+        pass
+
     def wait_for(self, event, timeout):
         with self.changed:
             return self.changed.wait_for(lambda: event in self.events, timeout)
