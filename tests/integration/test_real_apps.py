@@ -299,7 +299,7 @@ def test_cstar_migrate_migrations_applied_and_listed(tmp_path, fresh_keyspaces):
     statuses, logs, node = {}, {}, {}
     for driver, keyspace in keyspaces.items():
 
-        def cli(*args, driver=driver):
+        def cli(*args, driver=driver, keyspace=keyspace):
             common = [tool, "-H", HOST, "-p", str(PORT), "-c", "%s.yml" % driver, "-y"]
             proc = _run([*common, *args], driver, tmp_path)
             return _APPLIED_AT.sub("DATE", proc.stdout.replace(keyspace, "KS")), proc.stderr
@@ -307,9 +307,7 @@ def test_cstar_migrate_migrations_applied_and_listed(tmp_path, fresh_keyspaces):
         # Up to version 2, the status, then the rest, the status, and a migrate with nothing to do.
         steps = [cli("migrate", "2"), cli("status"), cli("migrate"), cli("status"), cli("migrate")]
         statuses[driver] = [steps[1][0], steps[3][0]]
-        logs[driver] = [
-            [line for line in err.splitlines() if line.startswith("INFO:Migrator:")] for _, err in steps
-        ]
+        logs[driver] = [[line for line in err.splitlines() if line.startswith("INFO:Migrator:")] for _, err in steps]
         node[driver] = (
             sorted(
                 (r.version, r.name, r.state)
@@ -342,8 +340,12 @@ def test_cstar_migrate_migrations_applied_and_listed(tmp_path, fresh_keyspaces):
     classic_users, turbocql_users = node["classic"][1], node["turbocql"][1]
     assert classic_users[0] == (0, "cassandra.cluster", None)
     assert turbocql_users[0] == (0, "turbocql.cluster", None)
-    assert turbocql_users[1:] == classic_users[1:] == [
-        (1, "ada", "ada@example.com; primary"),
-        (2, "grace", "grace@example.com"),
-        (3, "linus", "linus@example.com"),
-    ]
+    assert (
+        turbocql_users[1:]
+        == classic_users[1:]
+        == [
+            (1, "ada", "ada@example.com; primary"),
+            (2, "grace", "grace@example.com"),
+            (3, "linus", "linus@example.com"),
+        ]
+    )
