@@ -222,7 +222,8 @@ class ContextQuery:
                 raise ValueError("Models must be derived from base Model.")
             if not (hasattr(model, "_columns") and hasattr(model, "_construct_instance")):
                 raise CQLEngineException("Models must be derived from base Model.")
-            attrs = {"__abstract__": False, "__module__": model.__module__}
+            # No __module__, as classic: see management._model_in.
+            attrs = {"__abstract__": False}
             attrs["__table_name__"] = model._raw_column_family_name()
             attrs["__table_name_case_sensitive__"] = True
             if keyspace:

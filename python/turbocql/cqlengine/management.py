@@ -6,10 +6,11 @@ import logging
 import os
 import warnings
 
-from turbocql.cqlengine import CQLEngineException, columns, connection, models
+from turbocql.cqlengine import CQLEngineException, columns, connection
 from turbocql.cqlengine.connection import (
     execute as _execute,
 )  # bound at import: a patched connection.execute sees queries, not schema changes
+from turbocql.cqlengine.models import Model  # a module global, as classic: apps rebind it (below)
 from turbocql.cqlengine.usertype import UserType
 from turbocql.metadata import protect_name
 
@@ -88,10 +89,11 @@ def _targets(model, keyspaces, connections):
 def _model_in(model, keyspace):
     if not keyspace:
         return model
+    # No __module__: a model class's own metaclass (django-cassandra-engine's) registers a
+    # class that has one with its framework, and this copy is no model of the application.
     attrs = {
         "__abstract__": False,
         "__keyspace__": keyspace,
-        "__module__": model.__module__,
         "__table_name__": model._raw_column_family_name(),
         "__table_name_case_sensitive__": True,
     }
@@ -103,7 +105,9 @@ def sync_table(model, keyspaces=None, connections=None):
 
     Existing columns are never altered or dropped; a primary key that differs raises."""
     _allow_schema_modification()
-    if not issubclass(model, models.Model):
+    # The module's Model, not models.Model: django-cassandra-engine sets
+    # ``management.Model = (Model, DjangoCassandraModel)`` so its models pass this check.
+    if not issubclass(model, Model):
         raise CQLEngineException("Models must be derived from base Model.")
     if model.__abstract__:
         raise CQLEngineException("cannot create table from abstract model")
