@@ -9,6 +9,9 @@ no other module of the cluster layer: the session and the cluster import it.
 """
 
 import functools
+import sys
+import warnings
+from collections.abc import Mapping
 
 from turbocql import ConsistencyLevel, DriverException, _engine, _loggers
 from turbocql.query import (
@@ -61,7 +64,52 @@ def _column_type_classes(names):
     return tuple(_type_class(n) for n in names)
 
 
-class ResultSet(_engine.ResultCore):
+class _ResultSetType(type):
+    """ResultSet's metaclass: ``ResultSet(future, initial_response)`` with a future that is
+    not one of ours (a ``Mock`` in tests, an agent's stand-in) makes a
+    :class:`_ForeignFutureResultSet`, which pages through that future as the classic
+    ResultSet does. The engine makes its results without calling the class (see
+    ``results::make_result``), so this runs only for results made in Python."""
+
+    def __call__(cls, *args, **kwargs):
+        if len(args) == 2 and not kwargs:
+            future, rows = args
+        elif len(args) == 1 and kwargs.keys() == {"initial_response"}:
+            future, rows = args[0], kwargs["initial_response"]
+        elif not args and kwargs.keys() == {"response_future", "initial_response"}:
+            future, rows = kwargs["response_future"], kwargs["initial_response"]
+        else:
+            return type.__call__(cls, *args, **kwargs)
+        if type(future) is _PAGE:
+            return type.__call__(cls, *args, **kwargs)
+        if cls is not ResultSet or isinstance(future, _engine.ResponseFutureCore):
+            return type.__call__(cls, future, rows)
+        return _foreign_future_result(future, rows)
+
+
+_PAGE = _engine.Page
+
+
+def _index_warning():
+    """The classic DeprecationWarning of ``result[0]``, through ``turbocql.cluster.warn`` as
+    the classic ``cassandra.cluster.warn`` (tests patch it there)."""
+    global _index_warned
+    _index_warned = True
+    warn = getattr(sys.modules.get("turbocql.cluster"), "warn", warnings.warn)
+    warn(
+        "ResultSet indexing support will be removed in 4.0. Consider using ResultSet.one() to get a single row.",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+
+
+# Whether a result made by the engine has warned about ``result[0]``: it does once per
+# process (the classic driver at each call, which costs ~2 us through the warnings
+# machinery; Python's default filters show it at most once per place anyway).
+_index_warned = False
+
+
+class ResultSet(_engine.ResultCore, metaclass=_ResultSetType):
     """The rows of a request, a page at a time.
 
     Iterating goes through every page, fetching the next one (GIL released) when the
@@ -127,6 +175,8 @@ class ResultSet(_engine.ResultCore):
         while True:
             yield from self._page_iter
             if self.paging_state is None:
+                # As classic: an iterated result holds no rows (``bool(rs)`` is False).
+                self._current_rows = []
                 return
             self.fetch_next_page()
             self._page_iter = iter(self._current_rows)
@@ -139,6 +189,8 @@ class ResultSet(_engine.ResultCore):
                 return next(self._page_iter)
             except StopIteration:
                 if self.paging_state is None:
+                    if not self._list_mode:
+                        self._current_rows = []
                     raise
                 self.fetch_next_page()
                 self._page_iter = iter(self._current_rows)
@@ -180,7 +232,11 @@ class ResultSet(_engine.ResultCore):
     __hash__ = None  # type: ignore[assignment]  # as classic: __eq__ without __hash__
 
     def __getitem__(self, i):
-        """Index into all rows (every page is fetched first, as in the classic driver)."""
+        """Index into all rows (every page is fetched first, as in the classic driver,
+        which also warns that ``result[0]`` is deprecated: ``DeprecationWarning``, here
+        once per process)."""
+        if i == 0 and not _index_warned:
+            _index_warning()
         self._enter_list_mode("index operator")
         return self._current_rows[i]
 
@@ -240,6 +296,119 @@ class ResultSet(_engine.ResultCore):
 
     def __repr__(self):
         return "<ResultSet rows=%d, has_more_pages=%s>" % (len(self.current_rows), self.has_more_pages)
+
+
+class _ForeignFutureResultSet(ResultSet):
+    """``ResultSet(response_future, initial_response)`` for a future that is not one of
+    ours (``_ResultSetType``): as the classic ResultSet, the rows are ``initial_response``
+    and everything about paging is asked of that future (``has_more_pages``,
+    ``start_fetching_next_page()``, ``result()._current_rows``, ``_paging_state``,
+    ``_col_names``), in the classic order of calls (tests count them)."""
+
+    @property
+    def has_more_pages(self):
+        return self.response_future.has_more_pages
+
+    @property
+    def paging_state(self):
+        return self.response_future._paging_state
+
+    @property
+    def column_names(self):
+        return getattr(self.response_future, "_col_names", None)
+
+    @property
+    def column_types(self):
+        return getattr(self.response_future, "_col_types", None)
+
+    def __iter__(self):
+        if self._list_mode:
+            return iter(self._current_rows)
+        self._page_iter = iter(self._current_rows)
+        return self
+
+    def __next__(self):
+        while True:
+            try:
+                return next(self._page_iter)
+            except StopIteration:
+                future = self.response_future
+                if not future.has_more_pages:
+                    if not self._list_mode:
+                        self._current_rows = []
+                    raise
+            if getattr(future, "_continuous_paging_session", None):
+                return next(self._page_iter)
+            # A page may be empty (Scylla sends some): go on to the next one.
+            self.fetch_next_page()
+            self._page_iter = iter(self._current_rows)
+
+    def fetch_next_page(self):
+        future = self.response_future
+        if future.has_more_pages:
+            future.start_fetching_next_page()
+            self._current_rows = future.result()._current_rows
+        else:
+            self._current_rows = []
+
+    def _enter_list_mode(self, operator):
+        if self._list_mode:
+            return
+        if self._page_iter:
+            raise RuntimeError("Cannot use %s when results have been iterated." % operator)
+        if self.response_future.has_more_pages:
+            log.warning("Using %s on paged results causes entire result set to be materialized.", operator)
+        self._current_rows = list(self)
+        self._page_iter = None
+        self._list_mode = True
+
+    def __getitem__(self, i):
+        if i == 0:
+            _index_warning()  # at each call, as classic
+        self._enter_list_mode("index operator")
+        return self._current_rows[i]
+
+    def __bool__(self):
+        return bool(self._current_rows)
+
+    def get_query_trace(self, max_wait_sec=None):
+        return self.response_future.get_query_trace(max_wait_sec)
+
+    def get_all_query_traces(self, max_wait_sec_per=None):
+        return self.response_future.get_all_query_traces(max_wait_sec_per)
+
+
+class _ForeignFuture:
+    """What the engine reads of a future when it makes a result in the classic form
+    (``_engine.ResultCore``): a foreign future's attributes, None for those it lacks."""
+
+    __slots__ = ("_final_page", "session", "_request", "row_factory", "query")
+
+    def __init__(self, future):
+        self._final_page = None
+        for name in ("session", "_request", "row_factory", "query"):
+            setattr(self, name, getattr(future, name, None))
+
+
+def _foreign_future_result(future, initial_response):
+    """A :class:`_ForeignFutureResultSet` of ``future`` holding ``initial_response`` as
+    the classic ResultSet does (a mapping or a non-iterable is one row)."""
+    if isinstance(initial_response, Mapping) or not _iterable(initial_response):
+        rows = [initial_response] if initial_response else []
+    else:
+        rows = initial_response
+    result = type.__call__(_ForeignFutureResultSet, _ForeignFuture(future), None)
+    result.response_future = future
+    result._current_rows = rows
+    return result
+
+
+def _iterable(value):
+    try:
+        iter(value)
+    except TypeError:
+        return False
+    return True
 
 
 def _traces_seen(owner, trace_id):

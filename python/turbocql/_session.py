@@ -4,6 +4,7 @@ execution profiles as the engine reads them. Also ``_NOT_SET``, the "argument no
 default of its methods. Imports the results and the dispatcher; the cluster imports it.
 """
 
+import concurrent.futures
 import copy
 
 from turbocql import ConsistencyLevel, UnsupportedOperation, _dispatcher, _engine, protocol
@@ -63,7 +64,10 @@ def _execute_through_execute_async(
 
 def _execute_async_replaced(session):
     """Whether ``session.execute_async`` is not turbocql's own (an agent's wrapper on the
-    instance or the class, or a subclass's): the bulk paths then go through it too."""
+    instance or the class, or a subclass's; or the session is not a turbocql Session, a
+    ``Mock`` in tests): the bulk paths then go through it too."""
+    if not isinstance(session, Session):
+        return True
     return "execute_async" in session.__dict__ or type(session).execute_async is not Session._own_execute_async
 
 
@@ -370,6 +374,15 @@ class Session(metaclass=_SessionType):
             )
 
         self.encoder.mapping[klass] = encode
+
+    def add_or_renew_pool(self, host, is_host_addition):
+        """The classic method that (re)opens a host's connection pool, returning a
+        ``concurrent.futures.Future`` of whether it did. The engine (the scylla crate) opens
+        and renews the pool of every node itself, so nothing is done here: a done Future,
+        True while the session is up."""
+        future = concurrent.futures.Future()
+        future.set_result(not self.is_shutdown)
+        return future
 
     def get_pool_state(self):
         """Per host the engine knows, what can be told of its connections, in the classic

@@ -21,6 +21,7 @@ import uuid
 import warnings
 import weakref
 from typing import TYPE_CHECKING
+from warnings import warn  # noqa: F401 - the classic cassandra.cluster.warn (ResultSet indexing warns through it)
 
 from turbocql import (  # noqa: F401 - classic names re-exported from turbocql.cluster
     AlreadyExists,

@@ -102,7 +102,10 @@ def _rows_form(source):
 
 def _through_execute_async(session, pairs, concurrency, raise_on_first_error, execution_profile):
     """The classic way: each statement through ``session.execute_async`` (as classic, with
-    no client timeout), up to ``concurrency`` in flight, results in input order."""
+    no client timeout), up to ``concurrency`` in flight, results in input order. As in the
+    classic driver, a future's outcome comes to its callbacks (``add_callbacks``), a result
+    is ``ResultSet(future, rows)``, and an exception raised by ``execute_async`` itself (a
+    value that does not bind) is that statement's failure."""
     pairs = iter(pairs)
     in_flight = collections.deque()
     more = True
@@ -113,17 +116,46 @@ def _through_execute_async(session, pairs, concurrency, raise_on_first_error, ex
             except StopIteration:
                 more = False
                 break
-            in_flight.append(
-                session.execute_async(statement, params, timeout=None, execution_profile=execution_profile)
-            )
+            in_flight.append(_Outcome(session, statement, params, execution_profile))
         if not in_flight:
             return
+        success, value = in_flight.popleft().wait()
+        if not success and raise_on_first_error:
+            raise value
+        yield ExecutionResult(success, value)
+
+
+class _Outcome:
+    """One statement of :func:`_through_execute_async`: sent at once, its outcome set by the
+    future's callback or errback (any thread) and waited for by the caller."""
+
+    __slots__ = ("_done", "_value")
+
+    def __init__(self, session, statement, params, execution_profile):
+        self._done = threading.Event()
         try:
-            yield ExecutionResult(True, in_flight.popleft().result())
-        except Exception as exc:
-            if raise_on_first_error:
-                raise
-            yield ExecutionResult(False, exc)
+            future = session.execute_async(statement, params, timeout=None, execution_profile=execution_profile)
+            future.add_callbacks(callback=self._on_success, callback_args=(future,), errback=self._on_error)
+        except Exception as exc:  # noqa: BLE001 - this statement's failure, as classic
+            self._on_error(exc)
+
+    def _on_success(self, rows, future):
+        try:
+            # No callback for the next pages (iterating the result fetches them), as classic.
+            future.clear_callbacks()
+            value = (True, ResultSet(future, rows))
+        except Exception as exc:  # noqa: BLE001 - never leave the caller waiting
+            value = (False, exc)
+        self._value = value
+        self._done.set()
+
+    def _on_error(self, exc):
+        self._value = (False, exc)
+        self._done.set()
+
+    def wait(self):
+        self._done.wait()
+        return self._value
 
 
 def execute_concurrent(

@@ -3,29 +3,62 @@
 - :class:`SimpleStatement`: a query string; ``%s`` / ``%(name)s`` parameters are encoded
   into CQL literals on the client, as the classic driver does.
 - :class:`PreparedStatement` / :class:`BoundStatement`: ``?`` / ``:name`` markers, values
-  serialized by the engine using the prepared metadata.
+  serialized by the engine using the prepared metadata. A PreparedStatement made by its
+  classic constructor (``column_metadata``, ``query_id``, ...; not by ``Session.prepare``)
+  binds as the classic one does: values serialized in Python by their column's cqltypes
+  class (``_ClassicPreparedStatement``).
 - :class:`BatchStatement` with :class:`BatchType`.
 - Row factories: :func:`named_tuple_factory` (the default), :func:`dict_factory`,
   :func:`tuple_factory`, :func:`ordered_dict_factory`, :func:`numpy_factory` (pages as numpy columns),
   :func:`arrow_factory` (pages as pyarrow record batches; turbocql's own).
+- Query tracing: :class:`QueryTrace`, :class:`TraceEvent`.
+
+This module holds the prepared, bound and batch statements; the rest of its names are
+re-exported from where they live, one concern each: ``_statement`` (Statement,
+SimpleStatement, ``UNSET_VALUE``, ``FETCH_SIZE_UNSET``), ``_row_factories`` and ``_trace``.
 """
 
 from __future__ import annotations
 
-import datetime
-import keyword
-import re
-import time
+import struct
 import weakref
-from collections import OrderedDict, namedtuple
-from collections.abc import Mapping
+from collections import namedtuple
 from typing import ClassVar
 
 from turbocql import ConsistencyLevel, OperationTimedOut, UnsupportedOperation, _loggers  # noqa: F401 - classic names of cassandra.query
 from turbocql._engine import encode as _engine_encode
-from turbocql._engine import named_rows as _named_rows
+from turbocql._row_factories import (  # noqa: F401 - names of turbocql.query, moved (row factories)
+    END_BADCHAR_REGEX,
+    NON_ALPHA_REGEX,
+    START_BADCHAR_REGEX,
+    _clean_column_name,
+    _cleaned_row_class,
+    _row_class,
+    _sanitize_identifiers,
+    arrow_factory,
+    cql_text_factory,
+    dict_factory,
+    named_tuple_factory,
+    numpy_factory,
+    ordered_dict_factory,
+    tuple_factory,
+)
+from turbocql._statement import (  # noqa: F401 - names of turbocql.query, moved (statement base classes)
+    _CUSTOM_PAYLOAD,
+    _RETRY_POLICY,
+    FETCH_SIZE_UNSET,
+    UNSET_VALUE,
+    SimpleStatement,
+    Statement,
+    _consistency_name,
+    _pack_routing_key,
+    _Refused,
+    _SerialConsistencyLevel,
+    _UnsetValue,
+)
+from turbocql._trace import QueryTrace, TraceEvent, TraceUnavailable  # noqa: F401 - names of turbocql.query, moved
 from turbocql.encoder import Encoder, ValueSequence, bind_params  # noqa: F401 - classic re-exports
-from turbocql.util import unix_time_from_uuid1
+from turbocql.util import unix_time_from_uuid1  # noqa: F401 - a name of the classic module
 
 log = _loggers.query
 
@@ -48,332 +81,6 @@ __all__ = [
     "arrow_factory",
     "cql_text_factory",
 ]
-
-
-class _UnsetValue:
-    """Leaves a bound column untouched (protocol v4 'unset')."""
-
-    _instance = None
-
-    def __new__(cls):
-        if cls._instance is None:
-            cls._instance = object.__new__(cls)
-        return cls._instance
-
-    def __repr__(self):
-        return "UNSET_VALUE"
-
-    def __reduce__(self):
-        return (_UnsetValue, ())
-
-
-UNSET_VALUE = _UnsetValue()
-"""Bind this to leave a column untouched instead of writing null."""
-
-FETCH_SIZE_UNSET = object()
-"""The default of ``Statement.fetch_size``: use ``Session.default_fetch_size``."""
-
-
-# ---------------------------------------------------------------- row factories
-
-
-def _clean_column_name(name):
-    """As the classic driver: leading non-alphanumerics and trailing non-word characters
-    dropped, other non-alphanumerics replaced by ``_``."""
-    return NON_ALPHA_REGEX.sub("_", START_BADCHAR_REGEX.sub("", END_BADCHAR_REGEX.sub("", name)))
-
-
-_ROW_CLASSES: dict[tuple[str, ...], type] = {}
-
-
-def _row_class(colnames):
-    """The named-tuple class for a column list (cached; at most 1024 lists are kept)."""
-    cls = _ROW_CLASSES.get(colnames)
-    if cls is None:
-        try:
-            cls = namedtuple("Row", colnames)
-        except ValueError:
-            cls = _cleaned_row_class(colnames)
-        if len(_ROW_CLASSES) >= 1024:
-            _ROW_CLASSES.clear()
-        _ROW_CLASSES[colnames] = cls
-    return cls
-
-
-def _cleaned_row_class(colnames):
-    """The classic named_tuple_factory's class for names namedtuple refuses: the names
-    cleaned (``[applied]`` -> ``applied``); if still refused (duplicates, keywords),
-    invalid ones become ``field_<i>_`` and duplicates get ``_`` appended (``duplicate``,
-    ``duplicate_``, ``duplicate__``), with the classic warning."""
-    clean = [_clean_column_name(c) for c in colnames]
-    try:
-        return namedtuple("Row", clean)
-    except ValueError:
-        log.warning(
-            "Failed creating named tuple for results with column names %s (cleaned: %s) "
-            "(see Python 'namedtuple' documentation for details on name rules). "
-            "Results will be returned with positional names. "
-            'Avoid this by choosing different names, using SELECT "<col name>" AS aliases, '
-            "or specifying a different row_factory on your Session" % (list(colnames), clean)
-        )
-        return namedtuple("Row", _sanitize_identifiers(clean))
-
-
-def _sanitize_identifiers(field_names):
-    """As the classic cassandra.util._sanitize_identifiers."""
-    names_out = list(field_names)
-    for index, name in enumerate(field_names):
-        if (
-            not all(c.isalnum() or c == "_" for c in name)
-            or keyword.iskeyword(name)
-            or not name
-            or name[0].isdigit()
-            or name.startswith("_")
-        ):
-            names_out[index] = "field_%d_" % index
-    if len(names_out) != len(set(names_out)):
-        observed = set()
-        for index in range(len(names_out)):
-            while names_out[index] in observed:
-                names_out[index] = "%s_" % (names_out[index],)
-            observed.add(names_out[index])
-    return names_out
-
-
-def tuple_factory(colnames, rows):
-    """Rows as plain tuples."""
-    return rows
-
-
-named_tuple_factory = _named_rows
-"""Rows as named tuples (the default): ``named_tuple_factory(colnames, rows)``. The class
-is built once per column list (``_row_class``); rows are made in the engine."""
-
-
-def dict_factory(colnames, rows):
-    """Rows as dicts keyed by column name."""
-    return [dict(zip(colnames, r)) for r in rows]
-
-
-def ordered_dict_factory(colnames, rows):
-    """Rows as OrderedDicts keyed by column name."""
-    return [OrderedDict(zip(colnames, r)) for r in rows]
-
-
-def numpy_factory(colnames, rows):
-    """A page as ONE dict of column name -> numpy array (needs numpy).
-
-    Set as ``session.row_factory``: the engine then decodes each page column by column,
-    in Rust, with no Python object per value. Numbers become arrays of their dtype
-    (``int32``, ``int64``, ``float32``, ``float64``, ``bool``, ``datetime64[ms]`` for
-    timestamps); ``vector<float, n>`` (and the other numeric vectors) a 2-D array with a
-    row per row; a column with nulls a ``numpy.ma.MaskedArray``; other types object
-    arrays of the usual values. Iterating a ResultSet yields one such dict per page (as
-    the classic driver's ``NumpyProtocolHandler``); an empty page gives none.
-    """
-    if isinstance(rows, dict):
-        if not rows or len(next(iter(rows.values()))) == 0:
-            return []
-        return [rows]
-    # Decoded as rows (a batch's result): build the columns here.
-    import numpy as np
-
-    if not rows:
-        return []
-    out = {}
-    for i, name in enumerate(colnames):
-        col = np.empty(len(rows), dtype=object)
-        for j, r in enumerate(rows):
-            col[j] = r[i]
-        out[name] = col
-    return [out]
-
-
-def arrow_factory(colnames, rows):
-    """A page as ONE ``pyarrow.RecordBatch`` (needs pyarrow; turbocql's own, not in the
-    classic driver).
-
-    Set as ``session.row_factory`` (or a profile's): the engine decodes each page column by
-    column in Rust straight into Arrow buffers, with no Python object per value (the types
-    are listed in ``turbocql._arrow``). Iterating a ResultSet yields one batch per page (an
-    empty page gives none); ``ResultSet.to_arrow()`` gives every page as one table.
-    """
-    from turbocql import _arrow
-
-    if isinstance(rows, _arrow.pa.RecordBatch):
-        return [rows] if rows.num_rows else []
-    # Decoded as rows (a batch's result): build the batch here.
-    return [_arrow.rows_batch(colnames, rows)] if rows else []
-
-
-def cql_text_factory(colnames, rows):
-    """A page as ONE ``pyarrow.RecordBatch`` of strings: each value in its CQL text form, as
-    cqlsh writes it and ``turbocql load`` reads it back (``2024-01-02 03:04:05.678+0000``,
-    ``0x0aff``, ``{'a': 1}``); null stays null. Needs pyarrow; turbocql's own (what
-    ``turbocql unload`` writes CSV from). The engine writes the text straight from each
-    value's bytes, with no Python object per value.
-    """
-    from turbocql import _arrow
-
-    if isinstance(rows, _arrow.pa.RecordBatch):
-        return [rows] if rows.num_rows else []
-    # Decoded as rows (a batch's result): Python's own text of each value.
-    columns = {name: [None if r[i] is None else str(r[i]) for r in rows] for i, name in enumerate(colnames)}
-    return [_arrow.pa.RecordBatch.from_pydict(columns)] if rows else []
-
-
-# ---------------------------------------------------------------- statements
-
-
-class _SerialConsistencyLevel:
-    """``statement.serial_consistency_level``: checked when assigned (SERIAL, LOCAL_SERIAL or
-    None, else ValueError, as in the classic driver). It has no ``__get__``, so reading it
-    (the engine does, per request) is a plain instance-dict lookup with no Python call."""
-
-    def __set__(self, obj, value):
-        if value is not None and value not in (8, 9):
-            raise ValueError(
-                "serial_consistency_level must be either ConsistencyLevel.SERIAL or ConsistencyLevel.LOCAL_SERIAL"
-            )
-        obj.__dict__["serial_consistency_level"] = value
-
-    def __delete__(self, obj):
-        obj.__dict__["serial_consistency_level"] = None
-
-
-class _Refused:
-    """A statement attribute the engine does not apply: None (the default) only; any other
-    value raises ``UnsupportedOperation`` naming it, given to the constructor or assigned."""
-
-    def __init__(self, why):
-        self.why = why
-
-    def __set_name__(self, owner, name):
-        self.name = name
-
-    def __get__(self, obj, objtype=None):
-        if obj is None:
-            return None
-        return obj.__dict__.get(self.name)
-
-    def __set__(self, obj, value):
-        if value is not None:
-            from turbocql import UnsupportedOperation
-
-            raise UnsupportedOperation("%s.%s: %s" % (type(obj).__name__, self.name, self.why))
-        obj.__dict__[self.name] = None
-
-
-# The classic driver sends these with the request; the engine does not (see the audit,
-# docs/audit-accepted-settings.md).
-_RETRY_POLICY = _Refused(
-    "a per-statement retry policy is not supported: the engine applies the execution profile's "
-    "retry_policy (give the statement an execution_profile whose retry_policy is the one wanted)"
-)
-_CUSTOM_PAYLOAD = _Refused("custom payloads are not supported by turbocql (the scylla crate sends none)")
-
-
-class Statement:
-    """Options shared by every kind of statement."""
-
-    retry_policy = _RETRY_POLICY
-    consistency_level = None
-    fetch_size = FETCH_SIZE_UNSET
-    keyspace = None
-    table = None
-    custom_payload = _CUSTOM_PAYLOAD
-    is_idempotent = False
-    _routing_key = None
-
-    def __init__(
-        self,
-        retry_policy=None,
-        consistency_level=None,
-        routing_key=None,
-        serial_consistency_level=None,
-        fetch_size=FETCH_SIZE_UNSET,
-        keyspace=None,
-        custom_payload=None,
-        is_idempotent=False,
-        table=None,
-    ):
-        self.retry_policy = retry_policy
-        self.consistency_level = consistency_level
-        self.serial_consistency_level = serial_consistency_level
-        self._routing_key = routing_key  # as given (the setter packs lists; __init__ does not)
-        if fetch_size is not FETCH_SIZE_UNSET:
-            self.fetch_size = fetch_size
-        self.keyspace = keyspace
-        self.table = table
-        self.custom_payload = custom_payload
-        self.is_idempotent = is_idempotent
-
-    def _get_routing_key(self):
-        return self._routing_key
-
-    def _set_routing_key(self, key):
-        """A serialized key, or a list/tuple of serialized components (one: itself;
-        several: packed as a composite key), as in the classic driver."""
-        if isinstance(key, (list, tuple)):
-            key = key[0] if len(key) == 1 else _pack_routing_key(key)
-        self._routing_key = key
-
-    def _del_routing_key(self):
-        self._routing_key = None
-
-    routing_key = property(_get_routing_key, _set_routing_key, _del_routing_key)
-
-    serial_consistency_level = _SerialConsistencyLevel()
-
-
-def _pack_routing_key(parts):
-    """A composite partition key's routing key: each component as [short length][bytes][0]."""
-    return b"".join(len(p).to_bytes(2, "big") + p + b"\x00" for p in parts)
-
-
-def _consistency_name(level):
-    return ConsistencyLevel.value_to_name.get(level, "Not Set")
-
-
-class SimpleStatement(Statement):
-    """A query string, with optional ``%s`` / ``%(name)s`` parameters encoded client-side."""
-
-    def __init__(
-        self,
-        query_string,
-        retry_policy=None,
-        consistency_level=None,
-        routing_key=None,
-        serial_consistency_level=None,
-        fetch_size=FETCH_SIZE_UNSET,
-        keyspace=None,
-        custom_payload=None,
-        is_idempotent=False,
-    ):
-        Statement.__init__(
-            self,
-            retry_policy,
-            consistency_level,
-            routing_key,
-            serial_consistency_level,
-            fetch_size,
-            keyspace,
-            custom_payload,
-            is_idempotent,
-        )
-        self._query_string = query_string
-
-    @property
-    def query_string(self):
-        return self._query_string
-
-    def __str__(self):
-        return '<SimpleStatement query="%s", consistency=%s>' % (
-            self.query_string,
-            _consistency_name(self.consistency_level),
-        )
-
-    __repr__ = __str__
 
 
 class ColumnMetadata(namedtuple("ColumnMetadata", "keyspace_name table_name name type")):
@@ -436,6 +143,15 @@ class PreparedStatement:
     def __delattr__(self, name):
         object.__delattr__(self, name)
         self.__dict__.pop("_engine_opts", None)
+
+    def __new__(cls, *args, **kwargs):
+        # The classic constructor (column_metadata, query_id, routing_key_indexes, query,
+        # keyspace, protocol_version, result_metadata, result_metadata_id[,
+        # column_encryption_policy]: 8 arguments or more) makes a _ClassicPreparedStatement.
+        # Session.prepare passes the engine's statement (and the session's keyspace).
+        if cls is PreparedStatement and len(args) + len(kwargs) > 2:
+            cls = _ClassicPreparedStatement
+        return object.__new__(cls)
 
     def __init__(self, engine_prepared, keyspace=None):
         self._prepared = engine_prepared
@@ -510,17 +226,20 @@ class BoundStatement(Statement):
         self.prepared_statement = ps
         Statement.__init__(
             self,
-            retry_policy if retry_policy is not None else ps.retry_policy,
+            # A prepared statement's retry_policy and custom_payload are None (any other
+            # value is refused), so the bound statement's are the ones given.
+            retry_policy,
             consistency_level if consistency_level is not None else ps.consistency_level,
             routing_key,
             serial_consistency_level if serial_consistency_level is not None else ps.serial_consistency_level,
             fetch_size if fetch_size is not FETCH_SIZE_UNSET else ps.fetch_size,
             keyspace if keyspace is not None else ps.keyspace,
-            custom_payload if custom_payload is not None else ps.custom_payload,
+            custom_payload,
             ps.is_idempotent,
         )
         self.values = []
-        self._bound = None
+        if type(ps) is not PreparedStatement and isinstance(ps, _ClassicPreparedStatement):
+            _ClassicBoundStatement._adopt(self, keyspace)
 
     def bind(self, values):
         """Binds ``values`` (a sequence, or a dict by marker name). Raises ``TypeError`` /
@@ -587,6 +306,170 @@ class BoundStatement(Statement):
         return '<BoundStatement query="%s", values=%s, consistency=%s>' % (
             self.query_string,
             self.values,
+            _consistency_name(self.consistency_level),
+        )
+
+    __repr__ = __str__
+
+
+class _ClassicPreparedStatement(PreparedStatement):
+    """A PreparedStatement made by the classic constructor, not by ``Session.prepare``
+    (code that builds one from its metadata, as the classic driver's tests do): its
+    metadata is what was given (``column_metadata`` types are cqltypes classes), and it
+    binds as the classic one (:class:`_ClassicBoundStatement`). The engine has no
+    prepared statement for it, so it cannot be executed or batched."""
+
+    __module__ = "turbocql.query"
+
+    column_encryption_policy = None
+    result_metadata_id = None
+    is_lwt = False
+    _routing_key_index_set = None
+
+    def __init__(
+        self,
+        column_metadata,
+        query_id,
+        routing_key_indexes,
+        query,
+        keyspace,
+        protocol_version,
+        result_metadata,
+        result_metadata_id,
+        column_encryption_policy=None,
+    ):
+        if column_encryption_policy is not None:
+            raise UnsupportedOperation(
+                "PreparedStatement(column_encryption_policy=...): column encryption is not supported by turbocql"
+            )
+        self.column_metadata = column_metadata
+        self.query_id = query_id
+        self.routing_key_indexes = routing_key_indexes
+        self.query_string = query
+        self.keyspace = keyspace
+        self.protocol_version = protocol_version
+        self.result_metadata = result_metadata
+        self.result_metadata_id = result_metadata_id
+        self.is_idempotent = False
+
+    @property
+    def _prepared(self):
+        raise UnsupportedOperation(
+            "this PreparedStatement was made by its constructor, not by Session.prepare: the engine has no "
+            "prepared statement to execute"
+        )
+
+    @property
+    def routing_key_indexes(self):
+        return self.__dict__.get("_routing_key_indexes")
+
+    @routing_key_indexes.setter
+    def routing_key_indexes(self, indexes):
+        self._routing_key_indexes = indexes
+        self._routing_key_index_set = None
+
+    def is_routing_key_index(self, i):
+        if self._routing_key_index_set is None:
+            self._routing_key_index_set = set(self.routing_key_indexes) if self.routing_key_indexes else set()
+        return i in self._routing_key_index_set
+
+    def bind(self, values):
+        return _ClassicBoundStatement(self).bind(values)
+
+
+class _ClassicBoundStatement(BoundStatement):
+    """A BoundStatement of a :class:`_ClassicPreparedStatement` (``BoundStatement.__init__``
+    makes it one): bound as the classic driver binds, each value serialized in Python by its
+    column's cqltypes class at the statement's ``protocol_version`` (``values`` is the list of
+    bytes, ``raw_values`` what was given); before v4 a missing value is an error, from v4 it
+    is ``UNSET_VALUE``."""
+
+    __module__ = "turbocql.query"
+
+    raw_values = ()
+
+    @staticmethod
+    def _adopt(bound, keyspace):
+        """Makes ``bound`` (just made by BoundStatement.__init__) one of these: as classic,
+        its keyspace is the one given, else its first bind marker's."""
+        bound.__class__ = _ClassicBoundStatement
+        if keyspace is None:
+            meta = bound.prepared_statement.column_metadata
+            bound.keyspace = meta[0].keyspace_name if meta else None
+
+    def bind(self, values):
+        if values is None:
+            values = ()
+        ps = self.prepared_statement
+        proto_version = ps.protocol_version
+        col_meta = ps.column_metadata
+        if isinstance(values, dict):
+            values_dict = values
+            values = []
+            for col in col_meta:
+                try:
+                    values.append(values_dict[col.name])
+                except KeyError:
+                    if proto_version >= 4:
+                        values.append(UNSET_VALUE)
+                    else:
+                        raise KeyError("Column name `%s` not found in bound dict." % (col.name)) from None
+        if len(values) > len(col_meta):
+            raise ValueError(
+                "Too many arguments provided to bind() (got %d, expected %d)" % (len(values), len(col_meta))
+            )
+        if proto_version < 4 and ps.routing_key_indexes and len(values) < len(ps.routing_key_indexes):
+            raise ValueError(
+                "Too few arguments provided to bind() (got %d, required %d for routing key)"
+                % (len(values), len(ps.routing_key_indexes))
+            )
+        self.raw_values = values
+        self.values = []
+        for value, col_spec in zip(values, col_meta):
+            if value is None:
+                self.values.append(None)
+            elif value is UNSET_VALUE:
+                if proto_version < 4:
+                    raise ValueError(
+                        "Attempt to bind UNSET_VALUE while using unsuitable protocol version (%d < 4)" % proto_version
+                    )
+                self._append_unset_value()
+            else:
+                try:
+                    self.values.append(col_spec.type.serialize(value, proto_version))
+                except (TypeError, struct.error) as exc:
+                    raise TypeError(
+                        'Received an argument of invalid type for column "%s". Expected: %s, Got: %s; (%s)'
+                        % (col_spec.name, col_spec.type, type(value), exc)
+                    ) from None
+        if proto_version >= 4:
+            for _ in range(len(col_meta) - len(self.values)):
+                self._append_unset_value()
+        self._routing_key = None
+        return self
+
+    def _append_unset_value(self):
+        ps = self.prepared_statement
+        i = len(self.values)
+        if ps.is_routing_key_index(i):
+            raise ValueError("Cannot bind UNSET_VALUE as a part of the routing key '%s'" % ps.column_metadata[i].name)
+        self.values.append(UNSET_VALUE)
+
+    def _get_routing_key(self):
+        indexes = self.prepared_statement.routing_key_indexes
+        if not indexes:
+            return None
+        if self._routing_key is None:
+            parts = [self.values[i] for i in indexes]
+            self._routing_key = parts[0] if len(parts) == 1 else _pack_routing_key(parts)
+        return self._routing_key
+
+    routing_key = property(_get_routing_key, Statement._set_routing_key, Statement._del_routing_key)
+
+    def __str__(self):
+        return '<BoundStatement query="%s", values=%s, consistency=%s>' % (
+            self.query_string,
+            self.raw_values,
             _consistency_name(self.consistency_level),
         )
 
@@ -762,113 +645,3 @@ class BatchStatement(Statement):
 
 
 _DEFAULT_ENCODER = Encoder()
-
-
-class QueryTrace:
-    """A server-side trace of one request (``execute(..., trace=True)``), read from
-    ``system_traces`` by :meth:`populate`, as the classic driver does: ``events`` is a
-    tuple of :class:`TraceEvent`; the rows are read whatever the session's row factory."""
-
-    trace_id = None
-    request_type = None
-    duration = None
-    client = None
-    coordinator = None
-    parameters = None
-    started_at = None
-    events = None
-    _session = None
-
-    _SELECT_SESSIONS_FORMAT = "SELECT * FROM system_traces.sessions WHERE session_id = %s"
-    _SELECT_EVENTS_FORMAT = "SELECT * FROM system_traces.events WHERE session_id = %s"
-    _BASE_RETRY_SLEEP = 0.003
-
-    def __init__(self, trace_id, session):
-        self.trace_id = trace_id
-        self._session = session
-
-    def populate(self, max_wait=2.0, wait_for_complete=True, query_cl=None):
-        """Reads the trace (retrying until the server has written it all, up to
-        ``max_wait`` seconds, forever if None: then ``TraceUnavailable``).
-        ``wait_for_complete=False`` takes a trace whose duration is not written yet;
-        ``query_cl`` is the consistency level of the reads (None: the session's)."""
-        attempt = 0
-        start = time.time()
-        while True:
-            time_spent = time.time() - start
-            if max_wait is not None and time_spent >= max_wait:
-                raise TraceUnavailable(
-                    "Trace information was not available within %f seconds. Consider raising "
-                    "Session.max_trace_wait." % (max_wait,)
-                )
-            rows = self._execute(self._SELECT_SESSIONS_FORMAT, query_cl, time_spent, max_wait)
-            row = rows[0] if rows else None
-            is_complete = row is not None and row.get("duration") is not None and row.get("started_at") is not None
-            if row is None or (wait_for_complete and not is_complete):
-                time.sleep(self._BASE_RETRY_SLEEP * (2**attempt))
-                attempt += 1
-                continue
-            self.request_type = row.get("request")
-            self.duration = datetime.timedelta(microseconds=row["duration"]) if is_complete else None
-            self.started_at = row.get("started_at")
-            self.coordinator = row.get("coordinator")
-            self.parameters = row.get("parameters")
-            self.client = row.get("client")
-            time_spent = time.time() - start
-            events = self._execute(self._SELECT_EVENTS_FORMAT, query_cl, time_spent, max_wait)
-            self.events = tuple(
-                TraceEvent(r.get("activity"), r["event_id"], r.get("source"), r.get("source_elapsed"), r.get("thread"))
-                for r in events
-            )
-            break
-
-    def _execute(self, query, query_cl, time_spent, max_wait):
-        """The rows of ``query`` for this trace as dicts (any row factory)."""
-        timeout = (max_wait - time_spent) if max_wait is not None else None
-        statement = SimpleStatement(query, consistency_level=query_cl)
-        try:
-            result = self._session.execute(statement, (self.trace_id,), timeout=timeout)
-        except OperationTimedOut:
-            raise TraceUnavailable("Trace information was not available within %f seconds" % (max_wait,)) from None
-        names = result.column_names
-        return [dict(r) if isinstance(r, Mapping) else dict(zip(names, r)) for r in result]
-
-    def __str__(self):
-        return "%s [%s] coordinator: %s, started at: %s, duration: %s, parameters: %s" % (
-            self.request_type,
-            self.trace_id,
-            self.coordinator,
-            self.started_at,
-            self.duration,
-            self.parameters,
-        )
-
-
-class TraceUnavailable(Exception):
-    """Trace data was not (yet) available."""
-
-
-START_BADCHAR_REGEX = re.compile("^[^a-zA-Z0-9]*")
-END_BADCHAR_REGEX = re.compile("[^a-zA-Z0-9_]*$")
-NON_ALPHA_REGEX = re.compile("[^a-zA-Z0-9]")
-
-
-class TraceEvent:
-    """One event of a query trace (a row of ``system_traces.events``)."""
-
-    description = None
-    datetime = None
-    source = None
-    source_elapsed = None
-    thread_name = None
-
-    def __init__(self, description, timeuuid, source, source_elapsed, thread_name):
-        self.description = description
-        # Timezone-aware (UTC), as in the classic driver 3.30.
-        self.datetime = datetime.datetime.fromtimestamp(unix_time_from_uuid1(timeuuid), datetime.UTC)
-        self.source = source
-        self.source_elapsed = datetime.timedelta(microseconds=source_elapsed) if source_elapsed is not None else None
-        self.thread_name = thread_name
-
-    def __str__(self):
-        return "%s on %s[%s] at %s" % (self.description, self.source, self.thread_name, self.datetime)

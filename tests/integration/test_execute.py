@@ -108,8 +108,10 @@ def test_result_set_api(session, table):
     assert not rs.has_more_pages
     assert sorted(r.a for r in rs) == ["0", "1", "2", "3", "4"]
     rs2 = session.execute("SELECT k FROM %s" % table)
-    assert len(rs2.all()) == 5
     assert rs2.one() is not None
+    assert len(rs2.all()) == 5
+    # As classic: an iterated result holds no rows any more.
+    assert rs2.one() is None and rs2.current_rows == [] and not rs2 and list(rs2) == []
     empty = session.execute("SELECT k FROM %s WHERE k = 'none'" % table)
     assert empty.one() is None and empty.all() == [] and not empty
     write = session.execute(ins, ("k9", "9", None))

@@ -58,7 +58,7 @@ def test_prepared_statement_retry_policy_and_custom_payload_are_refused(attribut
     assert getattr(ps, attribute) is None
     with pytest.raises(UnsupportedOperation, match="PreparedStatement.%s: " % attribute):
         setattr(ps, attribute, {"k": b"v"} if attribute == "custom_payload" else ours.RetryPolicy())
-    assert BoundStatement(ps).__dict__[attribute] is None
+    assert getattr(BoundStatement(ps), attribute) is None
 
 
 def test_statement_class_attributes_read_as_the_classic_defaults():
