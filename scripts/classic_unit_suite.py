@@ -70,7 +70,21 @@ FILES = (
 
 # Tests that pass on the classic driver and not through the shim, each with why. Keyed
 # "file::Class::test".
-KNOWN: dict[str, str] = {}
+KNOWN: dict[str, str] = {
+    "test_metadata.py::IndexTest::test_build_index_as_cql": (
+        "the classic schema parsers are internals: the test takes Cassandra 2.1's from get_schema_parser and "
+        "feeds its private _build_index_metadata pre-3.0 rows; turbocql reads system_schema itself and "
+        "get_schema_parser raises UnsupportedOperation"
+    ),
+    "test_concurrent.py::ConcurrencyTest::test_recursion_limited": (
+        "builds Session(cluster, hosts) without connecting: a turbocql Session is the engine's session of a "
+        "connected cluster (Cluster.connect), so the unconnected classic form is not provided"
+    ),
+    "test_query.py::BatchStatementTest::test_clear": (
+        "the test sets SimpleStatement(custom_payload=...): custom payloads raise UnsupportedOperation, since "
+        "the scylla crate sends none (refused rather than dropped: docs/audit-accepted-settings.md)"
+    ),
+}
 
 TARGET = 0.95
 # A file whose run outlives this (a hang pytest-timeout could not break) counts as not run.

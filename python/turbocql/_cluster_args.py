@@ -187,6 +187,14 @@ def _check_prepare_on_all_hosts(prepare_on_all_hosts):
         )
 
 
+def check_policy_instances(**policies):
+    """As classic: a policy (or translator) given as its class, not an instance, is a
+    TypeError at ``Cluster()``, before anything else is checked."""
+    for argument, value in policies.items():
+        if isinstance(value, type):
+            raise TypeError("%s should not be a class, it should be an instance of that class" % argument)
+
+
 def _check_event_refresh_window(argument):
     def check(window):
         if window is not None and window < 0:

@@ -47,7 +47,7 @@ from turbocql import (  # noqa: F401 - classic names re-exported from turbocql.c
     util,
 )
 from turbocql._bootstrap import _bootstrap_engine
-from turbocql._cluster_args import check_cluster_arguments, checked_settings
+from turbocql._cluster_args import check_cluster_arguments, check_policy_instances, checked_settings
 from turbocql._cluster_names import (  # noqa: F401 - classic names of cassandra.cluster
     DEFAULT_MAX_CONNECTIONS_PER_LOCAL_HOST,
     DEFAULT_MAX_CONNECTIONS_PER_REMOTE_HOST,
@@ -189,6 +189,10 @@ class Cluster(ClusterProfiles, ClusterControl):
     docs/audit-accepted-settings.md).
     """
 
+    # Class-level, as classic: ``Mock(spec=Cluster)`` (user code's stand-in for a cluster,
+    # e.g. for TokenAwarePolicy.populate) sees only what the class declares.
+    metadata = None
+
     def __init__(
         self,
         contact_points=_NOT_SET,
@@ -237,6 +241,12 @@ class Cluster(ClusterProfiles, ClusterControl):
         connections_per_host=None,
         connections_per_shard=None,
     ):
+        check_policy_instances(
+            load_balancing_policy=load_balancing_policy,
+            reconnection_policy=reconnection_policy,
+            default_retry_policy=default_retry_policy,
+            address_translator=address_translator,
+        )
         # Classic arguments the engine cannot honour raise here (see _cluster_args).
         check_cluster_arguments(
             address_translator,

@@ -186,3 +186,18 @@ def test_downgrading_subclass_with_its_own_pick_consistency_is_called():
     assert isinstance(engine, _engine.Retry)
     assert "Downgrading" not in repr(engine)
     assert "Downgrading" in repr(ours.DowngradingConsistencyRetryPolicy()._engine_policy())
+
+
+@pytest.mark.parametrize(
+    "argument, cls",
+    [
+        ("load_balancing_policy", ours.RoundRobinPolicy),
+        ("reconnection_policy", ours.ConstantReconnectionPolicy),
+        ("default_retry_policy", ours.RetryPolicy),
+        ("address_translator", ours.IdentityTranslator),
+    ],
+)
+def test_a_policy_class_instead_of_an_instance_is_a_type_error(argument, cls):
+    with pytest.raises(TypeError, match="%s should not be a class" % argument):
+        Cluster(**{argument: cls})
+    assert Cluster.metadata is None  # declared on the class, as classic (Mock(spec=Cluster))
