@@ -324,8 +324,27 @@ static EMPTY_VALUES: AtomicU32 = AtomicU32::new(0);
 /// The CQL type names [`set_empty_values`] knows, in bit order.
 /// (text, ascii and blob are not among them: their empty value is the empty str / bytes.)
 pub const EMPTY_KINDS: [&str; 21] = [
-    "bigint", "boolean", "counter", "decimal", "double", "float", "int", "timestamp", "uuid", "varint", "timeuuid", "inet", "date", "time", "smallint",
-    "tinyint", "duration", "list", "set", "map", "tuple",
+    "bigint",
+    "boolean",
+    "counter",
+    "decimal",
+    "double",
+    "float",
+    "int",
+    "timestamp",
+    "uuid",
+    "varint",
+    "timeuuid",
+    "inet",
+    "date",
+    "time",
+    "smallint",
+    "tinyint",
+    "duration",
+    "list",
+    "set",
+    "map",
+    "tuple",
 ];
 
 /// The bit of `typ` in [`EMPTY_VALUES`] (UDTs and vectors have none: their classes are made
