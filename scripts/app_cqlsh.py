@@ -179,9 +179,9 @@ REASONS = {
     "SELECT every CQL type": (
         "cqlsh replaces `cassandra.cqltypes.DateType.deserialize` to show timestamps beyond Python's "
         "datetime as numbers, with a DateOverFlowWarning; turbocql's engine decodes rows in Rust and "
-        "never calls it: it shows those timestamps as numbers itself, without the warning line. For "
-        "9999-12-31 23:59:59.999 the classic hook computes `ms / 1000.0` in floating point and prints "
-        ".998993; the engine prints the exact .999000."
+        "calls it only for the timestamps datetime cannot hold (so those show as numbers with the "
+        "warning, as classic). For 9999-12-31 23:59:59.999 the classic hook computes `ms / 1000.0` in "
+        "floating point and prints .998993; the engine prints the exact .999000."
     ),
     "SHOW VERSION / HOST": (
         "the native protocol version: the classic driver negotiates v5 with Cassandra 5, turbocql's engine "

@@ -689,10 +689,6 @@ KNOWN_TESTS: dict[str, str] = {
     ),
     # test_query.py
     "test_query.py::QueryTests::test_host_targeting_query": _COORDINATOR,
-    "test_query.py::QueryTests::test_row_error_message": (
-        "engine: a value the engine cannot decode (a timestamp out of datetime's range) is returned, where "
-        "the classic driver raises DriverException('Failed decoding result column ...')"
-    ),
     "test_query.py::BatchStatementTests::test_too_many_statements": (
         "deliberate: the test appends a malformed tuple to BatchStatement._statements_and_parameters; "
         "turbocql refuses it when building the request (TypeError), the classic driver when encoding "
@@ -704,20 +700,7 @@ KNOWN_TESTS: dict[str, str] = {
         "frame (the statement's serial_consistency_level is what is sent)"
     ),
     "test_query.py::*WithKeyspaceTests::*": _V5 + " (a statement's own keyspace, prepare(keyspace=...))",
-    # test_row_factories.py
-    "test_row_factories.py::RowFactoryTests::test_generator_row_factory": (
-        "engine: ResultSet.one() is the engine's (no Python frame on the hot path) and indexes the page; a "
-        "row factory that returns a generator needs its fallback to next(iter(rows)) in src/api/results.rs"
-    ),
     # test_types.py
-    "test_types.py::TypeTests::test_can_insert_empty_values_for_int32": (
-        "engine: the engine's decoder does not read cqltypes.Int32Type.support_empty_values (an empty int "
-        "is None, not EMPTY)"
-    ),
-    "test_types.py::TypeTests::test_smoke_duration_values": (
-        "engine: a Duration field out of range raises TypeError ('expected Duration, got Duration', from "
-        "src/codec) where the classic driver raises ValueError; in-range values round-trip"
-    ),
     "test_types.py::TypeTests::test_des_bytes_type_array": (
         "deliberate: turbocql has no Cython deserializers (cython_deps.HAVE_CYTHON is False), so the test skips itself"
     ),

@@ -53,12 +53,14 @@ fn _after_fork() {
 #[pymodule(gil_used = true)]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("EMPTY_VALUE_TYPES", pyo3::types::PyTuple::new(m.py(), codec::rows::EMPTY_KINDS)?)?;
     m.add_function(wrap_pyfunction!(_bootstrap, m)?)?;
     m.add_function(wrap_pyfunction!(_after_fork, m)?)?;
     m.add_function(wrap_pyfunction!(api::tls::tls_verifier, m)?)?;
     // codec
     m.add_function(wrap_pyfunction!(codec::named_rows::rows_as, m)?)?;
     m.add_function(wrap_pyfunction!(codec::named_rows::named_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(codec::rows::_set_empty_values, m)?)?;
     m.add_function(wrap_pyfunction!(codec::standalone::encode, m)?)?;
     m.add_function(wrap_pyfunction!(codec::standalone::decode, m)?)?;
     m.add_function(wrap_pyfunction!(codec::standalone::encode_text, m)?)?;

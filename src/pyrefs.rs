@@ -91,6 +91,12 @@ objects!(
     Duration,
     SortedSet,
     OrderedMap,
+    /// `turbocql.cqltypes.EMPTY`: an empty cell of a type whose class has
+    /// `support_empty_values` set.
+    EMPTY,
+    /// `turbocql.cqltypes.DateType`: its `deserialize` reads the timestamps datetime
+    /// cannot hold (it raises, unless replaced, as cqlsh does).
+    DateType,
     /// `turbocql.cluster._make_udt(keyspace, name, field_names, values)`.
     make_udt,
     /// `turbocql.query._row_class(colnames)`: the named-tuple class of a column list.

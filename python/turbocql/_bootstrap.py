@@ -9,7 +9,7 @@ cluster.py.
 import decimal
 import uuid
 
-from turbocql import _engine, _loggers, protocol, util
+from turbocql import _engine, _loggers, cqltypes, protocol, util
 from turbocql._profiles import EXEC_PROFILE_DEFAULT
 from turbocql._results import NoHostAvailable, QueryExhausted, ResultSet
 from turbocql._session import _NOT_SET
@@ -81,6 +81,8 @@ def _bootstrap_engine():
         Duration=util.Duration,
         SortedSet=util.SortedSet,
         OrderedMap=util.OrderedMap,
+        EMPTY=cqltypes.EMPTY,
+        DateType=cqltypes.DateType,
         make_udt=_make_udt,
         row_class=_row_class,
         PreparedStatement=PreparedStatement,

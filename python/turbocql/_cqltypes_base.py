@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from turbocql import _engine
+
 apache_cassandra_type_prefix = "org.apache.cassandra.db.marshal."
 cassandra_empty_type = "org.apache.cassandra.db.marshal.EmptyType"
 cql_empty_type = "empty"
@@ -35,7 +37,28 @@ class CassandraTypeType(type):
             _casstypes[name] = cls
             if not cls.typename.startswith(apache_cassandra_type_prefix):
                 _cqltypes[cls.typename] = cls
+        if "support_empty_values" in dct:
+            _tell_engine_empty_values()
         return cls
+
+    def __setattr__(cls, name, value):
+        type.__setattr__(cls, name, value)
+        # The engine decodes without these classes: it keeps which types read an empty
+        # cell as EMPTY, told on each change (subclasses inherit the flag, so all are read).
+        if name == "support_empty_values":
+            _tell_engine_empty_values()
+
+    def __delattr__(cls, name):
+        type.__delattr__(cls, name)
+        if name == "support_empty_values":
+            _tell_engine_empty_values()
+
+
+def _tell_engine_empty_values():
+    """Hands the engine the CQL types whose registered class has ``support_empty_values``."""
+    _engine._set_empty_values(
+        [name for name in _engine.EMPTY_VALUE_TYPES if getattr(_cqltypes.get(name), "support_empty_values", False)]
+    )
 
 
 class EmptyValue:

@@ -218,16 +218,29 @@ impl ResultCore {
     }
 
     /// The first row of the current page, or None.
+    ///
+    /// A row factory may return any iterable (a generator, as the classic driver allows):
+    /// rows that cannot be indexed give their first item by iteration, which consumes it,
+    /// as in the classic driver; an iterable already exhausted gives None.
     fn one(&mut self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let rows = self._current_rows(py)?;
         let rows = rows.bind(py);
         if let Ok(list) = rows.cast::<PyList>() {
             return Ok(list.get_item(0).map(|r| r.unbind()).unwrap_or_else(|_| py.None()));
         }
-        if rows.is_truthy()? {
-            Ok(rows.get_item(0)?.unbind())
-        } else {
-            Ok(py.None())
+        if let Ok(tuple) = rows.cast::<PyTuple>() {
+            return Ok(tuple.get_item(0).map(|r| r.unbind()).unwrap_or_else(|_| py.None()));
+        }
+        if !rows.is_truthy()? {
+            return Ok(py.None());
+        }
+        match rows.get_item(0) {
+            Ok(row) => Ok(row.unbind()),
+            Err(e) if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) => match rows.try_iter()?.next() {
+                Some(row) => Ok(row?.unbind()),
+                None => Ok(py.None()),
+            },
+            Err(e) => Err(e),
         }
     }
 

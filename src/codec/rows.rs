@@ -6,6 +6,8 @@
 //! asked for by `turbocql.query.numpy_factory`) a page becomes one dict of numpy arrays;
 //! `super::arrow` reads a page into Arrow buffers with the helpers here.
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDateTime, PyDict, PyList, PyString, PyTuple};
@@ -173,8 +175,18 @@ pub fn to_py<'py>(py: Python<'py>, b: &[u8], typ: &ColumnType<'_>) -> PyResult<B
                     )?
                     .into_any()
                 } else {
-                    // Outside datetime's range: the raw milliseconds since the epoch.
-                    ms.into_pyobject(py)?.into_any()
+                    // Beyond datetime: what `DateType.deserialize` makes of it, as the
+                    // classic driver decodes every timestamp with it. Its own raises (a
+                    // DriverException naming the column, see `column_err`); code that
+                    // replaces it (cqlsh shows such timestamps as numbers) is obeyed.
+                    let date_type = pyrefs::get(py)?.DateType.bind(py);
+                    match date_type.call_method1(pyo3::intern!(py, "deserialize"), (PyBytes::new(py, b), 4)) {
+                        Ok(v) => v,
+                        Err(e) => {
+                            let msg = format!("{}: {ms} ms from the epoch is outside datetime's range (years 1 to 9999)", e.value(py));
+                            return Err(PyValueError::new_err(msg));
+                        }
+                    }
                 }
             }
             NativeType::Date => {
@@ -304,12 +316,98 @@ fn cell_to_py<'py>(py: Python<'py>, cell: Option<&[u8]>, typ: &ColumnType<'_>) -
     }
 }
 
-/// An empty value (zero bytes) of a type with no empty form reads as None, as in the
-/// classic driver.
+/// The types whose class has `support_empty_values` set (`turbocql.cqltypes`), a bit per
+/// [`empty_kind`]. Kept here by the classes' metaclass on every assignment of the flag, so
+/// decoding reads one atomic, and only for an empty cell (rare), never a Python attribute.
+static EMPTY_VALUES: AtomicU32 = AtomicU32::new(0);
+
+/// The CQL type names [`set_empty_values`] knows, in bit order.
+/// (text, ascii and blob are not among them: their empty value is the empty str / bytes.)
+pub const EMPTY_KINDS: [&str; 21] = [
+    "bigint",
+    "boolean",
+    "counter",
+    "decimal",
+    "double",
+    "float",
+    "int",
+    "timestamp",
+    "uuid",
+    "varint",
+    "timeuuid",
+    "inet",
+    "date",
+    "time",
+    "smallint",
+    "tinyint",
+    "duration",
+    "list",
+    "set",
+    "map",
+    "tuple",
+];
+
+/// The bit of `typ` in [`EMPTY_VALUES`] (UDTs and vectors have none: their classes are made
+/// per type, and the classic flag is read on the class the decoder holds).
+fn empty_kind(typ: &ColumnType<'_>) -> Option<u32> {
+    let name = match typ {
+        ColumnType::Native(nt) => match nt {
+            NativeType::BigInt => "bigint",
+            NativeType::Boolean => "boolean",
+            NativeType::Counter => "counter",
+            NativeType::Decimal => "decimal",
+            NativeType::Double => "double",
+            NativeType::Float => "float",
+            NativeType::Int => "int",
+            NativeType::Timestamp => "timestamp",
+            NativeType::Uuid => "uuid",
+            NativeType::Varint => "varint",
+            NativeType::Timeuuid => "timeuuid",
+            NativeType::Inet => "inet",
+            NativeType::Date => "date",
+            NativeType::Time => "time",
+            NativeType::SmallInt => "smallint",
+            NativeType::TinyInt => "tinyint",
+            NativeType::Duration => "duration",
+            _ => return None,
+        },
+        ColumnType::Collection { typ: CollectionType::List(_), .. } => "list",
+        ColumnType::Collection { typ: CollectionType::Set(_), .. } => "set",
+        ColumnType::Collection { typ: CollectionType::Map(..), .. } => "map",
+        ColumnType::Tuple(_) => "tuple",
+        _ => return None,
+    };
+    EMPTY_KINDS.iter().position(|k| *k == name).map(|i| i as u32)
+}
+
+/// `_engine._set_empty_values(names)`: the CQL type names (of [`EMPTY_KINDS`]) whose class
+/// now has `support_empty_values` true; every other type reads an empty cell as None.
+#[pyfunction]
+pub fn _set_empty_values(names: Vec<String>) -> PyResult<()> {
+    let mut mask = 0u32;
+    for name in &names {
+        let Some(i) = EMPTY_KINDS.iter().position(|k| k == name) else {
+            return Err(PyValueError::new_err(format!("no CQL type {name:?} reads empty values")));
+        };
+        mask |= 1 << i;
+    }
+    EMPTY_VALUES.store(mask, Ordering::Relaxed);
+    Ok(())
+}
+
+/// An empty value (zero bytes) of a type with no empty form reads as None, or as
+/// `turbocql.cqltypes.EMPTY` when the type's class has `support_empty_values` set, as in
+/// the classic driver (`CassandraType.from_binary`).
 pub(crate) fn column_to_py<'py>(py: Python<'py>, cell: Option<&[u8]>, typ: &ColumnType<'_>) -> PyResult<Bound<'py, PyAny>> {
     match cell {
         None => Ok(py.None().into_bound(py)),
-        Some(b) if b.is_empty() && !matches!(typ, ColumnType::Native(NativeType::Text | NativeType::Ascii | NativeType::Blob)) => Ok(py.None().into_bound(py)),
+        Some(b) if b.is_empty() && !matches!(typ, ColumnType::Native(NativeType::Text | NativeType::Ascii | NativeType::Blob)) => {
+            let mask = EMPTY_VALUES.load(Ordering::Relaxed);
+            if mask != 0 && empty_kind(typ).is_some_and(|i| mask & (1 << i) != 0) {
+                return Ok(pyrefs::get(py)?.EMPTY.bind(py).clone());
+            }
+            Ok(py.None().into_bound(py))
+        }
         Some(b) => to_py(py, b, typ),
     }
 }

@@ -9,7 +9,7 @@
 //! `execute_concurrent_with_args` parameters given as columns.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDate, PyDateAccess, PyDateTime, PyDict, PyFloat, PyList, PyMapping, PyString, PyTime, PyTimeAccess, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDate, PyDateAccess, PyDateTime, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString, PyTime, PyTimeAccess, PyTuple};
 use scylla::frame::response::result::{CollectionType, ColumnSpec, ColumnType, NativeType, PartitionKeyIndex};
 use scylla::serialize::row::{RowSerializationContext, SerializeRow};
 use scylla::serialize::writers::RowWriter;
@@ -260,9 +260,21 @@ pub fn write_value(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>, typ: &ColumnType<'_>
                 buf.extend_from_slice(&ns.to_be_bytes())
             }
             NativeType::Duration => {
-                let get =
-                    |name: &str| -> Result<i64, Mismatch> { v.getattr(name).and_then(|x| x.extract()).map_err(|_| expected("turbocql.util.Duration", v)) };
-                let (months, days, nanos) = (get("months")?, get("days")?, get("nanoseconds")?);
+                // As the classic driver: a field that is no integer is a TypeError, an
+                // integer the wire form cannot carry a ValueError (the server's duration
+                // holds 32-bit months and days, 64-bit nanoseconds).
+                let get = |name: &str, min: i64, max: i64| -> Result<i64, Mismatch> {
+                    let x = v.getattr(name).map_err(|_| expected("turbocql.util.Duration", v))?;
+                    if !x.is_instance_of::<PyInt>() {
+                        return Err(type_err(format!("Duration {name} must be an int, got {}", py_type_name(&x))));
+                    }
+                    match x.extract::<i64>() {
+                        Ok(n) if (min..=max).contains(&n) => Ok(n),
+                        _ => Err(value_err(format!("Duration {name} {x} is out of range ({min} to {max})"))),
+                    }
+                };
+                let (i32_min, i32_max) = (i32::MIN as i64, i32::MAX as i64);
+                let (months, days, nanos) = (get("months", i32_min, i32_max)?, get("days", i32_min, i32_max)?, get("nanoseconds", i64::MIN, i64::MAX)?);
                 write_signed_vint(buf, months);
                 write_signed_vint(buf, days);
                 write_signed_vint(buf, nanos);

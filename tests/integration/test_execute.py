@@ -324,3 +324,44 @@ def test_execute_is_the_engines_unless_a_subclass_overrides_it(cluster, keyspace
         assert session.execute(sel, ["sx"]) == "patched"
         patched.assert_called_once_with(sel, ["sx"])
     assert session.execute(sel, ["sx"]).one().a == "y"
+
+
+def _generator_factory(column_names, rows):
+    return (tuple(r) for r in rows)
+
+
+def test_row_factory_returning_a_generator(session, table):
+    for k in ("g1", "g2", "g3"):
+        session.execute("INSERT INTO %s (k, a, b) VALUES (%%s, 'x', 'x')" % table, (k,))
+    session.row_factory = _generator_factory
+    select = "SELECT a, b FROM %s" % table
+    first = session.execute(select).one()
+    assert first == ("x", "x")
+    assert session.execute_async(select).result().one() == ("x", "x")
+    # one() takes the first row by iteration, as the classic driver: it is consumed
+    rs = session.execute(select)
+    assert rs.one() == ("x", "x")
+    assert len(list(rs)) == 2
+    # iteration, all(), indexing (list mode) and current_rows read the generator too
+    assert list(session.execute(select)) == [("x", "x")] * 3
+    assert session.execute(select).all() == [("x", "x")] * 3
+    assert session.execute(select)[2] == ("x", "x")
+    assert list(session.execute(select).current_rows) == [("x", "x")] * 3
+    # an empty generator: None, not an error
+    assert session.execute("SELECT a, b FROM %s WHERE k = 'none'" % table).one() is None
+
+
+def test_row_factory_returning_a_generator_as_in_the_classic_driver(session, table):
+    from tests.conftest import HOST, PORT
+
+    c_cluster = pytest.importorskip("cassandra.cluster")
+    session.execute("INSERT INTO %s (k, a, b) VALUES ('g1', 'x', 'x')" % table)
+    classic = c_cluster.Cluster([HOST], port=PORT, protocol_version=4)
+    try:
+        c_session = classic.connect(session.keyspace)
+        c_session.row_factory = session.row_factory = _generator_factory
+        select = "SELECT a, b FROM %s" % table
+        assert session.execute(select).one() == c_session.execute(select).one() == ("x", "x")
+        assert session.execute(select).all() == c_session.execute(select).all()
+    finally:
+        classic.shutdown()

@@ -80,3 +80,198 @@ def test_mixed_sign_duration_is_refused_client_side(session):
         session.execute("INSERT INTO " + t + " (k, d) VALUES (%s, %s)", (1, Duration(1, -1, 0)))
     assert session.execute("SELECT d FROM %s WHERE k = 1" % t).one() is None
     session.execute("DROP TABLE %s" % t)
+
+
+# --------------------------------------------------------------------------
+# The classic driver's outcomes (its integration tests test_types.py /
+# test_query.py through the shim), checked here against it where it is importable.
+
+_OUT_OF_INT32 = 2**31
+_OUT_OF_INT64 = int("8FFFFFFFFFFFFFF0", 16)
+
+
+@pytest.mark.parametrize(
+    "value, field",
+    [
+        (Duration(0, 0, _OUT_OF_INT64), "nanoseconds"),
+        (Duration(0, _OUT_OF_INT64, 0), "days"),
+        (Duration(_OUT_OF_INT64, 0, 0), "months"),
+        (Duration(_OUT_OF_INT32, 0, 0), "months"),
+        (Duration(0, -_OUT_OF_INT32 - 1, 0), "days"),
+    ],
+)
+def test_duration_out_of_range_is_a_value_error_naming_column_and_field(session, value, field):
+    t = _name("dur")
+    session.execute("CREATE TABLE %s (k int PRIMARY KEY, v duration)" % t)
+    ins = session.prepare("INSERT INTO %s (k, v) VALUES (?, ?)" % t)
+    try:
+        with pytest.raises(ValueError) as info:
+            session.execute(ins, (1, value))
+        msg = str(info.value)
+        assert '"v"' in msg and field in msg and "out of range" in msg
+        # the edges themselves are written and read back
+        edge = Duration(2**31 - 1, 2**31 - 1, 2**63 - 1)
+        session.execute(ins, (2, edge))
+        assert session.execute("SELECT v FROM %s WHERE k = 2" % t).one().v == edge
+    finally:
+        session.execute("DROP TABLE %s" % t)
+
+
+def test_duration_beyond_64_bits_is_a_value_error_in_the_classic_driver_too(session):
+    c_util = pytest.importorskip("cassandra.util")
+    c_cqltypes = pytest.importorskip("cassandra.cqltypes")
+    with pytest.raises(ValueError):
+        c_cqltypes.DurationType.serialize(c_util.Duration(_OUT_OF_INT64, 0, 0), 4)
+
+
+def test_duration_field_not_an_int_is_a_type_error(session):
+    t = _name("dur")
+    session.execute("CREATE TABLE %s (k int PRIMARY KEY, v duration)" % t)
+    ins = session.prepare("INSERT INTO %s (k, v) VALUES (?, ?)" % t)
+    try:
+        with pytest.raises(TypeError, match="Duration"):
+            session.execute(ins, (1, 5))
+    finally:
+        session.execute("DROP TABLE %s" % t)
+
+
+# A timestamp datetime cannot hold (year 31690), as the classic test_row_error_message writes.
+_HUGE_TIMESTAMP = 1000000000000000
+
+
+@pytest.fixture
+def huge_timestamp_table(session):
+    t = _name("ts")
+    session.execute("CREATE TABLE %s (k int PRIMARY KEY, v timestamp)" % t)
+    session.execute("INSERT INTO %s (k, v) VALUES (1, %d)" % (t, _HUGE_TIMESTAMP))
+    yield t
+    session.execute("DROP TABLE %s" % t)
+
+
+def _assert_decoding_error(exc):
+    from turbocql import DriverException
+
+    assert type(exc) is DriverException
+    assert str(exc).startswith('Failed decoding result column "v" of type timestamp: ')
+    assert str(_HUGE_TIMESTAMP) in str(exc)
+
+
+def test_timestamp_beyond_datetime_fails_decoding_on_every_path(session, huge_timestamp_table):
+    import asyncio
+
+    from tests.conftest import HOST, PORT
+    from turbocql import DriverException
+    from turbocql.aio import Cluster as AioCluster
+    from turbocql.query import SimpleStatement
+
+    t = huge_timestamp_table
+    select = "SELECT * FROM %s" % t
+    with pytest.raises(DriverException) as info:
+        session.execute(select)
+    _assert_decoding_error(info.value)
+    with pytest.raises(DriverException) as info:
+        session.execute_async(select).result()
+    _assert_decoding_error(info.value)
+    # a later page: the first one reads, the second holds the value
+    session.execute("INSERT INTO %s (k, v) VALUES (0, 0)" % t)
+    rs = session.execute(SimpleStatement("SELECT * FROM %s WHERE k IN (0, 1)" % t, fetch_size=1))
+    assert rs.one().k == 0
+    with pytest.raises(DriverException) as info:
+        list(rs)
+    _assert_decoding_error(info.value)
+
+    async def aio():
+        async with AioCluster([HOST], port=PORT) as cluster:
+            async with await cluster.connect(session.keyspace) as s:
+                with pytest.raises(DriverException) as info:
+                    await s.execute(select)
+                return info.value
+
+    _assert_decoding_error(asyncio.run(asyncio.wait_for(aio(), 60)))
+
+
+def test_timestamp_beyond_datetime_fails_as_in_the_classic_driver(session, huge_timestamp_table):
+    from tests.conftest import HOST, PORT
+
+    c_cluster = pytest.importorskip("cassandra.cluster")
+    from cassandra import DriverException as ClassicDriverException
+
+    classic = c_cluster.Cluster([HOST], port=PORT, protocol_version=4)
+    try:
+        with pytest.raises(ClassicDriverException) as info:
+            classic.connect(session.keyspace).execute("SELECT * FROM %s" % huge_timestamp_table)
+        assert str(info.value).startswith('Failed decoding result column "v" of type timestamp: ')
+    finally:
+        classic.shutdown()
+
+
+def test_timestamp_beyond_datetime_reads_through_a_replaced_deserialize(session, huge_timestamp_table):
+    # cqlsh replaces DateType.deserialize to show such timestamps as numbers; the classic
+    # driver decodes with it, and so does the engine for the values datetime cannot hold.
+    from turbocql.cqltypes import DateType
+
+    original = DateType.__dict__["deserialize"]
+    DateType.deserialize = staticmethod(lambda byts, protocol_version: int.from_bytes(byts, "big", signed=True))
+    try:
+        assert session.execute("SELECT v FROM %s" % huge_timestamp_table).one().v == _HUGE_TIMESTAMP
+    finally:
+        DateType.deserialize = original
+    with pytest.raises(Exception, match="Failed decoding result column"):
+        session.execute("SELECT v FROM %s" % huge_timestamp_table)
+
+
+@pytest.fixture
+def empty_int_table(session):
+    t = _name("empty")
+    session.execute("CREATE TABLE %s (a text PRIMARY KEY, b int, c bigint, d list<int>)" % t)
+    session.execute("INSERT INTO %s (a, b, c) VALUES ('a', blobAsInt(0x), blobAsBigint(0x))" % t)
+    yield t
+    session.execute("DROP TABLE %s" % t)
+
+
+def test_empty_int_reads_as_empty_when_its_class_supports_empty_values(session, empty_int_table):
+    from turbocql.cqltypes import EMPTY, Int32Type, LongType
+
+    select = "SELECT b, c FROM %s WHERE a = 'a'" % empty_int_table
+    row = session.execute(select).one()
+    assert row.b is None and row.c is None
+    try:
+        Int32Type.support_empty_values = True
+        row = session.execute(select).one()
+        assert row.b is EMPTY
+        assert row.c is None  # bigint's class is another
+        assert session.execute_async(select).result().one().b is EMPTY
+    finally:
+        Int32Type.support_empty_values = False
+    assert session.execute(select).one().b is None
+    # a subclass's flag follows its base's, as class attributes do
+    try:
+        LongType.support_empty_values = True
+        assert session.execute(select).one().c is EMPTY
+    finally:
+        del LongType.support_empty_values
+    assert LongType.support_empty_values is False
+    assert session.execute(select).one().c is None
+
+
+def test_empty_int_as_in_the_classic_driver(session, empty_int_table):
+    from tests.conftest import HOST, PORT
+
+    c_cluster = pytest.importorskip("cassandra.cluster")
+    from cassandra import cqltypes as c_cqltypes
+
+    from turbocql.cqltypes import EMPTY, Int32Type
+
+    classic = c_cluster.Cluster([HOST], port=PORT, protocol_version=4)
+    select = "SELECT b FROM %s WHERE a = 'a'" % empty_int_table
+    try:
+        c_session = classic.connect(session.keyspace)
+        assert c_session.execute(select).one().b is None is session.execute(select).one().b
+        c_cqltypes.Int32Type.support_empty_values = True
+        Int32Type.support_empty_values = True
+        assert c_session.execute(select).one().b is c_cqltypes.EMPTY
+        assert session.execute(select).one().b is EMPTY
+    finally:
+        c_cqltypes.Int32Type.support_empty_values = False
+        Int32Type.support_empty_values = False
+        classic.shutdown()
