@@ -54,6 +54,8 @@ __all__ = [
     "stop_dispatcher",
     "connect",
     "murmur3",
+    "EMPTY_VALUE_TYPES",
+    "_set_empty_values",
     "Reconnection",
     "HostEvent",
     "Session",
