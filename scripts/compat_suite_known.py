@@ -52,10 +52,6 @@ KNOWN_TESTS: dict[str, str] = {
         "deliberate: Cluster(protocol_version=1/2) raises UnsupportedOperation at construction (the engine "
         "speaks v4 only)"
     ),
-    "test_cluster.py::ClusterTests::test_invalid_protocol_negotation": (
-        "deliberate: an unknown protocol_version raises ValueError at Cluster(); the classic driver fails at "
-        "connect with NoHostAvailable"
-    ),
     "test_cluster.py::ClusterTests::test_protocol_negotiation": _V5 + " (negotiates v4 with Cassandra 5, not v5)",
     "test_cluster.py::BetaProtocolTest::*": _V5 + " (no beta v6)",
     "test_cluster.py::ClusterTests::test_execute_query_timeout": _COORDINATOR,
@@ -76,10 +72,6 @@ KNOWN_TESTS: dict[str, str] = {
         "equal to the old ones (the classic driver's compare equal)"
     ),
     "test_cluster.py::HostStateTest::test_down_event_with_active_connection": _CONTROL,
-    "test_cluster.py::DeprecationWarningTest::test_deprecation_warning_default_consistency_level": (
-        "deliberate: the session-level defaults are supported configuration in turbocql (README), so "
-        "setting default_consistency_level does not warn of its removal in classic 4.0"
-    ),
     # test_concurrent.py
     "test_concurrent.py::ClusterTests::test_first_failure_client_side": _SINGLE_NODE_ORDER,
     "test_concurrent.py::ClusterTests::test_execute_concurrent_paged_result*": (

@@ -6,6 +6,7 @@ default of its methods. Imports the results and the dispatcher; the cluster impo
 
 import concurrent.futures
 import copy
+import warnings
 
 from turbocql import ConsistencyLevel, UnsupportedOperation, _dispatcher, _engine, protocol
 from turbocql._cluster_names import UserTypeDoesNotExist
@@ -71,6 +72,21 @@ def _execute_async_replaced(session):
     return "execute_async" in session.__dict__ or type(session).execute_async is not Session._own_execute_async
 
 
+class _ClassicStorage:
+    """The classic driver's private name of a session setting (``_default_consistency_level``,
+    read by code written against it): on the class, the setting's default; on a session,
+    its value; set, the setting is set (without the public setter's deprecation warning)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __get__(self, session, cls=None):
+        return getattr(cls if session is None else session, self.name)
+
+    def __set__(self, session, value):
+        session._set_setting(self.name, value)
+
+
 class Session(metaclass=_SessionType):
     """A connected session; safe to share between threads.
 
@@ -84,7 +100,9 @@ class Session(metaclass=_SessionType):
 
     default_timeout = 10.0
     default_consistency_level = ConsistencyLevel.LOCAL_ONE
+    _default_consistency_level = _ClassicStorage("default_consistency_level")
     default_serial_consistency_level = None
+    _default_serial_consistency_level = _ClassicStorage("default_serial_consistency_level")
     default_fetch_size = 5000
     row_factory = staticmethod(named_tuple_factory)
     client_protocol_handler = protocol.ProtocolHandler
@@ -126,6 +144,17 @@ class Session(metaclass=_SessionType):
     _legacy_profile_cache = None
 
     def __setattr__(self, name, value):
+        if name == "default_consistency_level":
+            # As classic (the session-level default still works, in legacy mode).
+            warnings.warn(
+                "Setting the consistency level at the session level will be removed in 4.0. Consider using "
+                "execution profiles and setting the desired consistency level to the EXEC_PROFILE_DEFAULT profile.",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+        self._set_setting(name, value)
+
+    def _set_setting(self, name, value):
         if name == "execute_async":
             # An agent's wrapper on this session (ddtrace's cassandra integration): execute
             # goes through it, as classic (see _SessionType).

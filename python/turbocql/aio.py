@@ -103,7 +103,8 @@ class Session:
             "default_serial_consistency_level",
             "default_fetch_size",
         ):
-            setattr(self._session, name, value)
+            # Supported settings of this API: without the classic setter's deprecation warning.
+            self._session._set_setting(name, value)
         else:
             object.__setattr__(self, name, value)
 

@@ -180,6 +180,13 @@ else:
         raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
+def _protocol_version_refusal(version):
+    return (
+        "protocol_version=%r is not supported: turbocql's engine speaks native protocol v4 only "
+        "(Cassandra 2.2+ and ScyllaDB accept it); leave protocol_version unset or set it to 4" % (version,)
+    )
+
+
 class Cluster(ClusterProfiles, ClusterControl):
     """The cluster's connection settings; :meth:`connect` opens a :class:`Session`.
 
@@ -409,21 +416,26 @@ class Cluster(ClusterProfiles, ClusterControl):
         self.metadata = Metadata()
         self._metadata_attached = False
 
+    # A version beyond Cassandra's own (the v6 beta, DSE's, an unknown number), kept to fail
+    # at connect as classic (NoHostAvailable: Cassandra refuses them too).
+    _refused_protocol_version = None
+
     @property
     def protocol_version(self):
-        """Always 4: the engine speaks native protocol v4 (Cassandra 2.2+ and ScyllaDB
-        accept it). Setting another version raises rather than speak v4 under its name."""
-        return ProtocolVersion.V4
+        """4: the engine speaks native protocol v4 (Cassandra 2.2+ and ScyllaDB accept it).
+        Another of Cassandra's versions (1, 2, 3, 5) raises when set, rather than speak v4
+        under its name; a version beyond them is kept and fails at connect, as classic."""
+        return self._refused_protocol_version or ProtocolVersion.V4
 
     @protocol_version.setter
     def protocol_version(self, version):
-        if version not in (1, 2, 3, 4, 5, 6, 65, 66):
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
             raise ValueError("unknown protocol_version %r" % (version,))
+        self._refused_protocol_version = None
+        if version in (1, 2, 3, 5):
+            raise UnsupportedOperation(_protocol_version_refusal(version))
         if version != ProtocolVersion.V4:
-            raise UnsupportedOperation(
-                "protocol_version=%r is not supported: turbocql's engine speaks native protocol v4 only "
-                "(Cassandra 2.2+ and ScyllaDB accept it); leave protocol_version unset or set it to 4" % (version,)
-            )
+            self._refused_protocol_version = version
 
     @property
     def cql_version(self):
@@ -449,6 +461,12 @@ class Cluster(ClusterProfiles, ClusterControl):
             raise DriverException("Cluster is already shut down")
         if not self.contact_points:
             raise NoHostAvailable("Unable to connect to any servers", {})  # as classic
+        if self._refused_protocol_version is not None:
+            refusal = _protocol_version_refusal(self._refused_protocol_version)
+            raise NoHostAvailable(
+                "Unable to connect to any servers",
+                {"%s:%s" % (cp, self.port): UnsupportedOperation(refusal) for cp in self.contact_points},
+            )
         if not self.sessions:
             # As the classic driver's first connect: a policy may refuse the cluster.
             self.profile_manager.check_supported()

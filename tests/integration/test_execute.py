@@ -16,6 +16,10 @@ from turbocql.query import (
     tuple_factory,
 )
 
+# These tests use the session-level defaults, which still work (legacy mode) and warn as
+# classic; the warning itself is checked in test_default_consistency_level_warns_as_classic.
+pytestmark = pytest.mark.filterwarnings("ignore:Setting the consistency level at the session level:DeprecationWarning")
+
 
 def test_simple_positional_and_named_parameters(session, table):
     session.execute("INSERT INTO %s (k, a, b) VALUES (%%s, %%s, %%s)" % table, ("k1", "it's", "x"))
@@ -365,3 +369,27 @@ def test_row_factory_returning_a_generator_as_in_the_classic_driver(session, tab
         assert session.execute(select).all() == c_session.execute(select).all()
     finally:
         classic.shutdown()
+
+
+def test_default_consistency_level_warns_as_classic(cluster, session):
+    """Setting ``Session.default_consistency_level`` warns of its removal in 4.0, with the
+    classic driver's words; the classic private name reads the class default and the
+    session's value."""
+    import warnings
+
+    from turbocql.cluster import Session
+
+    other = cluster.connect()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            other.default_consistency_level = ConsistencyLevel.ONE
+        assert [str(w.message) for w in caught] == [
+            "Setting the consistency level at the session level will be removed in 4.0. Consider using "
+            "execution profiles and setting the desired consistency level to the EXEC_PROFILE_DEFAULT profile."
+        ]
+        assert caught[0].category is DeprecationWarning and caught[0].filename == __file__
+        assert Session._default_consistency_level == ConsistencyLevel.LOCAL_ONE
+        assert other._default_consistency_level == ConsistencyLevel.ONE
+    finally:
+        other.shutdown()

@@ -95,10 +95,10 @@ def test_cluster_argument_checks():
     with pytest.raises(ValueError, match="unknown ssl_options"):
         Cluster(ssl_options={"ca_cert": "typo.pem"})
     with pytest.raises(ValueError):
-        Cluster(protocol_version=99)
+        Cluster(protocol_version="4")
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 5, 6])
+@pytest.mark.parametrize("version", [1, 2, 3, 5])
 def test_a_protocol_version_the_engine_does_not_speak_is_refused(version):
     """The engine speaks v4 only: another version raises, at construction and when set
     later, rather than be accepted and ignored."""
@@ -140,3 +140,22 @@ def test_util_types():
     assert list(unhashable) == [[1], [2]]
     assert OrderedMap([(1, "a")]) == {1: "a"}
     assert OrderedMap([([1, 2], "a")]) == {(1, 2): "a"}
+
+
+@pytest.mark.parametrize("version", [6, 65, 66, 99])
+def test_a_version_beyond_cassandras_fails_at_connect_as_classic(version):
+    """The v6 beta, DSE's versions and unknown numbers: kept by Cluster() and refused at
+    connect with NoHostAvailable (where the classic driver fails against Cassandra), each
+    contact point's error naming the cause; no connection is tried."""
+    from turbocql.cluster import NoHostAvailable
+
+    cluster = Cluster(["127.0.0.1", "127.0.0.2"], port=1, protocol_version=version)
+    assert cluster.protocol_version == version
+    with pytest.raises(NoHostAvailable) as raised:
+        cluster.connect()
+    errors = raised.value.errors
+    assert sorted(errors) == ["127.0.0.1:1", "127.0.0.2:1"]
+    for error in errors.values():
+        assert isinstance(error, UnsupportedOperation) and "protocol_version=%d" % version in str(error)
+    cluster.protocol_version = 4
+    assert cluster.protocol_version == 4
