@@ -357,15 +357,16 @@ class SchemaReader:
 # -- into Metadata -------------------------------------------------------------------------
 
 
-def read_into(md, keyspace=None, target_type=None, name=None):
+def read_into(md, keyspace=None, target_type=None, name=None, follow=False):
     """Reads schema with ``md``'s fetch function into ``md`` (a Metadata): everything
     (``keyspace`` None), keyspace ``keyspace`` and all it holds (``target_type`` None), its
     own row (``"keyspace"``), or one ``"table"``/``"view"``, ``"type"``, ``"function"`` or
     ``"aggregate"`` of it. An object that is gone is dropped. ``md.keyspaces`` is replaced,
-    not changed, when keyspaces come or go; a keyspace's dicts are changed in place."""
+    not changed, when keyspaces come or go; a keyspace's dicts are changed in place.
+    ``follow``: the read follows changes the server reported (see :func:`_read_all`)."""
     reader = SchemaReader(md._fetch)
     if keyspace is None:
-        _read_all(md, reader)
+        _read_all(md, reader, follow)
     elif target_type is None:
         _set_keyspace(md, keyspace, reader.read_keyspace(keyspace))
     elif keyspace not in md._keyspaces:
@@ -391,16 +392,36 @@ def read_into(md, keyspace=None, target_type=None, name=None):
         _read_functions(md._keyspaces[keyspace], reader, target_type, name)
 
 
-def _read_all(md, reader):
+_KEYSPACE_DICTS = ("tables", "user_types", "indexes", "functions", "aggregates", "views")
+
+
+def _read_all(md, reader, follow=False):
+    """Everything read again. After changes the server reported (``follow``), a keyspace
+    read before keeps its dicts (``tables``, ``functions``...), given the new content, so
+    that what an application took from it follows, as the classic driver's per-object
+    updates on events do. An explicit full refresh puts the new keyspaces in the dict read
+    before too, as the classic driver's does, and then replaces it."""
     read = {ks.name: ks for ks in reader.read_all()}
     old = md._keyspaces
+    known = list(old)
+    for name, ks in read.items():
+        before = old.get(name)
+        if not follow:
+            old[name] = ks
+        elif before is not None:
+            for attr in _KEYSPACE_DICTS:
+                held, fresh = getattr(before, attr), getattr(ks, attr)
+                for key in [k for k in held if k not in fresh]:
+                    del held[key]
+                held.update(fresh)
+                setattr(ks, attr, held)
     # Keyspaces known before keep their place, new ones come after them.
-    new = {name: read[name] for name in old if name in read}
+    new = {name: read[name] for name in known if name in read}
     new.update(read)
     md._keyspaces = new
     for name in new:
-        (md._keyspace_updated if name in old else md._keyspace_added)(name)
-    for name in old:
+        (md._keyspace_updated if name in known else md._keyspace_added)(name)
+    for name in known:
         if name not in new:
             md._keyspace_removed(name)
 

@@ -199,7 +199,7 @@ class Metadata:
                 log.warning("Could not read the schema metadata; will try again on access", exc_info=True)
                 self._mark_stale()
 
-    def _read(self, keyspace=None, target_type=None, name=None):
+    def _read(self, keyspace=None, target_type=None, name=None, follow=False):
         """Reads schema and puts it into ``keyspaces`` (see :func:`turbocql._schema_read.read_into`).
         A whole read covers the changes marked so far: it takes the marks, and puts them
         back if it fails."""
@@ -212,7 +212,7 @@ class Metadata:
         with self._lock:
             marks = self._take_stale() if keyspace is None else (False, [])
             try:
-                read_into(self, keyspace, target_type, name)
+                read_into(self, keyspace, target_type, name, follow)
             except BaseException:
                 self._restore_stale(*marks)
                 raise
@@ -283,7 +283,7 @@ class Metadata:
             try:
                 self._wait_for_schema_agreement(self._agreement_wait)
                 if stale_all:
-                    self._read()
+                    self._read(follow=True)
                 else:
                     for target in targets:
                         self._read(*target)

@@ -374,3 +374,44 @@ def test_schema_agreement_and_control_connection_calls(cassandra, keyspace_name)
         assert [h.address for h in c.metadata.all_hosts()] == [HOST]
     finally:
         c.shutdown()
+
+
+@pytest.mark.requires_setting("user_defined_functions_enabled")
+def test_a_keyspaces_dicts_held_by_the_application_follow_changes_as_classic(cluster, classic, live, keyspace_name):
+    """What an application takes from a keyspace's metadata (its ``functions``, ``tables``
+    dicts) follows this client's later schema changes, as the classic driver's per-object
+    updates do; an explicit full refresh gives a new keyspaces dict equal to the one held
+    before (which the classic driver fills with the new keyspaces too)."""
+    live.execute(
+        "CREATE KEYSPACE %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}" % keyspace_name
+    )
+    held = {}
+    for name, c in (("turbocql", cluster), ("classic", classic[0])):
+        c.refresh_schema_metadata()
+        ks = c.metadata.keyspaces[keyspace_name]
+        held[name] = (ks.functions, ks.tables)
+    live.execute(
+        "CREATE FUNCTION %s.twice (x int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE java AS 'return x * 2;'"
+        % keyspace_name
+    )
+    live.execute("CREATE TABLE %s.t (k int PRIMARY KEY)" % keyspace_name)
+    assert cluster.metadata.keyspaces[keyspace_name] is not None  # the next access reads the change
+    functions, tables = held["turbocql"]
+    assert list(functions) == ["twice(int)"] and list(tables) == ["t"]
+    classic_functions, classic_tables = held["classic"]
+    # The classic driver's event handling is asynchronous: wait for it, not a fixed time.
+    classic[0].refresh_user_function_metadata(keyspace_name, _signature("twice", ["int"]))
+    classic[0].refresh_table_metadata(keyspace_name, "t")
+    assert list(classic_functions) == list(functions) and list(classic_tables) == list(tables)
+
+    for c in (cluster, classic[0]):
+        before = c.metadata.keyspaces
+        c.refresh_schema_metadata()
+        after = c.metadata.keyspaces
+        assert after is not before and after == before
+
+
+def _signature(name, argument_types):
+    from turbocql.metadata import SignatureDescriptor
+
+    return SignatureDescriptor(name, argument_types)
