@@ -48,10 +48,20 @@ def cli(*argv: str) -> int:
     return args.func(args)
 
 
+_GIVEN: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port free now and not given before in this process: two calls in a row can
+    otherwise get the same one (each socket is closed before the next bind), and a node
+    given it as both its native and its storage port is rightly refused."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _GIVEN:
+            _GIVEN.add(port)
+            return port
 
 
 def start_args(node_dir, port=None, storage_port=None, *extra):
