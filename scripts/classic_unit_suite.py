@@ -41,7 +41,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from compat_suite import CACHE, parse_junit  # noqa: E402  (a sibling script, not a package)
+from compat_suite import CACHE, output_text, parse_junit  # noqa: E402  (a sibling script, not a package)
 
 SOURCE_VERSION = "3.29.2"
 SOURCE_URL = (
@@ -141,17 +141,13 @@ def run_file(root: Path, results: Path, run_name: str, test_file: str, turbocql_
         rc, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
     except subprocess.TimeoutExpired as exc:
         rc = "killed after %d s" % FILE_TIMEOUT
-        stdout, stderr = _text(exc.stdout), _text(exc.stderr)
+        stdout, stderr = output_text(exc.stdout), output_text(exc.stderr)
     (results / run_name / (test_file[:-3] + ".log")).write_text(stdout + "\n---- stderr ----\n" + stderr)
     counts = parse_junit(junit)
     if not junit.exists():
         counts["errors"] = max(counts["errors"], 1)
         counts["reasons"] = {"no result (rc=%s): %s" % (rc, stdout[-300:]): 1}
     return counts
-
-
-def _text(data: bytes | str | None) -> str:
-    return data.decode(errors="replace") if isinstance(data, bytes) else data or ""
 
 
 def compare(files: dict) -> dict:

@@ -423,6 +423,11 @@ def cqlengine_files(tests_dir: Path) -> tuple:
     return tuple(sorted(str(p.relative_to(root)) for p in root.rglob("test_*.py")))
 
 
+def output_text(data: bytes | str | None) -> str:
+    """What a timed-out subprocess had printed (bytes, text or None) as text."""
+    return data.decode(errors="replace") if isinstance(data, bytes) else data or ""
+
+
 def run_file(
     python: Path, tests_dir: Path, results: Path, run_name: str, test_file: str, timeout: int, target: str
 ) -> dict:
@@ -467,8 +472,7 @@ def run_file(
         rc, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
     except subprocess.TimeoutExpired as exc:
         rc = "timeout"
-        stdout = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout or ""
-        stderr = exc.stderr.decode() if isinstance(exc.stderr, bytes) else exc.stderr or ""
+        stdout, stderr = output_text(exc.stdout), output_text(exc.stderr)
     elapsed = time.monotonic() - start
     (out_dir / (stem + ".log")).write_text(stdout + "\n---- stderr ----\n" + stderr[-200_000:])
     counts = parse_junit(junit)
