@@ -107,8 +107,8 @@ ABSENT: dict[str, str] = {
     "MonitorReporter": _INSIGHTS,
     "version_supports_insights": _INSIGHTS,
     "HostConnection": _POOL,
-    "SniEndPoint": "SNI proxies need TLS, which turbocql does not support yet (ssl_context raises)",
-    "SniEndPointFactory": "SNI proxies need TLS, which turbocql does not support yet (ssl_context raises)",
+    "SniEndPoint": "the engine connects to each node's own address; routing through an SNI proxy is not supported",
+    "SniEndPointFactory": "the engine connects to each node's own address; routing through an SNI proxy is not supported",
     "UnixSocketEndPoint": "the engine connects over TCP only",
     # cassandra.protocol: message classes and frame codecs
     **dict.fromkeys(
@@ -117,10 +117,8 @@ ABSENT: dict[str, str] = {
             "AuthResponseMessage",
             "AuthSuccessMessage",
             "AuthenticateMessage",
-            "BatchMessage",
             "CredentialsMessage",
             "EventMessage",
-            "ExecuteMessage",
             "OptionsMessage",
             "PrepareMessage",
             "ReadyMessage",

@@ -89,6 +89,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<api::hosts::HostEvent>()?;
     m.add_class::<api::session::Session>()?;
     m.add_class::<api::request::PyRequest>()?;
+    m.add_class::<api::request::SentRequest>()?;
     m.add_class::<api::builder::RequestBuilder>()?;
     m.add_class::<api::execute::SyncExecute>()?;
     m.add_class::<api::execute::AioExecute>()?;

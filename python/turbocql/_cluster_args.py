@@ -29,12 +29,14 @@ Decisions (the README's migration table says the same):
 * ``prepare_on_all_hosts=False`` raises: the engine prepares every statement on every node
   (and waits for them), which is the classic default; what False asks, fewer PREPAREs on
   the nodes, cannot be had.
-* ``schema_event_refresh_window`` / ``topology_event_refresh_window``: a negative value
-  (classic: stop refreshing the schema / node list on the server's events) raises, as the
-  engine always follows them. Zero or more is kept: the window only spreads the classic
+* ``schema_event_refresh_window``: negative, as classic, the schema metadata is no longer
+  read again on the server's events, only by ``Cluster.refresh_*_metadata`` and after the
+  cluster's own schema changes. Zero or more is kept: the window only spreads the classic
   driver's refresh reads over time; turbocql reads the schema again at the next access
-  after an event and the node list follows the engine's control connection at once, so
-  what the application reads is never staler than a window allows.
+  after an event, so what the application reads is never staler than a window allows.
+* ``topology_event_refresh_window``: a negative value (classic: stop refreshing the node
+  list on the server's events) raises, as the engine's control connection always follows
+  them; zero or more is kept (the node list follows at once).
 * ``monitor_reporting_interval`` other than 30 with ``monitor_reporting_enabled`` raises:
   turbocql sends no Insights reports (the classic driver sends them to DSE 6.8+ only, so
   the default and ``monitor_reporting_enabled=False`` ask for nothing turbocql does not do).
@@ -200,9 +202,17 @@ def _check_event_refresh_window(argument):
         if window is not None and window < 0:
             _refuse(
                 argument,
-                "a negative window (no refresh on the server's events) is not supported: the engine always "
-                "follows schema and topology events; give 0 or more",
+                "a negative window (no node list refresh on the server's events) is not supported: the "
+                "engine's control connection always follows topology events; give 0 or more",
             )
+
+    return check
+
+
+def _check_number(argument):
+    def check(value):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise TypeError("%s must be a number of seconds, not %r" % (argument, value))
 
     return check
 
@@ -273,7 +283,7 @@ def checked_settings():
         "sockopts": CheckedSetting(_check_sockopts, None),
         "connection_class": CheckedSetting(_check_connection_class, None),
         "prepare_on_all_hosts": CheckedSetting(_check_prepare_on_all_hosts, True),
-        "schema_event_refresh_window": CheckedSetting(_check_event_refresh_window("schema_event_refresh_window"), 2),
+        "schema_event_refresh_window": CheckedSetting(_check_number("schema_event_refresh_window"), 2),
         "topology_event_refresh_window": CheckedSetting(
             _check_event_refresh_window("topology_event_refresh_window"), 10
         ),
@@ -306,6 +316,6 @@ def check_cluster_arguments(
     _check_sockopts(sockopts)
     _check_connection_class(connection_class)
     _check_prepare_on_all_hosts(prepare_on_all_hosts)
-    _check_event_refresh_window("schema_event_refresh_window")(schema_event_refresh_window)
+    _check_number("schema_event_refresh_window")(schema_event_refresh_window)
     _check_event_refresh_window("topology_event_refresh_window")(topology_event_refresh_window)
     _check_monitor_reporting(monitor_reporting_enabled, monitor_reporting_interval)

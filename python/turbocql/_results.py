@@ -13,7 +13,7 @@ import sys
 import warnings
 from collections.abc import Mapping
 
-from turbocql import ConsistencyLevel, DriverException, _engine, _loggers
+from turbocql import ConsistencyLevel, DriverException, _engine, _loggers, protocol
 from turbocql.query import (
     BatchStatement,
     QueryTrace,
@@ -498,6 +498,15 @@ class ResponseFuture(_engine.ResponseFutureCore):
 
     # The classic attribute of the host the request is (or was last) sent to.
     _current_host = coordinator_host
+
+    @property
+    def message(self):
+        """The request as the classic driver's message (``turbocql.protocol``'s
+        ``QueryMessage``, ``ExecuteMessage`` or ``BatchMessage``), with the consistency,
+        serial consistency, fetch size and timestamp the engine sends. turbocql never sends
+        these objects: the engine builds the frame; the bound values and a batch's
+        statements are not copied out (``query_params`` / ``queries`` None)."""
+        return protocol._message_of(self._request.sent)
 
     @property
     def attempted_hosts(self):

@@ -18,6 +18,7 @@ from turbocql._schema_cql import (
     index_cql,
     keyspace_cql,
     keyspace_export,
+    protect_name,
     table_cql,
     table_export,
     trigger_cql,
@@ -375,3 +376,19 @@ class RegisteredTableExtension(TableExtensionInterface):
         super().__init_subclass__(**kwargs)
         if cls.name is not None:
             _table_extensions[cls.name] = cls
+
+
+class RLACTableExtension(RegisteredTableExtension):
+    """DSE's row-level access control on a table (extension ``DSE_RLACA``, whose value
+    names the restricted column): exported as its ``RESTRICT ROWS`` statement. Registered
+    as in the classic driver, so a DSE schema exports the same."""
+
+    name = "DSE_RLACA"
+
+    @classmethod
+    def after_table_cql(cls, table_meta, ext_key, ext_blob):
+        return "RESTRICT ROWS ON %s.%s USING %s;" % (
+            protect_name(table_meta.keyspace_name),
+            protect_name(table_meta.name),
+            protect_name(ext_blob.decode("utf-8")),
+        )

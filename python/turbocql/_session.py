@@ -4,6 +4,7 @@ execution profiles as the engine reads them. Also ``_NOT_SET``, the "argument no
 default of its methods. Imports the results and the dispatcher; the cluster imports it.
 """
 
+import asyncio
 import concurrent.futures
 import copy
 import warnings
@@ -325,6 +326,12 @@ class Session(metaclass=_SessionType):
         return ResultSet(request.run(paging_state), self, request, row_factory, query)
 
     execute = _engine.EngineMethod(execute, "_engine_execute")  # type: ignore[assignment]  # stands for the function
+
+    def _own_schema_change(self, query):
+        """Called by the engine before it returns the result of a statement that may have
+        changed the schema (see ``Metadata._own_schema_change``). In a running asyncio
+        loop's thread the read waits for the next access instead, not to block the loop."""
+        self.cluster.metadata._own_schema_change(query, self.keyspace, read_now=asyncio._get_running_loop() is None)
 
     def execute_async(
         self,

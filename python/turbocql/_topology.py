@@ -219,8 +219,14 @@ class Topology:
             first = self._seen_engine is None
             self._seen_engine = engine
             self._token_map = None
-            if not first:
+            if not first and self.follows_schema_events():
                 self._metadata._mark_stale()
+
+    def follows_schema_events(self):
+        """False with a negative ``schema_event_refresh_window``: the schema is then read
+        again only by ``Cluster.refresh_*_metadata`` and after the cluster's own changes."""
+        window = getattr(self._cluster, "schema_event_refresh_window", 0)
+        return window is None or window >= 0
 
     def await_schema_agreement(self, wait):
         """Whether every node reports one schema version within ``wait`` seconds."""
@@ -275,7 +281,11 @@ class Topology:
     @property
     def token_map(self):
         if not self._token_enabled:
-            return None
+            # As classic with token_metadata_enabled=False: a map without tokens, whose
+            # get_replicas() is empty.
+            if self._token_map is None:
+                self._token_map = TokenMap(Murmur3Token, {}, [], self._metadata)
+            return self._token_map
         self.check()
         if self._token_map is None:
             engine = self._engine()

@@ -15,6 +15,7 @@ events), ``_cluster_profiles`` (legacy parameters, execution profiles, client ti
 the end of this module's import), ``_profiles`` and ``_cluster_names``.
 """
 
+import atexit
 import functools
 import threading
 import uuid
@@ -63,6 +64,7 @@ from turbocql._cluster_names import (  # noqa: F401 - classic names of cassandra
     RESULT_KIND_SCHEMA_CHANGE,
     RESULT_KIND_SET_KEYSPACE,
     RESULT_KIND_VOID,
+    BatchMessage,
     ConnectionBusy,
     ConnectionShutdown,
     ContinuousPagingOptions,
@@ -75,6 +77,7 @@ from turbocql._cluster_names import (  # noqa: F401 - classic names of cassandra
     EndPoint,
     ErrorMessage,
     EventletConnection,
+    ExecuteMessage,
     Host,
     HostConnectionPool,
     HostDistance,
@@ -178,6 +181,25 @@ else:
         if name in ("_dispatcher_thread", "_dispatcher_lock"):
             return getattr(_dispatcher, name)
         raise AttributeError("module %r has no attribute %r" % (__name__, name))
+
+
+# The connected clusters, shut down at interpreter exit as the classic driver does (its
+# module-level name, which applications and the cqlengine tests read).
+_clusters_for_shutdown: "set[Cluster]" = set()
+
+
+def _register_cluster_shutdown(cluster):
+    _clusters_for_shutdown.add(cluster)
+
+
+def _discard_cluster_shutdown(cluster):
+    _clusters_for_shutdown.discard(cluster)
+
+
+@atexit.register
+def _shutdown_clusters():
+    for cluster in list(_clusters_for_shutdown):  # a copy: shutdown discards from the set
+        cluster.shutdown()
 
 
 def _protocol_version_refusal(version):
@@ -284,12 +306,6 @@ class Cluster(ClusterProfiles, ClusterControl):
         elif compression not in ("lz4", "snappy"):
             raise ValueError("compression must be True, False, 'lz4' or 'snappy', not %r" % (compression,))
         self.compression = compression
-        if auth_provider and not callable(getattr(auth_provider, "new_authenticator", None)):
-            # As the classic driver with protocol v2+ (the engine speaks v4).
-            raise TypeError(
-                "auth_provider must implement the cassandra.auth.AuthProvider interface when protocol_version >= 2"
-            )
-        self.auth_provider = auth_provider
         # Checked now (a bad option raises here); the engine reads the context at connect.
         self._tls = tls_settings(ssl_context, ssl_options)
         self.ssl_context = ssl_context
@@ -298,6 +314,7 @@ class Cluster(ClusterProfiles, ClusterControl):
             raise UnsupportedOperation("cloud (secure connect bundles) is not supported")
         # The engine always speaks protocol v4, which Cassandra 2.2+ and ScyllaDB accept.
         self.protocol_version = ProtocolVersion.V4 if protocol_version is _NOT_SET else protocol_version
+        self.auth_provider = auth_provider
         self.connect_timeout = connect_timeout
         self.control_connection_timeout = control_connection_timeout
         self._config_mode = _ConfigMode.UNCOMMITTED
@@ -420,11 +437,33 @@ class Cluster(ClusterProfiles, ClusterControl):
     # at connect as classic (NoHostAvailable: Cassandra refuses them too).
     _refused_protocol_version = None
 
+    _auth_provider = None
+
+    @property
+    def auth_provider(self):
+        """An :class:`~turbocql.auth.AuthProvider` (such as ``PlainTextAuthProvider``), or
+        None without authentication; checked when set, as classic."""
+        return self._auth_provider
+
+    @auth_provider.setter
+    def auth_provider(self, value):
+        if value and not callable(getattr(value, "new_authenticator", None)):
+            if self.protocol_version > 1:
+                raise TypeError(
+                    "auth_provider must implement the cassandra.auth.AuthProvider interface when protocol_version >= 2"
+                )
+            if not callable(value):
+                # Protocol v1's credentials function (a v1 cluster fails at connect anyway).
+                raise TypeError("auth_provider must be callable when protocol_version == 1")
+        self._auth_provider = value
+
     @property
     def protocol_version(self):
         """4: the engine speaks native protocol v4 (Cassandra 2.2+ and ScyllaDB accept it).
-        Another of Cassandra's versions (1, 2, 3, 5) raises when set, rather than speak v4
-        under its name; a version beyond them is kept and fails at connect, as classic."""
+        3 and 5, which today's servers speak, raise when set, rather than speak v4 under
+        their name; 1 and 2 (which Cassandra 3.0+ and ScyllaDB refuse) and a version beyond
+        5 are kept and fail at connect with NoHostAvailable, as the classic driver fails
+        against such a server."""
         return self._refused_protocol_version or ProtocolVersion.V4
 
     @protocol_version.setter
@@ -432,7 +471,7 @@ class Cluster(ClusterProfiles, ClusterControl):
         if not isinstance(version, int) or isinstance(version, bool) or version < 1:
             raise ValueError("unknown protocol_version %r" % (version,))
         self._refused_protocol_version = None
-        if version in (1, 2, 3, 5):
+        if version in (3, 5):
             raise UnsupportedOperation(_protocol_version_refusal(version))
         if version != ProtocolVersion.V4:
             self._refused_protocol_version = version
@@ -478,6 +517,7 @@ class Cluster(ClusterProfiles, ClusterControl):
         )
         session = Session(self, engine_session)
         self.sessions.append(session)
+        _register_cluster_shutdown(self)
         if len(self.sessions) == 1:
             nodes = engine_session.nodes()
             self.profile_manager.populate(self, nodes)
@@ -585,6 +625,7 @@ class Cluster(ClusterProfiles, ClusterControl):
             own.shutdown()
         self.__dict__.pop("_reader", None)
         self.is_shutdown = True
+        _discard_cluster_shutdown(self)
 
     def __enter__(self):
         return self

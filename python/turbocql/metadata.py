@@ -69,6 +69,7 @@ from turbocql._schema_model import (  # noqa: F401 - classic names of cassandra.
     KeyspaceMetadata,
     MaterializedViewMetadata,
     RegisteredTableExtension,
+    RLACTableExtension,
     TableExtensionInterface,
     TableMetadata,
     TableMetadataV3,
@@ -291,6 +292,34 @@ class Metadata:
                 log.warning("Could not read the changed schema; keeping the schema read before", exc_info=True)
                 self._restore_stale(stale_all, targets)
                 self._retry_at = time.monotonic() + _RETRY_DELAY
+
+    def _own_schema_change(self, query, session_keyspace, read_now=True):
+        """A session's statement that may have changed the schema (CREATE, ALTER or DROP)
+        returned no rows; the engine calls this before it returns the result. As the
+        classic driver after its own SCHEMA_CHANGE result, what changed is read before
+        the statement returns (``read_now``; the asyncio session only marks it, and the
+        next access reads it), so that dicts taken from ``keyspaces`` before show it too.
+        Not with ``schema_metadata_enabled=False``. With a negative
+        ``schema_event_refresh_window`` the changed keyspace alone is read, else whatever
+        the server reported changed since the last look (this change included: the crate
+        refreshed its metadata before the statement returned). A failed read is logged, and
+        the next access tries again; the statement's result stands."""
+        if not self._schema_enabled or self._fetch is None:
+            return
+        text = getattr(query, "query_string", None) or getattr(
+            getattr(query, "prepared_statement", None), "query_string", query
+        )
+        if self._topology is not None and self._topology.follows_schema_events():
+            self._topology.check()
+        else:
+            from turbocql._schema_change import NOT_SCHEMA, changed_keyspace
+
+            keyspace = changed_keyspace(text if isinstance(text, str) else "", session_keyspace)
+            if keyspace is NOT_SCHEMA:
+                return
+            self._mark_stale(keyspace)
+        if read_now:
+            self._refresh_stale()
 
     def wait_for_schema_agreement(self, wait_time=10):
         """Waits up to ``wait_time`` seconds until every node reports one schema version;

@@ -72,6 +72,7 @@ from turbocql.marshal import (  # noqa: F401 - classic names of cassandra.protoc
     uint64_pack,
 )
 from turbocql.query import UNSET_VALUE as _UNSET_VALUE
+from turbocql.query import BatchType as _BatchType
 from turbocql.query import ColumnMetadata  # noqa: F401 - a classic name of cassandra.protocol
 
 
@@ -456,6 +457,83 @@ class QueryMessage(_MessageType):
         self.skip_meta = False
         self.continuous_paging_options = continuous_paging_options
         self.keyspace = keyspace
+
+
+class ExecuteMessage(_MessageType):
+    """An EXECUTE request's fields (the classic class's constructor); never sent by turbocql."""
+
+    opcode = 0x0A
+    name = "EXECUTE"
+
+    def __init__(
+        self,
+        query_id,
+        query_params,
+        consistency_level,
+        serial_consistency_level=None,
+        fetch_size=None,
+        paging_state=None,
+        timestamp=None,
+        skip_meta=False,
+        continuous_paging_options=None,
+        result_metadata_id=None,
+    ):
+        self.query_id = query_id
+        self.query_params = query_params
+        self.consistency_level = consistency_level
+        self.serial_consistency_level = serial_consistency_level
+        self.fetch_size = fetch_size
+        self.paging_state = paging_state
+        self.timestamp = timestamp
+        self.skip_meta = skip_meta
+        self.continuous_paging_options = continuous_paging_options
+        self.result_metadata_id = result_metadata_id
+
+
+class BatchMessage(_MessageType):
+    """A BATCH request's fields (the classic class's constructor); never sent by turbocql."""
+
+    opcode = 0x0D
+    name = "BATCH"
+
+    def __init__(
+        self, batch_type, queries, consistency_level, serial_consistency_level=None, timestamp=None, keyspace=None
+    ):
+        self.batch_type = batch_type
+        self.queries = queries
+        self.consistency_level = consistency_level
+        self.serial_consistency_level = serial_consistency_level
+        self.timestamp = timestamp
+        self.keyspace = keyspace
+
+
+def _message_of(sent, paging_state=None):
+    """The classic message object of an engine request's frame fields
+    (``_engine.SentRequest``): what ``ResponseFuture.message`` gives. The bound values and a
+    batch's statements stay in the engine (``query_params`` / ``queries`` None)."""
+    if sent.opcode_name == "BATCH":
+        batch_type = {t.value: t for t in (_BatchType.LOGGED, _BatchType.UNLOGGED, _BatchType.COUNTER)}[sent.batch_type]
+        return BatchMessage(batch_type, None, sent.consistency_level, sent.serial_consistency_level, sent.timestamp)
+    if sent.opcode_name == "EXECUTE":
+        message = ExecuteMessage(
+            sent.query_id,
+            None,
+            sent.consistency_level,
+            sent.serial_consistency_level,
+            sent.fetch_size,
+            paging_state,
+            sent.timestamp,
+        )
+        message.query = sent.query
+        return message
+    return QueryMessage(
+        sent.query,
+        sent.consistency_level,
+        sent.serial_consistency_level,
+        sent.fetch_size,
+        paging_state,
+        sent.timestamp,
+    )
 
 
 class ResultMessage(_MessageType):

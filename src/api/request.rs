@@ -7,16 +7,18 @@
 use std::sync::Arc;
 
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyBytes, PyTuple};
 use scylla::client::session::Session as ScyllaSession;
 use scylla::errors::ExecutionError;
+use scylla::statement::batch::BatchType;
+use scylla::statement::{Consistency, SerialConsistency};
 
 use super::aio::{AioRequest, LoopQueue};
 use crate::errors;
 use crate::exec::completion::{self, Target};
 use crate::exec::inflight::InFlight;
 use crate::exec::page::Page;
-use crate::exec::request::Request;
+use crate::exec::request::{Request, RequestKind};
 use crate::exec::run::run_shared;
 use crate::pyrefs::Exc;
 use crate::runtime::{self, ProcessBound};
@@ -165,6 +167,12 @@ impl PyRequest {
         Page::from_outcome(py, out.map_err(|e| e.to_py(py, &self.hosts))?)
     }
 
+    /// What it sends, in the classic message's terms (`ResponseFuture.message`).
+    #[getter]
+    fn sent(&self, py: Python<'_>) -> SentRequest {
+        SentRequest::of(py, &self.req.kind)
+    }
+
     /// Starts it without waiting: `target(page, exc)` is called by the dispatcher (see
     /// `exec::completion`), or `target` is an `AioRequest`, settled by its loop.
     #[pyo3(signature = (target, paging_state=None))]
@@ -187,5 +195,71 @@ impl PyRequest {
         let req = Bound::new(py, AioRequest::new(event_loop, queue, wrap, args))?;
         self.start(py, req.clone().into_any().unbind(), paging_state)?;
         Ok(req)
+    }
+}
+
+/// A request's frame fields as the classic driver's `QueryMessage` / `ExecuteMessage` /
+/// `BatchMessage` hold them (`ResponseFuture.message` builds one of those from it): what
+/// the statement carries when sent. A consistency left to the execution profile is None.
+#[pyclass(frozen, get_all, module = "turbocql._engine")]
+pub struct SentRequest {
+    /// `"QUERY"`, `"EXECUTE"` or `"BATCH"`.
+    pub opcode_name: &'static str,
+    /// The CQL text (a prepared statement's too).
+    pub query: Option<String>,
+    /// A prepared statement's id.
+    pub query_id: Option<Py<PyBytes>>,
+    /// A `ConsistencyLevel` number.
+    pub consistency_level: Option<u16>,
+    pub serial_consistency_level: Option<u16>,
+    /// Rows per page; None when unpaged (and for a batch).
+    pub fetch_size: Option<i32>,
+    /// The client timestamp, in microseconds.
+    pub timestamp: Option<i64>,
+    /// `BatchType` number (0 logged, 1 unlogged, 2 counter).
+    pub batch_type: Option<u8>,
+}
+
+impl SentRequest {
+    fn of(py: Python<'_>, kind: &RequestKind) -> SentRequest {
+        let level = |c: Option<Consistency>| c.map(|c| c as u16);
+        let serial = |c: Option<SerialConsistency>| c.map(|c| c as i16 as u16);
+        let paged = |size: i32| (size > 0).then_some(size);
+        match kind {
+            RequestKind::Query(stmt) => SentRequest {
+                opcode_name: "QUERY",
+                query: Some(stmt.contents.clone()),
+                query_id: None,
+                consistency_level: level(stmt.get_consistency()),
+                serial_consistency_level: serial(stmt.get_serial_consistency()),
+                fetch_size: paged(stmt.get_page_size()),
+                timestamp: stmt.get_timestamp(),
+                batch_type: None,
+            },
+            RequestKind::Prepared(stmt, _) => SentRequest {
+                opcode_name: "EXECUTE",
+                query: Some(stmt.get_statement().to_owned()),
+                query_id: Some(PyBytes::new(py, stmt.get_id()).unbind()),
+                consistency_level: level(stmt.get_consistency()),
+                serial_consistency_level: serial(stmt.get_serial_consistency()),
+                fetch_size: paged(stmt.get_page_size()),
+                timestamp: stmt.get_timestamp(),
+                batch_type: None,
+            },
+            RequestKind::Batch(batch, _) => SentRequest {
+                opcode_name: "BATCH",
+                query: None,
+                query_id: None,
+                consistency_level: level(batch.get_consistency()),
+                serial_consistency_level: serial(batch.get_serial_consistency()),
+                fetch_size: None,
+                timestamp: batch.get_timestamp(),
+                batch_type: Some(match batch.get_type() {
+                    BatchType::Logged => 0,
+                    BatchType::Unlogged => 1,
+                    BatchType::Counter => 2,
+                }),
+            },
+        }
     }
 }

@@ -54,8 +54,19 @@ pub fn page_rows_of<'py>(py: Python<'py>, page: &Page, factory: &Bound<'py, PyAn
 /// response_future]]`). When `cls` is `ResultCore` or a subclass that keeps its
 /// constructor (no `__new__`/`__init__` of its own, as `ResultSet` and `AsyncResultSet`),
 /// the object is made directly, without parsing arguments; otherwise `cls` is called.
+///
+/// The result of a statement that may have changed the schema is made after the
+/// session's `_own_schema_change(query)` (which reads the schema metadata again, as the
+/// classic driver does before it returns its own DDL's result).
 pub fn make_result<'py>(cls: &Bound<'py, PyAny>, page: Bound<'py, PyAny>, args: &[Bound<'py, PyAny>]) -> PyResult<Bound<'py, PyAny>> {
     let py = cls.py();
+    if let (Ok(p), [session, _, _, query, ..]) = (page.cast::<Page>(), args) {
+        if p.get().take_schema_change() {
+            if let Some(hook) = session.getattr_opt(pyo3::intern!(py, "_own_schema_change"))? {
+                hook.call1((query,))?;
+            }
+        }
+    }
     if let Some(tp) = plain_subclass(cls) {
         if (4..=6).contains(&args.len()) {
             let opt = |i: usize| args.get(i).filter(|a| !a.is_none()).map(|a| a.clone().unbind());

@@ -7,6 +7,7 @@ use scylla::response::PagingStateResponse;
 
 use super::attempts::{RetriedOn, RunError};
 use super::options::RowShape;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use scylla::cluster::Node;
@@ -47,9 +48,18 @@ pub struct Page {
     /// The nodes of the attempts that failed before the answer (None when none did), for
     /// `ResponseFuture.attempted_hosts`.
     pub retried_on: Option<RetriedOn>,
+    /// Set for the result of a statement that may have changed the schema, until
+    /// [`Page::take_schema_change`] takes it (the result is made once per page).
+    pub schema_change: AtomicBool,
 }
 
 impl Page {
+    /// Whether this is a schema-changing statement's result not yet reported (then it
+    /// is not any more).
+    pub fn take_schema_change(&self) -> bool {
+        self.schema_change.load(Ordering::Relaxed) && self.schema_change.swap(false, Ordering::Relaxed)
+    }
+
     /// A page with no rows and nothing else.
     pub fn empty(py: Python<'_>) -> Page {
         Page {
@@ -62,12 +72,14 @@ impl Page {
             schema_agreed: true,
             coordinator: None,
             retried_on: None,
+            schema_change: AtomicBool::new(false),
         }
     }
 
     /// The page of a request's outcome.
     pub fn from_outcome(py: Python<'_>, out: Outcome) -> PyResult<Page> {
         let retried_on = out.retried_on;
+        let schema_change = AtomicBool::new(out.schema_change);
         let result = match out.response {
             Response::Result(result) => result,
             Response::SchemaChangeApplied { agreed, why } => {
@@ -79,7 +91,7 @@ impl Page {
                     "the nodes were not seen to agree on the schema within max_schema_agreement_wait (a schema disagreement)"
                 };
                 log.call_method1("warning", ("A schema change was applied, but %s: %s", what, why))?;
-                return Ok(Page { schema_agreed: agreed, retried_on, ..Page::empty(py) });
+                return Ok(Page { schema_agreed: agreed, retried_on, schema_change, ..Page::empty(py) });
             }
         };
         let coordinator = Some(result.request_coordinator().node().clone());
@@ -127,7 +139,7 @@ impl Page {
             }
             Err(_) => (py.None(), py.None(), py.None()),
         };
-        Ok(Page { rows, column_names, column_types, paging_state, trace_id, warnings, schema_agreed: true, coordinator, retried_on })
+        Ok(Page { rows, column_names, column_types, paging_state, trace_id, warnings, schema_agreed: true, coordinator, retried_on, schema_change })
     }
 
     /// The node that answered, as its `turbocql.pool.Host` (None when unknown).
@@ -163,6 +175,7 @@ impl Page {
             schema_agreed: self.schema_agreed,
             coordinator: self.coordinator.clone(),
             retried_on: self.retried_on.clone(),
+            schema_change: AtomicBool::new(false),
         }
     }
 

@@ -26,6 +26,7 @@ use super::attempts::{self, after_failure, RetriedOn, RunError};
 use super::metrics;
 use super::options::RowShape;
 use super::request::{Request, RequestKind};
+use super::statement;
 
 /// How long an idempotent request without a timeout waits for its lost connections.
 pub const RESEND_BUDGET: Duration = Duration::from_secs(10);
@@ -39,6 +40,9 @@ pub struct Outcome {
     pub(crate) shape: RowShape,
     /// The nodes of the attempts that failed before this answer (None when none did).
     pub(crate) retried_on: Option<RetriedOn>,
+    /// A result without rows of a statement that may have changed the schema
+    /// ([`super::statement::may_change_schema`]).
+    pub(crate) schema_change: bool,
 }
 
 /// What the node answered.
@@ -149,8 +153,21 @@ async fn attempt(session: &ScyllaSession, req: &Request, state: Option<PagingSta
         (RequestKind::Query(stmt), false) => unpaged(session.query_unpaged(stmt.clone(), ()).await)?,
         (RequestKind::Batch(batch, values), _) => unpaged(session.batch(batch, values).await)?,
     };
+    let schema_change = match &response {
+        Response::SchemaChangeApplied { .. } => true,
+        Response::Result(r) => !r.is_rows() && may_change_schema(&req.kind),
+    };
     // Taken in the poll that ended the request (a failure takes it in `after_failure`).
-    Ok(Outcome { response, paging, shape, retried_on: attempts::retried_on() })
+    Ok(Outcome { response, paging, shape, retried_on: attempts::retried_on(), schema_change })
+}
+
+/// Whether the request's CQL may change the schema (a batch holds none that does).
+fn may_change_schema(kind: &RequestKind) -> bool {
+    match kind {
+        RequestKind::Query(stmt) => statement::may_change_schema(&stmt.contents),
+        RequestKind::Prepared(stmt, _) => statement::may_change_schema(stmt.get_statement()),
+        RequestKind::Batch(..) => false,
+    }
 }
 
 fn paged(res: Result<(QueryResult, PagingStateResponse), ExecutionError>) -> Result<(Response, Option<PagingStateResponse>), RunError> {

@@ -129,3 +129,41 @@ fn own_options(py: Python<'_>, refs: &PyRefs, stmt: &Bound<'_, PyAny>, paged: bo
         idempotent: stmt.getattr(pyo3::intern!(py, "is_idempotent"))?.is_truthy()?,
     })
 }
+
+/// Whether CQL `text` starts (after blanks and comments) with CREATE, ALTER or DROP: a
+/// statement that may change the schema, whose result makes the session read the schema
+/// metadata again before it is returned (`Session._own_schema_change`, as the classic
+/// driver refreshes after its own SCHEMA_CHANGE results). The crate does not say which
+/// results were schema changes; a CREATE ROLE or the like is told apart in Python.
+pub fn may_change_schema(text: &str) -> bool {
+    let mut rest = text.trim_start();
+    loop {
+        if let Some(line) = rest.strip_prefix("--").or_else(|| rest.strip_prefix("//")) {
+            rest = line.split_once('\n').map_or("", |(_, after)| after).trim_start();
+        } else if let Some(block) = rest.strip_prefix("/*") {
+            rest = block.split_once("*/").map_or("", |(_, after)| after).trim_start();
+        } else {
+            break;
+        }
+    }
+    let word = rest.split(|c: char| !c.is_ascii_alphabetic()).next().unwrap_or("");
+    ["CREATE", "ALTER", "DROP"].iter().any(|verb| word.eq_ignore_ascii_case(verb))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::may_change_schema;
+
+    #[test]
+    fn schema_verbs_are_found_after_blanks_and_comments() {
+        assert!(may_change_schema("CREATE TABLE t (k int PRIMARY KEY)"));
+        assert!(may_change_schema("  \n alter table t add v int"));
+        assert!(may_change_schema("-- why\n/* note */ Drop KEYSPACE ks"));
+        assert!(may_change_schema("// x\ncreate function f() ..."));
+        assert!(!may_change_schema("INSERT INTO t (k) VALUES (1)"));
+        assert!(!may_change_schema("SELECT * FROM created"));
+        assert!(!may_change_schema("CREATED"));
+        assert!(!may_change_schema("/* unterminated"));
+        assert!(!may_change_schema(""));
+    }
+}

@@ -264,3 +264,63 @@ def test_row_factory_changed_on_the_future_of_a_prepared_statement(session):
     f = session.execute_async(sel, ["local"])
     f.row_factory = dict_factory
     assert f.result().one() == {"key": "local", "cluster_name": named.cluster_name}
+
+
+@pytest.fixture
+def classic_session(keyspace):
+    pytest.importorskip("cassandra")
+    from cassandra.cluster import Cluster as ClassicCluster
+
+    from tests.conftest import HOST, PORT
+
+    classic = ClassicCluster([HOST], port=PORT, protocol_version=4)
+    try:
+        yield classic.connect(keyspace)
+    finally:
+        classic.shutdown()
+
+
+def test_message_holds_what_is_sent_as_classic(session, classic_session, table):
+    """``ResponseFuture.message``: the classic message class of the request, with the
+    consistency, serial consistency and fetch size sent, compared with the classic
+    driver's for a simple, a prepared and a batch statement."""
+    from cassandra import ConsistencyLevel as ClassicCL
+    from cassandra.query import BatchStatement as ClassicBatch
+    from cassandra.query import SimpleStatement as ClassicSimple
+
+    from turbocql import ConsistencyLevel
+    from turbocql.query import BatchStatement
+
+    update = "UPDATE %s SET a = 'x' WHERE k = 'm1' IF a = 'y'" % table
+    insert = "INSERT INTO %s (k, a, b) VALUES ('m2', 'a', 'b')" % table
+
+    def fields(future):
+        future.result()
+        m = future.message
+        return (
+            type(m).__name__,
+            getattr(m, "query", None),
+            m.consistency_level,
+            m.serial_consistency_level,
+            getattr(m, "fetch_size", None),
+            getattr(getattr(m, "batch_type", None), "value", None),
+            isinstance(m.timestamp, int),
+        )
+
+    seen = {}
+    for label, s, simple, batch, cl in (
+        ("turbocql", session, SimpleStatement, BatchStatement, ConsistencyLevel),
+        ("classic", classic_session, ClassicSimple, ClassicBatch, ClassicCL),
+    ):
+        b = batch(serial_consistency_level=cl.SERIAL)
+        b.add(insert)
+        seen[label] = [
+            fields(s.execute_async(simple(update, serial_consistency_level=cl.LOCAL_SERIAL, fetch_size=70))),
+            fields(s.execute_async(s.prepare("SELECT * FROM %s WHERE k = ?" % table), ("m1",))),
+            fields(s.execute_async(b)),
+        ]
+    assert seen["turbocql"][0] == ("QueryMessage", update, 10, 9, 70, None, True)
+    assert seen["turbocql"][2] == ("BatchMessage", None, 10, 8, None, 0, True)
+    # The classic ExecuteMessage has no query text; the rest must agree.
+    assert seen["turbocql"][1][0] == "ExecuteMessage" and seen["turbocql"][1][2:] == seen["classic"][1][2:]
+    assert seen["turbocql"][0] == seen["classic"][0] and seen["turbocql"][2] == seen["classic"][2]

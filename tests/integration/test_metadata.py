@@ -415,3 +415,73 @@ def _signature(name, argument_types):
     from turbocql.metadata import SignatureDescriptor
 
     return SignatureDescriptor(name, argument_types)
+
+
+def _make_keyspace(session, name):
+    session.execute("CREATE KEYSPACE %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}" % name)
+
+
+def test_own_ddl_is_in_the_metadata_when_it_returns_as_classic(cassandra, classic, new_keyspace_name):
+    """After this cluster's own CREATE/ALTER/DROP returns, on every path (execute,
+    execute_async's result, a prepared DDL), the metadata shows it, in the dicts the
+    application took before too, with no access of ``cluster.metadata`` in between: as
+    the classic driver, which reads the change before it returns the result."""
+    from cassandra.cluster import Cluster as ClassicCluster
+
+    names = [new_keyspace_name(), new_keyspace_name()]
+    c = Cluster([HOST], port=PORT)
+    cc = ClassicCluster([HOST], port=PORT, protocol_version=4)
+    try:
+        seen = {}
+        for (label, cluster), name in zip((("turbocql", c), ("classic", cc)), names):
+            s = cluster.connect()
+            _make_keyspace(s, name)
+            ks = cluster.metadata.keyspaces[name]
+            tables, types = ks.tables, ks.user_types
+            s.execute("CREATE TABLE %s.t (k int PRIMARY KEY)" % name)
+            after_execute = sorted(tables)
+            s.execute_async("CREATE TYPE %s.point (x int, y int)" % name).result()
+            after_async = sorted(types)
+            s.execute(s.prepare("ALTER TABLE %s.t ADD v text" % name))
+            after_prepared = sorted(tables["t"].columns)
+            s.execute("DROP TABLE %s.t" % name)
+            after_drop = sorted(tables)
+            # A statement that changes no schema reads nothing, and does not fail.
+            s.execute("  -- a comment first\n  SELECT release_version FROM system.local")
+            seen[label] = (after_execute, after_async, after_prepared, after_drop)
+        assert seen["turbocql"] == seen["classic"] == (["t"], ["point"], ["k", "v"], [])
+    finally:
+        c.shutdown()
+        cc.shutdown()
+
+
+def test_negative_schema_event_refresh_window_reads_only_own_changes_as_classic(
+    cassandra, classic, live, new_keyspace_name
+):
+    """``schema_event_refresh_window=-1``: another client's change is not read until an
+    explicit refresh; the cluster's own change is read when it returns, as classic."""
+    from cassandra.cluster import Cluster as ClassicCluster
+
+    other, own = new_keyspace_name(), new_keyspace_name()
+    c = Cluster([HOST], port=PORT, schema_event_refresh_window=-1)
+    cc = ClassicCluster([HOST], port=PORT, protocol_version=4, schema_event_refresh_window=-1)
+    try:
+        sessions = {"turbocql": c.connect(), "classic": cc.connect()}
+        _make_keyspace(live, other)  # another client
+        live.execute("CREATE TABLE %s.t (k int PRIMARY KEY)" % other)
+        seen = {}
+        for label, cluster in (("turbocql", c), ("classic", cc)):
+            session = sessions[label]
+            before_refresh = other in cluster.metadata.keyspaces
+            name = own + ("_c" if label == "classic" else "")
+            _make_keyspace(session, name)
+            session.execute("CREATE TABLE %s.t (k int PRIMARY KEY)" % name)
+            own_seen = list(cluster.metadata.keyspaces[name].tables)
+            still_unseen = other not in cluster.metadata.keyspaces
+            cluster.refresh_schema_metadata()
+            seen[label] = (before_refresh, own_seen, still_unseen, list(cluster.metadata.keyspaces[other].tables))
+            session.execute("DROP KEYSPACE %s" % name)
+        assert seen["turbocql"] == seen["classic"] == (False, ["t"], True, ["t"])
+    finally:
+        c.shutdown()
+        cc.shutdown()

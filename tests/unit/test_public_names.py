@@ -46,9 +46,9 @@ def test_no_public_name_missing():
 
 def test_tool_reports_a_missing_name(monkeypatch):
     tool = _tool()
-    monkeypatch.delitem(tool.ABSENT, "ExecuteMessage")
+    monkeypatch.delitem(tool.ABSENT, "PrepareMessage")
     report = tool.check(("cassandra.query", "cassandra.protocol"))
-    assert "turbocql.protocol.ExecuteMessage" in report.missing
+    assert "turbocql.protocol.PrepareMessage" in report.missing
 
 
 def test_reactor_classes_are_configuration_only():
