@@ -53,3 +53,28 @@ def test_exit_with_requests_in_flight_is_clean(cassandra, how):
         assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
         assert "FATAL" not in proc.stderr, proc.stderr[-2000:]
         assert "exiting with" in proc.stdout
+
+
+def test_connected_clusters_are_shut_down_at_exit_as_classic(cassandra):
+    """``cassandra.cluster._clusters_for_shutdown``: a cluster is in it from its first
+    connect until its shutdown, and one left connected is shut down at exit (a handler
+    registered before turbocql was imported runs after turbocql's and sees it)."""
+    code = textwrap.dedent(
+        """
+        import atexit
+        clusters = []
+        atexit.register(lambda: print("at exit: shut down", [c.is_shutdown for c in clusters], flush=True))
+        from turbocql.cluster import Cluster, _clusters_for_shutdown
+        a, b = Cluster([%(host)r], port=%(port)d), Cluster([%(host)r], port=%(port)d)
+        clusters += [a, b]
+        assert not _clusters_for_shutdown
+        a.connect(); b.connect()
+        assert _clusters_for_shutdown == {a, b}
+        b.shutdown()
+        assert _clusters_for_shutdown == {a}
+        """
+        % {"host": HOST, "port": PORT}
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "at exit: shut down [True, True]" in proc.stdout

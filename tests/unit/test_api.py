@@ -160,3 +160,22 @@ def test_a_version_no_current_server_speaks_fails_at_connect_as_classic(version)
         assert isinstance(error, UnsupportedOperation) and "protocol_version=%d" % version in str(error)
     cluster.protocol_version = 4
     assert cluster.protocol_version == 4
+
+
+def test_auth_provider_is_checked_when_set_as_classic():
+    """An auth_provider that is no AuthProvider raises TypeError, at Cluster() and when
+    assigned later; under protocol v1 (which fails at connect) it must be callable."""
+    from turbocql.auth import PlainTextAuthProvider
+
+    with pytest.raises(TypeError, match="AuthProvider interface when protocol_version >= 2"):
+        Cluster(auth_provider=lambda host: {"username": "u"})
+    cluster = Cluster()
+    with pytest.raises(TypeError, match="AuthProvider interface"):
+        cluster.auth_provider = 1
+    with pytest.raises(TypeError, match="must be callable when protocol_version == 1"):
+        Cluster(auth_provider=1, protocol_version=1)
+    provider = PlainTextAuthProvider("u", "p")
+    cluster.auth_provider = provider
+    assert cluster.auth_provider is provider
+    cluster.auth_provider = None
+    assert cluster.auth_provider is None

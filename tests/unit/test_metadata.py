@@ -949,3 +949,24 @@ def test_schema_agreement_wait():
     assert wait_for_schema_agreement(fetch, 0.3, lambda row: row["schema_version"] == "v2") is True
     versions["peers"] = ["v1", None]
     assert wait_for_schema_agreement(fetch, 0.3) is True
+
+
+def test_dse_row_level_access_extension_exports_as_classic():
+    """The classic driver registers DSE's row-level access extension (``DSE_RLACA``): a
+    table carrying it exports its RESTRICT ROWS statement, the same text in both."""
+    pytest.importorskip("cassandra.metadata")
+    import cassandra.metadata as classic
+
+    import turbocql.metadata as ours
+
+    texts = []
+    for md in (ours, classic):
+        table = md.TableMetadata("ks", "t")
+        col = md.ColumnMetadata(table, "k", "int")
+        table.columns["k"] = col
+        table.partition_key.append(col)
+        table.extensions = {"DSE_RLACA": b"k"}
+        texts.append(table.export_as_string())
+        assert "DSE_RLACA" in md._RegisteredExtensionType._extension_registry
+    # (The options of a table made by hand, with none, print differently: not compared.)
+    assert [t.split(";", 1)[1] for t in texts] == ["\n\nRESTRICT ROWS ON ks.t USING k;"] * 2
