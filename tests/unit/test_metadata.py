@@ -960,13 +960,13 @@ def test_dse_row_level_access_extension_exports_as_classic():
     import turbocql.metadata as ours
 
     texts = []
-    for md in (ours, classic):
-        table = md.TableMetadata("ks", "t")
-        col = md.ColumnMetadata(table, "k", "int")
+    for module in (ours, classic):
+        table = module.TableMetadata("ks", "t")
+        col = module.ColumnMetadata(table, "k", "int")
         table.columns["k"] = col
         table.partition_key.append(col)
         table.extensions = {"DSE_RLACA": b"k"}
         texts.append(table.export_as_string())
-        assert "DSE_RLACA" in md._RegisteredExtensionType._extension_registry
+        assert "DSE_RLACA" in module._RegisteredExtensionType._extension_registry
     # (The options of a table made by hand, with none, print differently: not compared.)
     assert [t.split(";", 1)[1] for t in texts] == ["\n\nRESTRICT ROWS ON ks.t USING k;"] * 2
