@@ -82,6 +82,8 @@ _V5 = "native protocol v5 framing (segments, CRCs): the engine speaks protocol v
 
 # name -> reason, or "module:name" -> reason for one module only. A name listed here that
 # turbocql does provide counts as present (and is listed as a stale reason).
+_SNI = "the engine connects to each node's own address; routing through an SNI proxy is not supported"
+
 ABSENT: dict[str, str] = {
     # cassandra.cluster
     "GraphExecutionProfile": _DSE_GRAPH,
@@ -107,8 +109,8 @@ ABSENT: dict[str, str] = {
     "MonitorReporter": _INSIGHTS,
     "version_supports_insights": _INSIGHTS,
     "HostConnection": _POOL,
-    "SniEndPoint": "the engine connects to each node's own address; routing through an SNI proxy is not supported",
-    "SniEndPointFactory": "the engine connects to each node's own address; routing through an SNI proxy is not supported",
+    "SniEndPoint": _SNI,
+    "SniEndPointFactory": _SNI,
     "UnixSocketEndPoint": "the engine connects over TCP only",
     # cassandra.protocol: message classes and frame codecs
     **dict.fromkeys(

@@ -292,11 +292,14 @@ class Cluster(ClusterProfiles, ClusterControl):
             monitor_reporting_enabled,
             monitor_reporting_interval,
         )
-        contact_points_explicit = contact_points is not _NOT_SET
-        if contact_points is _NOT_SET:
+        # None is the default too, as classic (cqlengine's connection.setup(hosts=None)).
+        contact_points_explicit = contact_points is not _NOT_SET and contact_points is not None
+        if not contact_points_explicit:
             contact_points = ["127.0.0.1"]
         if isinstance(contact_points, str):
             raise TypeError("contact_points should not be a string, it should be a sequence (e.g. list) of strings")
+        if None in contact_points:
+            raise ValueError("contact_points should not contain None (it can resolve to localhost)")
         self.contact_points = list(contact_points)
         self.port = int(port)
         if compression is True:

@@ -179,3 +179,14 @@ def test_auth_provider_is_checked_when_set_as_classic():
     assert cluster.auth_provider is provider
     cluster.auth_provider = None
     assert cluster.auth_provider is None
+
+
+def test_contact_points_none_is_the_default_as_classic(caplog):
+    """``Cluster(None)`` (cqlengine's ``connection.setup(hosts=None)``) is the default
+    contact point, not an explicit one (no warning about a missing load-balancing policy);
+    a None among them raises ValueError."""
+    cluster = Cluster(None)
+    assert cluster.contact_points == ["127.0.0.1"]
+    assert "contact_points specified" not in caplog.text
+    with pytest.raises(ValueError, match="should not contain None"):
+        Cluster(["127.0.0.1", None])

@@ -190,6 +190,8 @@ class MapUpdateClause(ContainerUpdateClause):
     def __init__(self, field, value, operation=None, previous=None):
         super().__init__(field, value, operation, previous)
         self._updates = None
+        # A blind assignment of an empty map (no previous value known): ``"m" = {}``.
+        self._emptied = False
 
     def _analyze(self):
         prev = self.previous or {}
@@ -197,16 +199,19 @@ class MapUpdateClause(ContainerUpdateClause):
             self._updates = sorted(self.value.keys())
         else:
             self._updates = sorted(k for k, v in (self.value or {}).items() if k not in prev or prev[k] != v)
+            self._emptied = self.previous is None and not self.value
         self._analyzed = True
 
     def get_context_size(self):
         if not self._analyzed:
             self._analyze()
-        return 2 * len(self._updates)
+        return 1 if self._emptied else 2 * len(self._updates)
 
     def update_context(self, ctx):
         if not self._analyzed:
             self._analyze()
+        if self._emptied:
+            ctx[str(self.context_id)] = {}
         for i, key in enumerate(self._updates):
             ctx[str(self.context_id + 2 * i)] = key
             ctx[str(self.context_id + 2 * i + 1)] = self.value[key]
@@ -215,6 +220,8 @@ class MapUpdateClause(ContainerUpdateClause):
         if not self._analyzed:
             self._analyze()
         c = self.context_id
+        if self._emptied:
+            return f'"{self.field}" = %({c})s'
         return ", ".join(f'"{self.field}"[%({c + 2 * i})s] = %({c + 2 * i + 1})s' for i in range(len(self._updates)))
 
 

@@ -2,6 +2,7 @@
 lazily and cached; and the UPDATE and DELETE of every row they choose."""
 
 import copy
+import warnings
 
 from turbocql.cqlengine import CQLEngineException, ValidationError, columns, connection
 from turbocql.cqlengine._querybase import (
@@ -181,6 +182,11 @@ class AbstractQuerySet:
         if isinstance(s, slice):
             start = s.start if s.start else 0
             if start < 0 or (s.stop is not None and s.stop < 0):
+                warnings.warn(
+                    "ModelQuerySet slicing with negative indices support will be removed in 4.0.",
+                    DeprecationWarning,
+                    stacklevel=2,
+                )
                 self._fill_result_cache()
             else:
                 end = s.stop if s.stop is not None else None
@@ -197,6 +203,11 @@ class AbstractQuerySet:
         except (ValueError, TypeError):
             raise TypeError("QuerySet indices must be integers") from None
         if s < 0:
+            warnings.warn(
+                "ModelQuerySet indexing with negative indices support will be removed in 4.0.",
+                DeprecationWarning,
+                stacklevel=2,
+            )
             self._fill_result_cache()
         else:
             try:

@@ -2,6 +2,7 @@
 its instances are rows, saved, updated and deleted through ``query.DMLQuery``."""
 
 import re
+import warnings
 
 from turbocql.cqlengine import CQLEngineException, ValidationError, columns, query
 from turbocql.cqlengine import connection as _connection
@@ -290,9 +291,15 @@ class BaseModel:
     def _raw_column_family_name(cls):
         if not cls._table_name:
             if cls.__table_name__:
-                cls._table_name = (
-                    cls.__table_name__ if cls.__table_name_case_sensitive__ else cls.__table_name__.lower()
-                )
+                if cls.__table_name_case_sensitive__:
+                    warnings.warn(
+                        "Model __table_name_case_sensitive__ will be removed in 4.0.",
+                        PendingDeprecationWarning,
+                        stacklevel=2,
+                    )
+                    cls._table_name = cls.__table_name__
+                else:
+                    cls._table_name = cls.__table_name__.lower()
             elif cls._is_polymorphic and not cls._is_polymorphic_base:
                 cls._table_name = cls._polymorphic_base._raw_column_family_name()
             else:
