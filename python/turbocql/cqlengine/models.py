@@ -368,6 +368,7 @@ class BaseModel:
         return cls.objects.get(*args, **kwargs)
 
     def timeout(self, timeout):
+        assert self._batch is None, "Setting both timeout and batch is not supported"
         self._timeout = timeout
         return self
 
@@ -433,6 +434,9 @@ class BaseModel:
         return cls.objects.batch(batch)
 
     def _inst_batch(self, batch):
+        assert self._timeout is query.connection.NOT_SET, "Setting both timeout and batch is not supported"
+        if self._connection:
+            raise CQLEngineException("Cannot specify a connection on model in batch mode.")
         self._batch = batch
         return self
 
