@@ -57,7 +57,17 @@ class ModelQuerySet(AbstractQuerySet):
 
     def _get_result_constructor(self):
         if not self._values_list:
-            return self.model._construct_instance
+            if not self._keyspace:
+                return self.model._construct_instance
+            keyspace = self._keyspace
+
+            def in_keyspace(row):
+                # An instance read through using(keyspace=...) is saved there too, as classic.
+                instance = self.model._construct_instance(row)
+                instance.__keyspace__ = keyspace
+                return instance
+
+            return in_keyspace
         db_map = self.model._db_map
         cols = self.model._columns
         if self._flat_values_list:
@@ -160,10 +170,7 @@ class ModelQuerySet(AbstractQuerySet):
             if col_op in ("append", "prepend", "add", "update"):
                 us.add_update(col, val, operation="prepend" if col_op == "prepend" else "append")
             elif col_op == "remove":
-                if isinstance(col, columns.Map):
-                    for k in val:
-                        _delete_key(self, col, k)
-                    continue
+                # A map's keys too: ``"m" = "m" - {keys}``, in the same UPDATE as the rest.
                 us.add_update(col, val, operation="remove")
             elif isinstance(col, columns.Counter):
                 us.add_update(col, val, previous=0)
@@ -184,14 +191,6 @@ class ModelQuerySet(AbstractQuerySet):
                 if_exists=self._if_exists,
             )
             self._execute(ds)
-
-
-def _delete_key(qs, col, key):
-    from turbocql.cqlengine.statements import DeleteStatement
-
-    ds = DeleteStatement(qs.column_family_name, where=qs._where, timestamp=qs._timestamp)
-    ds.add_field(col.db_field_name, keys=[col.key_col.to_database(key)])
-    qs._execute(ds)
 
 
 __all__ = ["CQLEngineException", "InOperator"]

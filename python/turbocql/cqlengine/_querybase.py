@@ -98,6 +98,20 @@ class AbstractQueryableColumn(UnicodeMixin):
     __hash__ = object.__hash__
 
 
+class ColumnQueryEvaluator(AbstractQueryableColumn):
+    """``Model.column`` (and a user type's field) on the class: comparisons make WHERE
+    clauses, ``.column`` is the column."""
+
+    def __init__(self, column):
+        self.column = column
+
+    def __unicode__(self):
+        return self.column.db_field_name
+
+    def _get_column(self):
+        return self.column
+
+
 class BatchType:
     Unlogged = "UNLOGGED"
     Counter = "COUNTER"

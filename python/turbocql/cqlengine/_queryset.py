@@ -457,7 +457,7 @@ class AbstractQuerySet:
             .if_not_exists(self._if_not_exists)
             .timestamp(self._timestamp)
             .if_exists(self._if_exists)
-            .using(connection=self._connection)
+            .using(keyspace=self._keyspace, connection=self._connection)
             .save()
         )
 

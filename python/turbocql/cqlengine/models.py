@@ -6,6 +6,7 @@ import warnings
 
 from turbocql.cqlengine import CQLEngineException, ValidationError, columns, query
 from turbocql.cqlengine import connection as _connection
+from turbocql.cqlengine._querybase import ColumnQueryEvaluator
 from turbocql.cqlengine.query import DoesNotExist as _DoesNotExist
 from turbocql.cqlengine.query import MultipleObjectsReturned as _MultipleObjectsReturned
 from turbocql.metadata import protect_name
@@ -58,24 +59,16 @@ class QuerySetDescriptor:
             raise CQLEngineException("cannot execute queries against abstract models")
         qs = model.__queryset__(model)
         if model._is_polymorphic_base is False and model._is_polymorphic:
-            qs = qs.filter(**{model._discriminator_column_name: model.__discriminator_value__}).allow_filtering()
+            # A subclass's rows are chosen by the discriminator only when the server can
+            # (a partition key or indexed column); else the rows of another subclass raise
+            # PolymorphicModelException as they come, as classic.
+            column = model._columns[model._discriminator_column_name]
+            if column.partition_key or column.index:
+                qs = qs.filter(**{model._discriminator_column_name: model.__discriminator_value__})
         return qs
 
     def __call__(self, *args, **kwargs):
         raise NotImplementedError
-
-
-class ColumnQueryEvaluator(query.AbstractQueryableColumn):
-    """``Model.column`` on the class: comparisons make WHERE clauses."""
-
-    def __init__(self, column):
-        self.column = column
-
-    def __unicode__(self):
-        return self.column.db_field_name
-
-    def _get_column(self):
-        return self.column
 
 
 class ColumnDescriptor:
@@ -375,6 +368,7 @@ class BaseModel:
         return cls.objects.get(*args, **kwargs)
 
     def timeout(self, timeout):
+        assert self._batch is None, "Setting both timeout and batch is not supported"
         self._timeout = timeout
         return self
 
@@ -440,6 +434,9 @@ class BaseModel:
         return cls.objects.batch(batch)
 
     def _inst_batch(self, batch):
+        assert self._timeout is query.connection.NOT_SET, "Setting both timeout and batch is not supported"
+        if self._connection:
+            raise CQLEngineException("Cannot specify a connection on model in batch mode.")
         self._batch = batch
         return self
 

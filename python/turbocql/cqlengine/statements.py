@@ -396,6 +396,8 @@ class UpdateStatement(AssignmentStatement):
                 clause = CollectionOpClause(name, value, "remove")
             else:
                 clause = ListUpdateClause(name, value, op, previous)
+        elif isinstance(column, columns.Map) and operation == "remove":
+            clause = CollectionOpClause(name, set(value), "remove")  # value: {key: None}
         elif isinstance(column, columns.Map):
             op = "update" if operation in ("append", "update") else None
             clause = MapUpdateClause(name, value, op, previous)

@@ -4,6 +4,7 @@ instances are the values of ``columns.UserDefinedType`` columns."""
 import re
 
 from turbocql.cqlengine import CQLEngineException, ValidationError, columns, connection
+from turbocql.cqlengine._querybase import ColumnQueryEvaluator
 
 
 class UserTypeDefinitionException(CQLEngineException):
@@ -201,7 +202,8 @@ class _FieldDescriptor:
 
     def __get__(self, instance, owner):
         if instance is None:
-            return owner._fields[self.name]
+            # As a model's column on the class, as classic: ``UserTypeClass.field.column``.
+            return ColumnQueryEvaluator(owner._fields[self.name])
         return instance._values[self.name].getval()
 
     def __set__(self, instance, value):
