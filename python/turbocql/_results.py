@@ -156,7 +156,9 @@ class ResultSet(_engine.ResultCore, metaclass=_ResultSetType):
         results have one too: made, settled with this page, when first read)."""
         future = _RESULT_CORE_RESPONSE_FUTURE.__get__(self)
         if future is None and self._session is not None:
-            future = ResponseFuture(self._session, self._request, self.query, self._row_factory, None)
+            request = self._request
+            timeout = request.timeout if request is not None else None
+            future = ResponseFuture(self._session, request, self.query, self._row_factory, timeout)
             future._settle_with(self._page)
             _RESULT_CORE_RESPONSE_FUTURE.__set__(self, future)
         return future

@@ -415,10 +415,16 @@ def _read_all(md, reader, follow=False):
                     del held[key]
                 held.update(fresh)
                 setattr(ks, attr, held)
-    # Keyspaces known before keep their place, new ones come after them.
-    new = {name: read[name] for name in known if name in read}
-    new.update(read)
-    md._keyspaces = new
+    if follow and set(known) == set(read):
+        # The same keyspaces: the dict held before is kept (as the classic driver's
+        # per-keyspace updates keep it); its size does not change under a reader.
+        old.update(read)
+        new = old
+    else:
+        # Keyspaces known before keep their place, new ones come after them.
+        new = {name: read[name] for name in known if name in read}
+        new.update(read)
+        md._keyspaces = new
     for name in new:
         (md._keyspace_updated if name in known else md._keyspace_added)(name)
     for name in known:
@@ -427,9 +433,15 @@ def _read_all(md, reader, follow=False):
 
 
 def _set_keyspace(md, name, ks):
-    """Replaces keyspace ``name`` with ``ks`` (drops it if ``ks`` is None)."""
+    """Replaces keyspace ``name`` with ``ks`` (drops it if ``ks`` is None). A keyspace
+    read again is replaced in the ``keyspaces`` dict held before, as classic; one that
+    comes or goes gives a new dict (a reader iterating the old one is not disturbed)."""
     old = md._keyspaces
     if ks is None and name not in old:
+        return
+    if ks is not None and name in old:
+        old[name] = ks
+        md._keyspace_updated(name)
         return
     new = dict(old)
     if ks is None:

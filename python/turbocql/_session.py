@@ -354,7 +354,8 @@ class Session(metaclass=_SessionType):
         request, row_factory = self._build_request(
             query, parameters, timeout, trace, execution_profile, host, custom_payload, execute_as
         )
-        future = ResponseFuture(self, request, query, row_factory, timeout)
+        # Its timeout is the one in force (the call's, else the profile's), as classic.
+        future = ResponseFuture(self, request, query, row_factory, request.timeout)
         if _dispatcher._dispatcher_thread is None:
             _dispatcher._start_dispatcher()
         request.submit_to(future, paging_state)

@@ -167,6 +167,13 @@ impl PyRequest {
         Page::from_outcome(py, out.map_err(|e| e.to_py(py, &self.hosts))?)
     }
 
+    /// Its client-side timeout in seconds (the call's, else its profile's or the
+    /// session's), None for none: `ResponseFuture.timeout`.
+    #[getter]
+    fn timeout(&self) -> Option<f64> {
+        self.req.timeout.map(|t| t.as_secs_f64())
+    }
+
     /// What it sends, in the classic message's terms (`ResponseFuture.message`).
     #[getter]
     fn sent(&self, py: Python<'_>) -> SentRequest {

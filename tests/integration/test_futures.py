@@ -324,3 +324,15 @@ def test_message_holds_what_is_sent_as_classic(session, classic_session, table):
     # The classic ExecuteMessage has no query text; the rest must agree.
     assert seen["turbocql"][1][0] == "ExecuteMessage" and seen["turbocql"][1][2:] == seen["classic"][1][2:]
     assert seen["turbocql"][0] == seen["classic"][0] and seen["turbocql"][2] == seen["classic"][2]
+
+
+def test_timeout_is_the_one_in_force_as_classic(cluster, session):
+    """``ResponseFuture.timeout`` (also a sync result's ``response_future``): the call's
+    timeout, else the execution profile's ``request_timeout``; None for none."""
+    from turbocql.cluster import EXEC_PROFILE_DEFAULT
+
+    profile_timeout = cluster.profile_manager.profiles[EXEC_PROFILE_DEFAULT].request_timeout
+    assert session.execute("SELECT * FROM system.local").response_future.timeout == profile_timeout
+    assert session.execute_async("SELECT * FROM system.local").timeout == profile_timeout
+    assert session.execute_async("SELECT * FROM system.local", timeout=3.5).timeout == 3.5
+    assert session.execute_async("SELECT * FROM system.local", timeout=None).timeout is None

@@ -881,15 +881,17 @@ def test_many_marks_read_everything():
 def test_failed_stale_read_keeps_the_schema_and_retries(monkeypatch):
     meta, fake = attached()
     before = meta.keyspaces
+    before_ks = before["ks"]
     meta._mark_stale()
     fake.fail = DriverException("no session")
-    assert meta.keyspaces is before
+    assert meta.keyspaces is before and meta.keyspaces["ks"] is before_ks
     n = len(fake.queries)
-    assert meta.keyspaces is before and len(fake.queries) == n  # not again at once
+    assert meta.keyspaces["ks"] is before_ks and len(fake.queries) == n  # not again at once
     fake.fail = None
     monkeypatch.setattr(md, "_RETRY_DELAY", 0.0)
     meta._retry_at = 0.0
-    assert meta.keyspaces is not before and list(meta.keyspaces) == list(before)
+    # Read again: new keyspace objects, in the dict held before (the same keyspaces).
+    assert meta.keyspaces["ks"] is not before_ks and meta.keyspaces is before
 
 
 def test_failed_read_on_attach_is_retried_on_access():
