@@ -14,23 +14,23 @@ import re
 # test id (fnmatch pattern on "file::Class::test") -> reason. Checked before KNOWN_ERRORS.
 # The reasons say why turbocql differs and where a fix would go (the engine, src/, or a
 # deliberate choice documented in the README's migration table).
-_COORDINATOR = (
-    "engine: the host that served a request (ResponseFuture.coordinator_host / _current_host / "
-    "attempted_hosts) is not reported by the engine to Python, and the sync path makes no ResponseFuture "
-    "(ResultSet.response_future is None on session.execute)"
+_V5 = "crate limit: the engine (the scylla crate) speaks protocol v4 only"
+_V3 = (
+    "crate limit: the engine (the scylla crate) speaks protocol v4 only; protocol_version=3 raises "
+    "UnsupportedOperation at Cluster() rather than speak v4 under its name"
 )
-_V5 = "protocol v5: the engine (the scylla crate) speaks protocol v4 only"
 _REACTOR = (
     "deliberate: turbocql has no event-loop reactors; the engine does the I/O, so reactor connection "
     "classes are configuration-only names (no Connection.factory, no per-connection objects)"
 )
 _CONTROL = (
-    "engine: the control connection is the crate's; its connection object, host and event handlers "
-    "(ControlConnection._connection, Cluster.get_control_connection_host, on_down) are not exposed"
+    "crate limit: the control connection is the crate's, which does not say which node it uses; its "
+    "connection object, host and event handlers (ControlConnection._connection, "
+    "Cluster.get_control_connection_host, Cluster.on_down) are not exposed"
 )
-_METRICS = (
-    "deliberate: Cluster(metrics_enabled=True) raises UnsupportedOperation, cluster.metrics is not "
-    "provided (README migration table)"
+_CONNECTIONS = (
+    "crate limit: the crate's connection pools are not exposed (Cluster.get_connection_holders, "
+    "Session.get_pool_state()'s open_count / in_flights); heartbeats are its keepalives"
 )
 _PREPARE_ON_ALL_HOSTS = (
     "deliberate: Cluster(prepare_on_all_hosts=False) raises UnsupportedOperation (the engine prepares every "
@@ -42,48 +42,22 @@ _SINGLE_NODE_ORDER = (
     "completion order (that Unavailable), the classic driver the bind TypeError it raises while still "
     "submitting; passes on the three-node cluster"
 )
+_SCHEMA_PARSER = (
+    "deliberate: the tests patch or call the classic driver's schema parser (get_schema_parser, "
+    "SchemaParserV4._build_*); turbocql reads system_schema itself (turbocql._schema_read) and "
+    "get_schema_parser raises UnsupportedOperation; they first read the control connection's "
+    "_connection (" + _CONTROL + ")"
+)
+
 KNOWN_TESTS: dict[str, str] = {
     # test_cluster.py
-    "test_cluster.py::ClusterTests::test_auth_provider_is_callable": (
-        "deliberate: Cluster(protocol_version=1/2) raises UnsupportedOperation at construction (the engine "
-        "speaks v4 only)"
-    ),
-    "test_cluster.py::ClusterTests::test_v2_auth_provider": (
-        "deliberate: Cluster(protocol_version=1/2) raises UnsupportedOperation at construction (the engine "
-        "speaks v4 only)"
-    ),
     "test_cluster.py::ClusterTests::test_protocol_negotiation": _V5 + " (negotiates v4 with Cassandra 5, not v5)",
     "test_cluster.py::BetaProtocolTest::*": _V5 + " (no beta v6)",
-    "test_cluster.py::ClusterTests::test_execute_query_timeout": _COORDINATOR,
-    "test_cluster.py::ClusterTests::test_clone_shared_lbp": _COORDINATOR,
-    "test_cluster.py::ClusterTests::test_profile_lb_swap": _COORDINATOR,
-    "test_cluster.py::ClusterTests::test_idle_heartbeat": (
-        "engine: heartbeats are the crate's; connections (Cluster.get_connection_holders) are not exposed"
-    ),
-    "test_cluster.py::ClusterTests::test_idle_heartbeat_disabled": (
-        "engine: heartbeats are the crate's; idle_heartbeat_interval is a configuration-only attribute "
-        "and connections (get_connection_holders) are not exposed"
-    ),
-    "test_cluster.py::ClusterTests::test_pool_management": (
-        "engine: Session.get_pool_state() has open_count/in_flights None (the crate does not expose connection counts)"
-    ),
-    "test_cluster.py::ClusterTests::test_refresh_schema*": (
-        "metadata.py (other engineer): a refresh builds new KeyspaceMetadata objects that do not compare "
-        "equal to the old ones (the classic driver's compare equal)"
-    ),
+    "test_cluster.py::ClusterTests::test_idle_heartbeat*": _CONNECTIONS,
+    "test_cluster.py::ClusterTests::test_pool_management": _CONNECTIONS,
     "test_cluster.py::HostStateTest::test_down_event_with_active_connection": _CONTROL,
     # test_concurrent.py
     "test_concurrent.py::ClusterTests::test_first_failure_client_side": _SINGLE_NODE_ORDER,
-    "test_concurrent.py::ClusterTests::test_execute_concurrent_paged_result*": (
-        "engine: execute_concurrent's ResultSets carry no request (make_result(page) gets the page only), "
-        "so iterating past the first page of a paged result fails (ResultSet._request is None); the "
-        "request has to be handed to make_result in src/api/concurrent.rs"
-    ),
-    "test_query_paging.py::QueryPagingTests::test_concurrent_with_paging": (
-        "engine: execute_concurrent's ResultSets carry no request (make_result(page) gets the page only), "
-        "so iterating past the first page of a paged result fails (ResultSet._request is None); the "
-        "request has to be handed to make_result in src/api/concurrent.rs"
-    ),
     # test_connection.py
     "test_connection.py::*ConnectionTests::*": _REACTOR,
     "test_connection.py::ConnectionTimeoutTest::test_in_flight_timeout": _REACTOR,
@@ -95,70 +69,54 @@ KNOWN_TESTS: dict[str, str] = {
         "raises UnsupportedOperation: the engine encodes and decodes every frame"
     ),
     "test_custom_protocol_handler.py::CustomProtocolHandlerTest::test_protocol_*": (
-        "engine: builds ResponseFuture(session, QueryMessage, ...) and calls send_request(); the engine "
-        "builds and sends requests itself (and these exercise protocol v5 flags)"
+        "deliberate: the tests build ResponseFuture(session, QueryMessage, ...) by hand and call "
+        "send_request() to send classic message objects; the engine builds and sends every frame itself "
+        "(three of the four are protocol v5 tests: " + _V5 + ")"
     ),
     # test_metadata.py
-    "test_metadata.py::BadMetaTest::*": _CONTROL + " (the tests patch the control connection's queries)",
-    "test_metadata.py::SchemaMetadataTests::test_basic_table_meta_properties": _CONTROL,
-    "test_metadata.py::SchemaMetadataTests::test_schema_metadata_disable": (
-        "metadata.py (other engineer): with schema_metadata_enabled=False cluster.metadata.token_map is None"
-    ),
-    "test_metadata.py::SchemaMetadataTests::test_table_extensions": (
-        "metadata.py (other engineer): registered table extensions are not read back"
-    ),
-    "test_metadata.py::FunctionMetadata::*": "metadata.py (other engineer): user functions missing from metadata",
-    "test_metadata.py::AggregateMetadata::*": "metadata.py (other engineer): user aggregates missing from metadata",
-    # test_policies.py
-    "test_policies.py::*": _COORDINATOR,
+    "test_metadata.py::BadMetaTest::*": _SCHEMA_PARSER,
+    "test_metadata.py::SchemaMetadataTests::test_basic_table_meta_properties": _SCHEMA_PARSER,
+    "test_metadata.py::AggregateMetadata::test_init_cond": _V3,
     # test_prepared_statements.py
-    "test_prepared_statements.py::PreparedStatementTests::*": _METRICS + " (their setUp uses it)",
-    "test_prepared_statements.py::PreparedStatementInvalidationTest::test_prepare_id_is_updated_across_session": (
-        _METRICS
+    "test_prepared_statements.py::PreparedStatementInvalidationTest::test_id_is_not_updated_conditional_v*": (
+        _V5 + ": result_metadata_id and the re-prepare on changed result metadata are v5 features"
     ),
-    "test_prepared_statements.py::PreparedStatementInvalidationTest::*": (
-        _V5 + ": result_metadata_id and the re-prepare on changed result metadata are v5 features; the "
-        "engine re-prepares itself"
+    "test_prepared_statements.py::PreparedStatementInvalidationTest::test_invalidated_result_metadata": (
+        "crate limit: PreparedStatement.result_metadata is its PREPARE's; the crate prepares again on "
+        "UNPREPARED and decodes each page with the metadata that page carries (the rows are right), but "
+        "does not hand the new metadata back"
     ),
     # test_query.py
-    "test_query.py::QueryTests::test_host_targeting_query": _COORDINATOR,
+    "test_query.py::PreparedStatementTests::test_*_routing_key_indexes": (
+        "deliberate: PreparedStatement.routing_key_indexes other than the server's partition key columns "
+        "raises UnsupportedOperation: the engine routes a prepared statement by the columns the server "
+        "reports, so another value would be accepted and ignored"
+    ),
+    "test_query.py::PreparedStatementMetdataTest::test_prepared_metadata_generation": _V3,
     "test_query.py::BatchStatementTests::test_too_many_statements": (
         "deliberate: the test appends a malformed tuple to BatchStatement._statements_and_parameters; "
         "turbocql refuses it when building the request (TypeError), the classic driver when encoding "
         "(NoHostAvailable)"
     ),
     "test_query.py::PreparedStatementArgTest::test_prepare_batch_statement": _PREPARE_ON_ALL_HOSTS,
-    "test_query.py::SerialConsistencyTests::*": (
-        "engine: ResponseFuture.message (the classic QueryMessage sent) is not kept; the engine builds the "
-        "frame (the statement's serial_consistency_level is what is sent)"
-    ),
     "test_query.py::*WithKeyspaceTests::*": _V5 + " (a statement's own keyspace, prepare(keyspace=...))",
     # test_types.py
     "test_types.py::TypeTests::test_des_bytes_type_array": (
         "deliberate: turbocql has no Cython deserializers (cython_deps.HAVE_CYTHON is False), so the test skips itself"
     ),
+    "test_types.py::TypeTests::test_can_read_composite_type": (
+        "crate limit: the crate cannot decode a result column of a custom type "
+        "(org.apache.cassandra.db.marshal.CompositeType): its result metadata parser refuses it"
+    ),
 }
 
 # regular expression on the first error line -> reason.
 KNOWN_ERRORS: dict[str, str] = {
-    r"metrics_enabled": _METRICS,
     r"prepare_on_all_hosts": _PREPARE_ON_ALL_HOSTS,
     r"(retry_policy|custom_payload): ": (
         "deliberate: a statement's retry_policy or custom_payload raises UnsupportedOperation (the engine "
         "applies the profile's retry policy and sends no payload; docs/audit-accepted-settings.md)"
     ),
-    r"Unexpected receiver type": (
-        "encoding of registered UDT instances in simple statements (fixed in this change: "
-        "Session.user_type_registered); seen only in runs before it"
-    ),
-    r"unhashable type: '(bytearray|dict|list|SortedSet|set)'": (
-        "util.OrderedMap with unhashable keys (other engineer's fix in util.py, landing)"
-    ),
-    r"Failed to parse a CQL type|Bad tables metadata|deserialize result metadata": (
-        "engine: the crate's schema/metadata parser fails on a custom or quoted type "
-        "(org.apache.cassandra.db.marshal.*, quoted UDT names; the Rust fix is landing)"
-    ),
-    r"Too few|UNSET_VALUE": "engine: bind pads short sequences with UNSET_VALUE like classic (landing in the engine)",
 }
 
 UNEXPLAINED = "unexplained"

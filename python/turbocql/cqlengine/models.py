@@ -140,17 +140,17 @@ class BaseModel:
         self._if_exists = False
         self._values = {}
         for name, column in self._columns.items():
-            value = values.get(name, values.get(column.db_field_name) if column.db_field else None)
+            if name in values or (column.db_field and column.db_field_name in values):
+                value = values.get(name, values.get(column.db_field_name))
+            else:
+                # A column not given starts at its default (a collection's too: it would
+                # otherwise be the empty collection), not explicit.
+                value = column.get_default() if column.has_default else None
             if value is not None or isinstance(column, columns.BaseContainerColumn):
                 value = column.to_python(value)
             vm = column.value_manager(self, column, value)
-            if name in values:
-                vm.explicit = True
+            vm.explicit = name in values
             self._values[name] = vm
-        for name, column in self._columns.items():
-            if self._values[name].value is None and name not in values and column.has_default:
-                self._values[name].value = column.get_default()
-                self._values[name].explicit = False
         if self._is_polymorphic and self._discriminator_column_name and not self._is_polymorphic_base:
             if getattr(self, self._discriminator_column_name) is None:
                 setattr(self, self._discriminator_column_name, self.__discriminator_value__)
