@@ -10,6 +10,7 @@ from turbocql.cqlengine import CQLEngineException, columns, connection
 from turbocql.cqlengine.connection import (
     execute as _execute,
 )  # bound at import: a patched connection.execute sees queries, not schema changes
+from turbocql.cqlengine.connection import format_log_context
 from turbocql.cqlengine.models import Model  # a module global, as classic: apps rebind it (below)
 from turbocql.cqlengine.usertype import UserType
 from turbocql.metadata import protect_name
@@ -140,9 +141,19 @@ def _sync_table(model, connection=None):
     else:
         table = tables[raw_cf_name]
         _validate_pk(model, table)
-        existing = set(table.columns.keys())
+        existing = table.columns
         for _name, col in model._columns.items():
-            if col.primary_key or col.db_field_name in existing:
+            if col.db_field_name in existing:
+                found = existing[col.db_field_name].cql_type
+                if found != col.db_type:
+                    _warn_differs(
+                        f'Existing table {raw_cf_name} has column "{col.db_field_name}" with a type ({found}) '
+                        f"differing from the model type ({col.db_type}). Model should be updated.",
+                        ks_name,
+                        connection,
+                    )
+                continue
+            if col.primary_key:
                 continue
             _execute(f"ALTER TABLE {cf_name} ADD {col.get_column_def()}", connection=connection)
         if model.__options__:
@@ -153,19 +164,23 @@ def _sync_table(model, connection=None):
             continue
         if table is not None and _has_index(table, col.db_field_name):
             continue
-        target = col.cql
-        if isinstance(col, columns.Map):
-            target = f"entries({col.cql})" if False else f"values({col.cql})"
-        elif isinstance(col, (columns.List, columns.Set)):
-            target = f"values({col.cql})" if False else col.cql
+        target = f"values({col.cql})" if isinstance(col, columns.Map) else col.cql
         _execute(
             f"CREATE INDEX IF NOT EXISTS {_q(_index_name(raw_cf_name, col.db_field_name))} ON {cf_name} ({target})",
             connection=connection,
         )
 
 
+def _warn_differs(msg, keyspace, conn):
+    """A model that differs from the schema in a column's or field's type: a warning and a
+    log record, as classic (the column is left as it is)."""
+    msg = format_log_context(msg, keyspace=keyspace, connection=conn)
+    warnings.warn(msg, stacklevel=3)
+    log.warning(msg)
+
+
 def _index_name(table, column):
-    return f"{table}_{column}_idx"[:48] if False else f"{table}_{column}_idx"
+    return f"{table}_{column}_idx"
 
 
 def _table_meta(cluster, ks, name, conn=None):
@@ -304,9 +319,18 @@ def _sync_type(ks_name, type_model, omit_subtypes=None, connection=None):
     if type_name not in defined:
         _execute(get_create_type(type_model, ks_name), connection=connection)
     else:
-        existing = set(defined[type_name].field_names)
+        type_meta = defined[type_name]
+        existing = dict(zip(type_meta.field_names, type_meta.field_types))
         for field in type_model._fields.values():
-            if field.db_field_name not in existing:
+            found = existing.get(field.db_field_name)
+            if found is not None and found != field.db_type:
+                _warn_differs(
+                    f'Existing user type {_q(ks_name)}.{_q(type_name)} has field "{field.db_field_name}" with a type '
+                    f"({found}) differing from the model user type ({field.db_type}). UserType should be updated.",
+                    ks_name,
+                    connection,
+                )
+            if found is None:
                 _execute(
                     f"ALTER TYPE {_q(ks_name)}.{_q(type_name)} ADD {field.get_column_def()}",
                     connection=connection,
