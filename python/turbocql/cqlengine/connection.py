@@ -139,10 +139,11 @@ def register_connection(
 
 
 def unregister_connection(name):
-    """Forgets connection ``name`` and shuts down the cluster it made."""
+    """Forgets connection ``name`` and shuts down the cluster it made; an unknown name is
+    nothing to forget (as classic)."""
     global cluster, session
     if name not in _connections:
-        raise CQLEngineException(f"Connection name '{name}' doesn't exist in the registry.")
+        return
     conn = _connections[name]
     if _connections.get(DEFAULT_CONNECTION) is conn:
         del _connections[DEFAULT_CONNECTION]
