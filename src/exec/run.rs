@@ -191,9 +191,25 @@ fn schema_change_applied(e: ExecutionError) -> Result<Response, RunError> {
     }
 }
 
+/// The resolution of tokio's timers.
+const TIMER_TICK: Duration = Duration::from_millis(1);
+
 /// Bounds `fut` by the client-side timeout, if any.
 pub async fn timed<T, E: From<ExecutionError>>(timeout: Option<Duration>, fut: impl Future<Output = Result<T, E>>) -> Result<T, E> {
     match timeout {
+        Some(t) if t < TIMER_TICK => {
+            // Shorter than the runtime timer's tick: due once the request is sent (its first
+            // poll), as the classic driver's timer of that length is before any answer comes;
+            // a timer would give it up to a whole tick.
+            let mut fut = std::pin::pin!(fut);
+            match futures::poll!(fut.as_mut()) {
+                std::task::Poll::Ready(out) => out,
+                std::task::Poll::Pending => {
+                    attempts::forget_retried();
+                    Err(E::from(ExecutionError::RequestTimeout(t)))
+                }
+            }
+        }
         Some(t) => {
             let bounded = tokio::time::timeout(t, fut).await;
             if bounded.is_err() {

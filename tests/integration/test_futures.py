@@ -336,3 +336,18 @@ def test_timeout_is_the_one_in_force_as_classic(cluster, session):
     assert session.execute_async("SELECT * FROM system.local").timeout == profile_timeout
     assert session.execute_async("SELECT * FROM system.local", timeout=3.5).timeout == 3.5
     assert session.execute_async("SELECT * FROM system.local", timeout=None).timeout is None
+
+
+def test_a_timeout_shorter_than_the_timer_tick_times_out_as_classic(session):
+    """A client timeout below the runtime timer's resolution (down to sys.float_info.min,
+    which the classic suite uses) is due once the request is sent: OperationTimedOut on
+    every path, never an answer that came back within the tick."""
+    import sys
+
+    for timeout in (sys.float_info.min, 0.0005):
+        for _ in range(20):
+            with pytest.raises(OperationTimedOut):
+                session.execute("SELECT * FROM system.local", timeout=timeout)
+        with pytest.raises(OperationTimedOut):
+            session.execute_async("SELECT * FROM system.local", timeout=timeout).result()
+    assert session.execute("SELECT release_version FROM system.local", timeout=0.5).one()
