@@ -60,7 +60,7 @@ Decisions (the README's migration table says the same):
 
 import socket
 
-from turbocql import UnsupportedOperation
+from turbocql import ProtocolVersion, UnsupportedOperation
 
 # The classic Connection's methods that do I/O or drive the protocol: a user's
 # connection_class overriding one of them expects to run the connections.
@@ -269,6 +269,61 @@ class _MonitorSetting(CheckedSetting):
         settings[self.name] = value
         _check_monitor_reporting(*settings.values())
         obj.__dict__[self.name] = value
+
+
+def protocol_version_refusal(version):
+    return (
+        "protocol_version=%r is not supported: turbocql's engine speaks native protocol v4 only "
+        "(Cassandra 2.2+ and ScyllaDB accept it); leave protocol_version unset or set it to 4" % (version,)
+    )
+
+
+class ProtocolAndAuthSettings:
+    """``Cluster.protocol_version`` and ``Cluster.auth_provider``, checked when set (at
+    ``Cluster()`` and later), as classic."""
+
+    # A version kept to fail at connect as classic (1, 2, or beyond 5: NoHostAvailable,
+    # as today's servers refuse them too).
+    _refused_protocol_version = None
+
+    _auth_provider = None
+
+    @property
+    def auth_provider(self):
+        """An :class:`~turbocql.auth.AuthProvider` (such as ``PlainTextAuthProvider``), or
+        None without authentication; checked when set, as classic."""
+        return self._auth_provider
+
+    @auth_provider.setter
+    def auth_provider(self, value):
+        if value and not callable(getattr(value, "new_authenticator", None)):
+            if self.protocol_version > 1:
+                raise TypeError(
+                    "auth_provider must implement the cassandra.auth.AuthProvider interface when protocol_version >= 2"
+                )
+            if not callable(value):
+                # Protocol v1's credentials function (a v1 cluster fails at connect anyway).
+                raise TypeError("auth_provider must be callable when protocol_version == 1")
+        self._auth_provider = value
+
+    @property
+    def protocol_version(self):
+        """4: the engine speaks native protocol v4 (Cassandra 2.2+ and ScyllaDB accept it).
+        3 and 5, which today's servers speak, raise when set, rather than speak v4 under
+        their name; 1 and 2 (which Cassandra 3.0+ and ScyllaDB refuse) and a version beyond
+        5 are kept and fail at connect with NoHostAvailable, as the classic driver fails
+        against such a server."""
+        return self._refused_protocol_version or ProtocolVersion.V4
+
+    @protocol_version.setter
+    def protocol_version(self, version):
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise ValueError("unknown protocol_version %r" % (version,))
+        self._refused_protocol_version = None
+        if version in (3, 5):
+            raise UnsupportedOperation(protocol_version_refusal(version))
+        if version != ProtocolVersion.V4:
+            self._refused_protocol_version = version
 
 
 def checked_settings():

@@ -13,7 +13,8 @@ import sys
 import warnings
 from collections.abc import Mapping
 
-from turbocql import ConsistencyLevel, DriverException, _engine, _loggers, protocol
+from turbocql import ConsistencyLevel, DriverException, _engine, _loggers
+from turbocql._protocol_messages import _message_of
 from turbocql.query import (
     BatchStatement,
     QueryTrace,
@@ -508,7 +509,7 @@ class ResponseFuture(_engine.ResponseFutureCore):
         serial consistency, fetch size and timestamp the engine sends. turbocql never sends
         these objects: the engine builds the frame; the bound values and a batch's
         statements are not copied out (``query_params`` / ``queries`` None)."""
-        return protocol._message_of(self._request.sent)
+        return _message_of(self._request.sent)
 
     @property
     def attempted_hosts(self):

@@ -48,7 +48,13 @@ from turbocql import (  # noqa: F401 - classic names re-exported from turbocql.c
     util,
 )
 from turbocql._bootstrap import _bootstrap_engine
-from turbocql._cluster_args import check_cluster_arguments, check_policy_instances, checked_settings
+from turbocql._cluster_args import (
+    ProtocolAndAuthSettings,
+    check_cluster_arguments,
+    check_policy_instances,
+    checked_settings,
+    protocol_version_refusal,
+)
 from turbocql._cluster_names import (  # noqa: F401 - classic names of cassandra.cluster
     DEFAULT_MAX_CONNECTIONS_PER_LOCAL_HOST,
     DEFAULT_MAX_CONNECTIONS_PER_REMOTE_HOST,
@@ -202,14 +208,7 @@ def _shutdown_clusters():
         cluster.shutdown()
 
 
-def _protocol_version_refusal(version):
-    return (
-        "protocol_version=%r is not supported: turbocql's engine speaks native protocol v4 only "
-        "(Cassandra 2.2+ and ScyllaDB accept it); leave protocol_version unset or set it to 4" % (version,)
-    )
-
-
-class Cluster(ClusterProfiles, ClusterControl):
+class Cluster(ClusterProfiles, ClusterControl, ProtocolAndAuthSettings):
     """The cluster's connection settings; :meth:`connect` opens a :class:`Session`.
 
     Takes the classic driver's arguments: each is honoured, kept because the engine
@@ -436,49 +435,6 @@ class Cluster(ClusterProfiles, ClusterControl):
         self.metadata = Metadata()
         self._metadata_attached = False
 
-    # A version beyond Cassandra's own (the v6 beta, DSE's, an unknown number), kept to fail
-    # at connect as classic (NoHostAvailable: Cassandra refuses them too).
-    _refused_protocol_version = None
-
-    _auth_provider = None
-
-    @property
-    def auth_provider(self):
-        """An :class:`~turbocql.auth.AuthProvider` (such as ``PlainTextAuthProvider``), or
-        None without authentication; checked when set, as classic."""
-        return self._auth_provider
-
-    @auth_provider.setter
-    def auth_provider(self, value):
-        if value and not callable(getattr(value, "new_authenticator", None)):
-            if self.protocol_version > 1:
-                raise TypeError(
-                    "auth_provider must implement the cassandra.auth.AuthProvider interface when protocol_version >= 2"
-                )
-            if not callable(value):
-                # Protocol v1's credentials function (a v1 cluster fails at connect anyway).
-                raise TypeError("auth_provider must be callable when protocol_version == 1")
-        self._auth_provider = value
-
-    @property
-    def protocol_version(self):
-        """4: the engine speaks native protocol v4 (Cassandra 2.2+ and ScyllaDB accept it).
-        3 and 5, which today's servers speak, raise when set, rather than speak v4 under
-        their name; 1 and 2 (which Cassandra 3.0+ and ScyllaDB refuse) and a version beyond
-        5 are kept and fail at connect with NoHostAvailable, as the classic driver fails
-        against such a server."""
-        return self._refused_protocol_version or ProtocolVersion.V4
-
-    @protocol_version.setter
-    def protocol_version(self, version):
-        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-            raise ValueError("unknown protocol_version %r" % (version,))
-        self._refused_protocol_version = None
-        if version in (3, 5):
-            raise UnsupportedOperation(_protocol_version_refusal(version))
-        if version != ProtocolVersion.V4:
-            self._refused_protocol_version = version
-
     @property
     def cql_version(self):
         """None: the engine's STARTUP asks for the CQL version the scylla crate sends
@@ -504,7 +460,7 @@ class Cluster(ClusterProfiles, ClusterControl):
         if not self.contact_points:
             raise NoHostAvailable("Unable to connect to any servers", {})  # as classic
         if self._refused_protocol_version is not None:
-            refusal = _protocol_version_refusal(self._refused_protocol_version)
+            refusal = protocol_version_refusal(self._refused_protocol_version)
             raise NoHostAvailable(
                 "Unable to connect to any servers",
                 {"%s:%s" % (cp, self.port): UnsupportedOperation(refusal) for cp in self.contact_points},
