@@ -274,15 +274,18 @@ class Metadata:
                 self._stale_targets[t] = None
             self._stale = True
 
-    def _refresh_stale(self):
-        """Reads what :meth:`_mark_stale` marked. On failure the schema read before stays,
-        and the next access after ``_RETRY_DELAY`` seconds tries again."""
+    def _refresh_stale(self, await_agreement=True):
+        """Reads what :meth:`_mark_stale` marked, after waiting for the nodes to agree on
+        the schema (not when the caller's engine request has just waited). On failure the
+        schema read before stays, and the next access after ``_RETRY_DELAY`` seconds tries
+        again."""
         with self._lock:
             if not self._stale or time.monotonic() < self._retry_at:
                 return
             stale_all, targets = self._take_stale()
             try:
-                self._wait_for_schema_agreement(self._agreement_wait)
+                if await_agreement:
+                    self._wait_for_schema_agreement(self._agreement_wait)
                 if stale_all:
                     self._read(follow=True)
                 else:
@@ -319,7 +322,9 @@ class Metadata:
                 return
             self._mark_stale(keyspace)
         if read_now:
-            self._refresh_stale()
+            # The engine waited for schema agreement before it returned the statement's
+            # result (up to max_schema_agreement_wait, as classic): not a second time.
+            self._refresh_stale(await_agreement=False)
 
     def wait_for_schema_agreement(self, wait_time=10):
         """Waits up to ``wait_time`` seconds until every node reports one schema version;
