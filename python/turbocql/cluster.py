@@ -190,8 +190,10 @@ else:
 
 
 # The connected clusters, shut down at interpreter exit as the classic driver does (its
-# module-level name, which applications and the cqlengine tests read).
-_clusters_for_shutdown: "set[Cluster]" = set()
+# module-level name, which applications and the cqlengine tests read). Weak, unlike the
+# classic set: a cluster the application dropped is still collected (its sessions
+# closed by the collector), and only those alive at exit are shut down here.
+_clusters_for_shutdown: "weakref.WeakSet[Cluster]" = weakref.WeakSet()
 
 
 def _register_cluster_shutdown(cluster):
