@@ -34,8 +34,16 @@ def frozen_ks(multidc_cluster):
     c = Cluster([COORDINATOR])
     s = c.connect()
     name = "frozen_" + uuid.uuid4().hex[:8]
-    s.execute("CREATE KEYSPACE %s WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 2, 'dc2': 1}" % name)
-    s.execute("CREATE TABLE %s.t (k int PRIMARY KEY, v int)" % name)
+    # A node frozen by the test before may still be catching up: wait for the nodes to
+    # agree on the schema, and give the DDL (whose agreement wait counts toward its
+    # timeout) the time a loaded CI machine needs.
+    assert c.metadata.wait_for_schema_agreement(120)
+    ddl = (
+        "CREATE KEYSPACE %s WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 2, 'dc2': 1}" % name,
+        "CREATE TABLE %s.t (k int PRIMARY KEY, v int)" % name,
+    )
+    for stmt in ddl:
+        s.execute(stmt, timeout=120)
     s.execute("INSERT INTO %s.t (k, v) VALUES (1, 1)" % name)
     yield name
     drop_keyspace(s, name)
