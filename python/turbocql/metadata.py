@@ -309,14 +309,14 @@ class Metadata:
         the next access tries again; the statement's result stands."""
         if not self._schema_enabled or self._fetch is None:
             return
-        text = getattr(query, "query_string", None) or getattr(
-            getattr(query, "prepared_statement", None), "query_string", query
-        )
         if self._topology is not None and self._topology.follows_schema_events():
             self._topology.check()
         else:
             from turbocql._schema_change import NOT_SCHEMA, changed_keyspace
 
+            text = getattr(query, "query_string", None) or getattr(
+                getattr(query, "prepared_statement", None), "query_string", query
+            )
             keyspace = changed_keyspace(text if isinstance(text, str) else "", session_keyspace)
             if keyspace is NOT_SCHEMA:
                 return
