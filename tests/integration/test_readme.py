@@ -150,5 +150,10 @@ def test_tracing_block_runs(cassandra):
 
 
 def test_cqlengine_block_runs(cassandra):
-    lines = _run(_block("from turbocql.cqlengine import columns"))
+    lines = _run(_block("from turbocql.cqlengine.query import BatchQuery, LWTException"))
     assert lines == ["[4, 3]", "2", "exists: 0.0"]
+
+
+def test_cqlengine_bulk_save_block_runs(cassandra):
+    lines = _run(_block("from turbocql.cqlengine.query import bulk_save"))
+    assert lines == ["1000"]

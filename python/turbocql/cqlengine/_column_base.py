@@ -2,13 +2,24 @@
 per column: its value, and the value last loaded or saved, so that only changed columns
 are written."""
 
+import datetime
+import decimal
+import ipaddress
 import itertools
+import uuid
 from copy import copy as _copy
 
 from turbocql import cqltypes
 from turbocql.cqlengine import ValidationError
 
 _counter = itertools.count()
+
+# Values whose saved copy can be the value itself: nothing changes them in place.
+IMMUTABLE = frozenset(
+    {type(None), str, bytes, int, float, bool, uuid.UUID, decimal.Decimal}
+    | {datetime.datetime, datetime.date, datetime.time, datetime.timedelta}
+    | {ipaddress.IPv4Address, ipaddress.IPv6Address}
+)
 
 
 class BaseValueManager:
@@ -41,7 +52,8 @@ class BaseValueManager:
         return False
 
     def reset_previous_value(self):
-        self.previous_value = _copy(self.value)
+        value = self.value
+        self.previous_value = value if type(value) in IMMUTABLE else _copy(value)
 
     def getval(self):
         return self.value

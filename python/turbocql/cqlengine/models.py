@@ -1,10 +1,12 @@
 """cqlengine models: a Model subclass declares a table (its columns, keys, options), and
 its instances are rows, saved, updated and deleted through ``query.DMLQuery``."""
 
+import decimal
 import re
+import uuid
 import warnings
 
-from turbocql.cqlengine import CQLEngineException, ValidationError, columns, query
+from turbocql.cqlengine import CQLEngineException, ValidationError, _column_base, columns, query
 from turbocql.cqlengine import connection as _connection
 from turbocql.cqlengine._model_meta import (  # noqa: F401 - classic names of cqlengine.models
     ColumnDescriptor,
@@ -27,6 +29,58 @@ def _follow_default_keyspace(name):
 
 
 _connection._keyspace_hooks.append(_follow_default_keyspace)
+
+
+_MISSING = object()
+_CONTAINER = object()
+_PERSISTED_STATE = {
+    "_ttl": None,
+    "_timestamp": None,
+    "_conditional": None,
+    "_batch": None,
+    "_timeout": query.connection.NOT_SET,
+    "_is_persisted": True,
+    "_connection": None,
+    "_if_not_exists": False,
+    "_if_exists": False,
+}
+
+
+def _row_plan(model):
+    """Per column of ``model``: (name, db name, column, value manager class, whether and how
+    its values go through ``to_python``, whether its value manager keeps the base reset)."""
+    plan = []
+    for name, column in model._columns.items():
+        to_python = type(column).to_python
+        if isinstance(column, columns.BaseContainerColumn):
+            convert = _CONTAINER
+        elif to_python is _column_base.Column.to_python:
+            convert = None  # the base to_python returns the value as it is
+        else:
+            convert = to_python
+        vm_class = column.value_manager
+        plain = vm_class.reset_previous_value is _column_base.BaseValueManager.reset_previous_value
+        decoded = _DECODED_AS.get(type(column))
+        plan.append((name, column.db_field_name, column, vm_class, convert, plain, decoded))
+    return tuple(plan)
+
+
+# The Python type the engine decodes each column type of the library to, for which that
+# column's to_python returns the value unchanged (a subclass may change to_python: not here).
+_DECODED_AS = {
+    columns.Integer: int,
+    columns.TinyInt: int,
+    columns.SmallInt: int,
+    columns.BigInt: int,
+    columns.VarInt: int,
+    columns.Counter: int,
+    columns.UUID: uuid.UUID,
+    columns.TimeUUID: uuid.UUID,
+    columns.Boolean: bool,
+    columns.Float: float,
+    columns.Double: float,
+    columns.Decimal: decimal.Decimal,
+}
 
 
 class UndefinedKeyspaceWarning(Warning):
@@ -173,6 +227,8 @@ class BaseModel:
     @classmethod
     def _construct_instance(cls, values):
         """A persisted instance of the row ``values`` (a dict of db field names)."""
+        if not cls._is_polymorphic and cls.__init__ is BaseModel.__init__:
+            return cls._persisted_from_row(values)
         field_dict = {}
         for k, v in values.items():
             name = cls._db_map.get(k, k)
@@ -194,8 +250,45 @@ class BaseModel:
             if not issubclass(klass, cls):
                 raise PolymorphicModelException(f"{klass.__name__} is not a subclass of {cls.__name__}")
             field_dict = {k: v for k, v in field_dict.items() if k in klass._columns}
+            if klass.__init__ is BaseModel.__init__:
+                return klass._persisted_from_row(values)
         instance = klass(**field_dict)
         instance._set_persisted(force=True)
+        return instance
+
+    @classmethod
+    def _persisted_from_row(cls, row):
+        """``_construct_instance`` for a model that keeps BaseModel's ``__init__``: the same
+        instance ``cls(**row)`` then ``_set_persisted(force=True)`` give, built in one pass
+        over a per-class plan of the columns (a read of many rows spends its time here)."""
+        plan = cls.__dict__.get("_turbocql_row_plan")
+        if plan is None:
+            plan = _row_plan(cls)
+            type.__setattr__(cls, "_turbocql_row_plan", plan)
+        instance = cls.__new__(cls)
+        instance.__dict__.update(_PERSISTED_STATE)
+        vms = instance._values = {}
+        for name, db_name, column, vm_class, to_python, plain_reset, decoded in plan:
+            value = row.get(db_name, _MISSING)
+            if value is _MISSING and db_name != name:
+                value = row.get(name, _MISSING)
+            if value is _MISSING:
+                value = column.get_default() if column.has_default else None
+            if type(value) is decoded:
+                pass
+            elif to_python is not None and (value is not None or to_python is _CONTAINER):
+                value = column.to_python(value)
+            vm = vm_class(instance, column, value)
+            vm.explicit = False
+            if plain_reset and type(vm.value) in _column_base.IMMUTABLE:
+                vm.previous_value = vm.value
+            else:
+                vm.reset_previous_value()
+            vms[name] = vm
+        if cls._is_polymorphic and not cls._is_polymorphic_base:
+            vm = vms[cls._discriminator_column_name]
+            if vm.value is None:
+                vm.value = vm.previous_value = cls.__discriminator_value__
         return instance
 
     def _set_persisted(self, force=False):

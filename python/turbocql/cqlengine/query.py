@@ -1,8 +1,11 @@
 """Query sets (the rows of a model a query selects, read lazily), BatchQuery, ContextQuery
 and DMLQuery (which saves, updates and deletes one model instance): the classic
-``cqlengine.query`` names, defined in ``_querybase``, ``_queryset`` and ``_dml``."""
+``cqlengine.query`` names, defined in ``_querybase``, ``_queryset`` and ``_dml``; and
+turbocql's own ``bulk_save`` (``_bulk``), many new instances written through the engine's
+``execute_concurrent``."""
 
 from turbocql.cqlengine import connection  # noqa: F401
+from turbocql.cqlengine._bulk import BulkSaveError, bulk_save  # noqa: F401 - turbocql's own
 from turbocql.cqlengine._dml import DMLQuery, _execute_statement  # noqa: F401
 from turbocql.cqlengine._modelqs import ModelQuerySet  # noqa: F401
 from turbocql.cqlengine._querybase import (  # noqa: F401
