@@ -178,6 +178,21 @@ for d in dists:
     except md.PackageNotFoundError:
         pk[d] = None
 out["packages"] = pk
+if mod == "cassandra" or "cassandra-driver" in dists or "scylla-driver" in dists:
+    # What the classic driver runs on here: its default reactor (Cluster.connection_class, the
+    # first of libev / asyncore / asyncio that loads) and whether its Cython extensions are
+    # loaded (cassandra.cluster compiled; the Cython row parser of cython_deps).
+    state = {}
+    try:
+        import cassandra.cluster as cc
+        cls = cc.Cluster.connection_class
+        state["reactor"] = cls.__module__ + "." + cls.__qualname__
+        state["cython_extensions"] = not cc.__file__.endswith(".py")
+        import cassandra.cython_deps as cd
+        state["cython_row_parser"] = bool(cd.HAVE_CYTHON)
+    except Exception as e:
+        state["error"] = f"{type(e).__name__}: {e}"
+    out["classic_driver"] = state
 print(json.dumps(out))
 """
 

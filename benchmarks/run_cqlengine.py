@@ -101,6 +101,11 @@ def _workload(driver: str, rows: int, host: str, port: int) -> dict:
     assert {m.at for m in got} == set(range(rows))
     management.drop_table(Reading)
     connection.unregister_connection("default")
+    if driver == "classic":
+        sys.path.insert(0, str(HERE / "clients"))
+        from sync_threads import classic_driver_state
+
+        out["classic_driver"] = classic_driver_state("cassandra")
     return out
 
 
@@ -145,6 +150,11 @@ def main() -> None:
             sys.exit(f"{driver} failed:\n{proc.stderr}")
         results[driver] = json.loads(proc.stdout.strip().splitlines()[-1])
     md = render(results, args.rows)
+    state = results["classic"].get("classic_driver") or {}
+    md += (
+        f"\nclassic driver: reactor {state.get('reactor')}, Cython extensions "
+        f"{'loaded' if state.get('cython_extensions') else 'not loaded'}.\n"
+    )
     print(md)
     if args.out:
         day = dt.date.today().isoformat()

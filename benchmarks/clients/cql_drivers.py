@@ -379,12 +379,16 @@ def run_classic(a) -> dict:
             if not isinstance(cluster.connection_class, type)
             else cluster.connection_class.__name__
         )
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from sync_threads import classic_driver_state
+
         return run_chains(
             a,
             session,
             stmt,
             classic_version=cassandra.__version__,
             reactor=reactor,
+            classic_driver=classic_driver_state("cassandra", kwargs.get("connection_class")),
             hosts=hosts,
             pool="one per host",
             pool_fill_s=fill,

@@ -412,6 +412,7 @@ def run_sync_api(args, data, errors: Errors) -> dict:
         except ImportError as e:
             raise NoModel(f"no gevent reactor: {e}") from None
         options["connection_class"] = GeventConnection
+    args.connection_class = options.get("connection_class")
     profile = cluster_mod.ExecutionProfile(load_balancing_policy=policies.RoundRobinPolicy())
     cluster = cluster_mod.Cluster(
         [args.host],
@@ -770,6 +771,8 @@ def main(argv: list[str] | None = None) -> int:
         traceback.print_exc()
         print(f"{type(e).__name__}: {e}", file=sys.stderr)
         return 1
+    from sync_threads import classic_driver_state  # the clients' shared helper
+
     out = {
         "client": client,
         "driver": args.driver,
@@ -785,6 +788,7 @@ def main(argv: list[str] | None = None) -> int:
         first_error=errors.first,
         max_rss_mb=peak_rss_mb(),
         driver_version=driver_version(args.driver),
+        classic_driver=classic_driver_state(args.driver, getattr(args, "connection_class", None)),
         python_version=sys.version.split()[0],
     )
     print(json.dumps(out), flush=True)

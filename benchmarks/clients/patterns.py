@@ -73,6 +73,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sync_threads import (  # noqa: E402  (shared helpers of the sync client)
     CLIENT_NAMES,
     add_client_name,
+    classic_driver_state,
     cluster_options,
     driver_version,
     peak_rss_mb,
@@ -850,6 +851,7 @@ def main(argv: list[str] | None = None) -> int:
         errors=errors,
     )
     out["driver_version"] = driver_version(args.driver)
+    out["classic_driver"] = classic_driver_state(args.driver)
     out["python_version"] = sys.version.split()[0]
     print(json.dumps(out), flush=True)
     return 0

@@ -72,6 +72,25 @@ def cluster_options(driver: str) -> dict:
     return {"execution_profiles": {cluster_mod.EXEC_PROFILE_DEFAULT: cluster_mod.ExecutionProfile(lbp)}}
 
 
+def classic_driver_state(driver: str, connection_class=None) -> dict | None:
+    """For a client of the classic driver (``--driver cassandra``): the reactor it runs on
+    (``connection_class``, else its ``Cluster``'s default, the first of libev / asyncore /
+    asyncio that loads here) and whether its Cython extensions are loaded
+    (``cassandra.cluster`` compiled; the Cython row parser of ``cassandra.cython_deps``).
+    None for other drivers. Every report keeps it beside the client's figures."""
+    if driver != "cassandra":
+        return None
+    import cassandra.cluster as cc
+    import cassandra.cython_deps as cd
+
+    cls = connection_class or cc.Cluster.connection_class
+    return {
+        "reactor": f"{cls.__module__}.{cls.__qualname__}",
+        "cython_extensions": not cc.__file__.endswith(".py"),
+        "cython_row_parser": bool(cd.HAVE_CYTHON),
+    }
+
+
 def driver_version(driver: str) -> str | None:
     """``__version__`` of the driver's top-level module (cassandra, turbocql, acsylla)."""
     try:
@@ -233,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         errors=errors,
     )
     out["driver_version"] = driver_version(args.driver)
+    out["classic_driver"] = classic_driver_state(args.driver)
     out["python_version"] = sys.version.split()[0]
     print(json.dumps(out), flush=True)
     return 0

@@ -38,6 +38,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sync_threads import (  # noqa: E402
+    classic_driver_state,
     CLIENT_NAMES,
     add_client_name,
     peak_rss_mb,
@@ -208,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         max_rss_mb=peak_rss_mb(),
     )
     out["driver_version"] = getattr(top, "__version__", None)
+    out["classic_driver"] = classic_driver_state(args.driver)
     out["python_version"] = sys.version.split()[0]
     print(json.dumps(out), flush=True)
     return 0

@@ -259,3 +259,34 @@ def test_median_runs_keeps_the_median_run_of_each_client():
 def test_a_single_run_is_reported_as_it_is():
     run = {"label": "rust", "workload": "read", "cpu_us_per_op": 9.0, "ops_per_s": 100}
     assert run_sync.median_runs([run], lambda r: r["label"]) == [run]
+
+
+def test_the_classic_driver_state_is_recorded_for_its_interpreter_and_by_each_client():
+    """Every report says what the classic driver ran on: the probe of a classic
+    interpreter (meta.clients) records its default reactor and its Cython state, and each
+    client script that can run the classic driver puts the same fields, with the reactor
+    it chose, into its JSON line."""
+    pytest.importorskip("cassandra.cluster")
+    import cassandra
+
+    if "turbocql" in getattr(cassandra, "__file__", ""):
+        pytest.skip("the classic driver is not importable as cassandra here")
+    versions, err = peers.probe(sys.executable, "cassandra", ("cassandra-driver",))
+    assert err is None
+    state = versions["classic_driver"]
+    assert set(state) == {"reactor", "cython_extensions", "cython_row_parser"}
+    assert state["reactor"].startswith("cassandra.io.") and state["reactor"].endswith("Connection")
+    assert isinstance(state["cython_extensions"], bool) and isinstance(state["cython_row_parser"], bool)
+    sys.path.insert(0, str(BENCH / "clients"))
+    from cassandra.io.asyncioreactor import AsyncioConnection
+    from sync_threads import classic_driver_state
+
+    assert classic_driver_state("cassandra") == state
+    chosen = classic_driver_state("cassandra", AsyncioConnection)
+    assert chosen["reactor"] == "cassandra.io.asyncioreactor.AsyncioConnection"
+    assert classic_driver_state("turbocql") is None
+    # every client of the classic driver records it in its JSON line
+    for name in ("sync_threads", "patterns", "vectors", "ingest", "cql_drivers"):
+        text = (BENCH / "clients" / f"{name}.py").read_text()
+        assert "classic_driver=classic_driver_state(" in text or 'out["classic_driver"] = classic_driver_state(' in text, name
+    assert 'out["classic_driver"] = classic_driver_state(' in (BENCH / "run_cqlengine.py").read_text()
