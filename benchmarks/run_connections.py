@@ -96,7 +96,9 @@ PER_ADDRESS = 4000  # connections per 127.0.0.x source address
 # sockets for 60 s: capping them keeps one run's debris out of the next one's port search.
 PORT_RANGE_SYSCTL = "net.ipv4.ip_local_port_range"
 TW_BUCKETS_SYSCTL = "net.ipv4.tcp_max_tw_buckets"
-DEFAULT_PORT_RANGE, DEFAULT_TW_BUCKETS = "10240-65535", "1024"
+# What --tune-sysctls sets for the runs (the committed tables' runs had both): nothing is
+# changed without it.
+TUNED_PORT_RANGE, TUNED_TW_BUCKETS = "10240-65535", "1024"
 CLIENT_NAMES = {"python": "Python", "rust": "Rust (limit)"}
 
 
@@ -167,6 +169,8 @@ def aggregate(results: list[dict]) -> list[dict]:
     out = []
     for (client, model, n), runs in groups.items():
         base = {"client": client, "model": model, "connections": n, "runs": len(runs)}
+        if any(r.get("spliced") for r in runs):
+            base["spliced"] = True  # from a rerun spliced into the day's run: the table marks it
         ok = [r for r in runs if _ok(r)]
         if not ok:
             bad = runs[0]
@@ -334,6 +338,8 @@ def count_cells(a: dict | None, name: str, n: int, notes: list[str], details) ->
         notes.append(f"FF: {name}, {n:,} connections: {a['failed']}")
         return ["FF", "", ""]
     rate = fmt_rate(a["msgs_per_s"])
+    if a.get("spliced"):
+        rate += f" {SPLICED_MARK}"
     if a["ok_runs"] > 1:
         rate += f" ±{a['spread_pct']:.0f}%"
     if a["failed_runs"]:
@@ -348,6 +354,12 @@ def _latency_and_share(a: dict, n: int) -> list[str]:
     share = a.get("user_share")
     return [f"{fmt_ms(a.get('p50_us'))}/{fmt_ms(a.get('p95_us'))}", "" if share is None else f"{100 * share:.0f}"]
 
+
+SPLICED_MARK = "†"
+SPLICED_NOTE = (
+    f"{SPLICED_MARK}: measured in a rerun spliced into the day's run (`benchmarks/splice.py`), not in the "
+    "run of the other cells; the JSON's `meta.reruns` says when and why"
+)
 
 # The tables' unit of work, short (headers) and in words (notes).
 UNIT_WORDS = {"msg": "message", "req": "request"}
@@ -393,6 +405,8 @@ def table_lines(
             per = (s or {}).get("per_message")
             cells.append("" if s is None else f"{per['total']:.2f}" if per else "FF" if s.get("failed") else "n/a")
         lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
+    if any(a.get("spliced") for a in agg.values()):
+        notes.append(SPLICED_NOTE)
     after = [""] + [f"* {n}" for n in dict.fromkeys(notes)] if notes else []
     made = [(name_of(c, m), s["per_message"]) for (c, m), s in sys_rows.items() if s.get("per_message")]
     tool = next((s.get("tool") for s in sys_rows.values() if s.get("tool")), "strace")
@@ -714,18 +728,26 @@ def add_run_arguments(ap: argparse.ArgumentParser, model_keys, server: str, bina
     ap.add_argument("--strace-seconds", type=float, default=2.0, help="the system-call sample's seconds (default 2)")
     ap.add_argument("--no-strace", action="store_true", help="no system-call sample")
     ap.add_argument(
+        "--tune-sysctls",
+        action="store_true",
+        help=f"for the runs' duration, widen {PORT_RANGE_SYSCTL} to {TUNED_PORT_RANGE} and cap "
+        f"{TW_BUCKETS_SYSCTL} at {TUNED_TW_BUCKETS}, both put back after (needs root; the settings of the "
+        "committed tables' runs). Without it (or the two options below) the machine's settings are kept, "
+        "and each run's pool fill time (pool_fill_s) shows what they cost",
+    )
+    ap.add_argument(
         "--local-port-range",
-        default=DEFAULT_PORT_RANGE,
+        default=None,
         metavar="LO-HI|keep",
-        help=f"widen {PORT_RANGE_SYSCTL} to cover LO-HI during the runs, restored after (default "
-        f"{DEFAULT_PORT_RANGE}; needs root, else it is kept and the meta says why), or keep it",
+        help=f"widen {PORT_RANGE_SYSCTL} to cover LO-HI during the runs, restored after (needs root, else it "
+        f"is kept and the meta says why); default: keep it (--tune-sysctls: {TUNED_PORT_RANGE})",
     )
     ap.add_argument(
         "--max-tw-buckets",
-        default=DEFAULT_TW_BUCKETS,
+        default=None,
         metavar="N|keep",
         help=f"cap {TW_BUCKETS_SYSCTL} (sockets kept in TIME_WAIT) at N during the runs, restored after "
-        f"(default {DEFAULT_TW_BUCKETS}; needs root), or keep it",
+        f"(needs root); default: keep it (--tune-sysctls: {TUNED_TW_BUCKETS})",
     )
     ap.add_argument(
         "--syscall-tool",
@@ -744,8 +766,9 @@ def run_settings(ap: argparse.ArgumentParser, a: argparse.Namespace, parse_model
     try:
         counts = parse_counts(a.connections or (QUICK_CONNECTIONS if a.quick else DEFAULT_CONNECTIONS))
         models = parse_models(a.models)
-        a.port_range = parse_port_range(a.local_port_range)
-        a.tw_buckets = parse_tw_buckets(a.max_tw_buckets)
+        tuned = getattr(a, "tune_sysctls", False)
+        a.port_range = parse_port_range(a.local_port_range or (TUNED_PORT_RANGE if tuned else "keep"))
+        a.tw_buckets = parse_tw_buckets(a.max_tw_buckets or (TUNED_TW_BUCKETS if tuned else "keep"))
     except ValueError as e:
         ap.error(str(e))
     seconds = a.seconds if a.seconds is not None else (QUICK_SECONDS if a.quick else DEFAULT_SECONDS)

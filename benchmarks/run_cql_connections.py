@@ -238,6 +238,38 @@ def node_cpu_notes(results: list[dict], counts: list[int]) -> list[str]:
     return out
 
 
+def fill_notes(results: list[dict], counts: list[int], kernel: dict | None) -> list[str]:
+    """What opening the pools cost: per row, the median seconds until the server counted every
+    connection (``pool_fill_s``) at the largest count each row reached, and the kernel
+    settings the runs had (``kernel``: the meta's ``sysctl`` and ``sysctls_set``), which set
+    that cost for thousands of connections."""
+    fills: dict = {}
+    for r in results:
+        if r.get("kind", "run") == "run" and r.get("pool_fill_s") is not None:
+            fills.setdefault((r["client"], r["model"]), {}).setdefault(r["connections"], []).append(r["pool_fill_s"])
+    if not fills:
+        return []
+    cells = []
+    for (client, model), by_n in fills.items():
+        n = max(by_n)
+        hosts = " (one connection per host)" if client == "classic" else ""
+        cells.append(f"{CLIENT_NAMES.get(client, client)} {model}{hosts} {statistics.median(by_n[n]):.1f} s at {n:,}")
+    out = ["", "Pool fill (until the server counted every connection, median): " + "; ".join(cells) + "."]
+    if kernel:
+        sysctl, done = kernel.get("sysctl") or {}, kernel.get("sysctls_set") or {}
+        ports, tw = sysctl.get(rc.PORT_RANGE_SYSCTL), sysctl.get(rc.TW_BUCKETS_SYSCTL)
+        changed = {k: v for k, v in done.items() if v.get("during") != v.get("before")}
+        if changed:
+            how = ", ".join(f"`{k}` {v['before']} → {v['during']}" for k, v in changed.items())
+            out.append(f"Kernel settings changed for the runs (`--tune-sysctls`, put back after): {how}.")
+        else:
+            out.append(
+                f"Kernel settings as the machine had them (`{rc.PORT_RANGE_SYSCTL}` {ports}, "
+                f"`{rc.TW_BUCKETS_SYSCTL}` {tw}); `--tune-sysctls` widens the first and caps the second."
+            )
+    return out
+
+
 def markdown(
     results: list[dict],
     counts: list[int],
@@ -246,6 +278,7 @@ def markdown(
     repeat=None,
     pins=("0", "1"),
     server: dict | None = None,
+    kernel: dict | None = None,
 ) -> str:
     """The CQL table: per (client, model) and connection count, msgs/s, p50/p95 ms, client CPU
     µs per request and user share; "FF" where the client could not open or hold the
@@ -276,11 +309,20 @@ def markdown(
             "The classic driver holds one connection per host, so it talks to N responder nodes; the "
             "others hold N connections to one."
         )
+    # Not like for like, said in the row itself: the classic driver's N connections are one
+    # to each of N hosts (its protocol-v4 pool), the others' N to one host.
+    names = dict(CLIENT_NAMES)
+    names["classic"] = (
+        "classic driver (one host: its one connection)"
+        if cassandra
+        else "classic driver (1 connection to each of N hosts)"
+    )
     lines, after, agg = rc.table_lines(
-        results, counts, ROWS, CLIENT_NAMES, "CPU µs/req (user %)", "req", _latency_and_cpu, lambda c, m: f"{c} {m}"
+        results, counts, ROWS, names, "CPU µs/req (user %)", "req", _latency_and_cpu, lambda c, m: f"{c} {m}"
     )
     out = [f"{title}: " + "; ".join(bits) + ". FF: the client could not open or hold the connections. " + classic, ""]
     out += lines + after
+    out += fill_notes(results, counts, kernel)
     top = max((n for n in counts if any(k[2] == n for k in agg)), default=None)
     if cassandra:
         # The issue's targets compare clients through a server that is not the bottleneck;
@@ -521,7 +563,8 @@ def main(argv: list[str] | None = None) -> int:
         interpreters=interpreters,
         unavailable=unavailable,
     )
-    print(markdown(results, counts, seconds, a.warmup, repeat, (pin_client, pin_server), meta["server"]))
+    kernel = {"sysctl": meta.get("sysctl"), "sysctls_set": meta.get("sysctls_set")}
+    print(markdown(results, counts, seconds, a.warmup, repeat, (pin_client, pin_server), meta["server"], kernel))
     if a.out is not None:
         write_json(a.out, OUT_STEMS[a.server], meta, results)
     return 0

@@ -13,6 +13,7 @@ and each row below, runs ``clients/ingest.py`` in its own process (one after the
 | turbocql | ``threads`` | ``--python`` |
 | turbocql | ``asyncio``: ``turbocql.aio``, N coroutines | ``--python`` |
 | acsylla | ``asyncio``: N coroutines | ``.venvs/acsylla`` |
+| classic driver | ``bulk``: ``execute_concurrent*``, N in flight (phase 2 in windows) | ``.venvs/classic`` |
 | turbocql | ``bulk``: ``execute_concurrent*``, N in flight | ``--python`` |
 
 Each client inserts ``records / 25`` geo records (phase 1), then ``--records`` data-element
@@ -54,6 +55,7 @@ from common import (  # noqa: E402
     run_meta,
     write_json,
 )
+from run_connections import SPLICED_MARK, SPLICED_NOTE  # noqa: E402
 
 CLIENT = HERE / "clients" / "ingest.py"
 # (driver, model) in table order, and the peer whose interpreter runs it.
@@ -63,6 +65,7 @@ ROWS = (
     ("turbocql", "threads"),
     ("turbocql", "asyncio"),
     ("acsylla", "asyncio"),
+    ("classic", "bulk"),
     ("turbocql", "bulk"),
 )
 CLIENTS = ("classic", "turbocql", "acsylla")
@@ -168,13 +171,16 @@ def markdown(results: list[dict], pools: list[int], records: int, cpus: int | No
             elif "failed" in r:
                 cells += [f"failed: {r['failed']}".replace("|", "/"), "", "", ""]
             else:
+                mark = f" {SPLICED_MARK}" if r.get("spliced") else ""
                 cells += [
-                    _cell_rate(r, "geo"),
+                    _cell_rate(r, "geo") + mark,
                     _cell_rate(r, "elements"),
                     fmt_num(r.get("cpu_us_per_record"), 1),
                     _share(r),
                 ]
         out.append("| " + " | ".join(cells) + " |")
+    if any(r.get("spliced") for r in results):
+        out += ["", SPLICED_NOTE]
     out += ["", answer(results, cpus)]
     return "\n".join(out)
 

@@ -14,12 +14,16 @@ One ``--driver`` and one ``--model`` per process, ``--pool N`` workers:
   time: ``turbocql.aio`` (``--driver turbocql``: ``await session.execute(prepared, params)``)
   or acsylla (``--driver acsylla``: ``prepared.bind()``, ``bind_list(params)``, ``await
   session.execute(statement)``);
-* ``--model bulk`` (``--driver turbocql``): turbocql's bulk path, ``--pool`` = requests in
-  flight. Phase 1: ONE ``execute_concurrent_with_args(session, insert, geo_rows,
-  concurrency=N)``. Phase 2: ONE ``execute_concurrent`` of every chunk's two SELECTs
-  (streamed back in order, ``results_generator=True``, N in flight) feeding ONE
+* ``--model bulk``: ``execute_concurrent``, ``--pool`` = requests in flight. Phase 1: ONE
+  ``execute_concurrent_with_args(session, insert, geo_rows, concurrency=N)``, both drivers.
+  Phase 2, turbocql: ONE ``execute_concurrent`` of every chunk's two SELECTs (streamed back
+  in order, ``results_generator=True``, N in flight) feeding ONE
   ``execute_concurrent_with_args`` of the inserts (N in flight), whose parameter generator
-  builds each chunk's rows from its SELECTs' results as they arrive.
+  builds each chunk's rows from its SELECTs' results as they arrive. Phase 2, the classic
+  driver (``--driver cassandra``): the same two calls per window of ``BULK_WINDOW`` chunks,
+  the SELECTs' results first, then the window's inserts. Its executor takes the next
+  parameters on its event-loop thread, so a parameter generator that waits for another
+  executor's results (whose callbacks need that thread) would deadlock it.
 
 The workload, the document's SQL strategy on Cassandra (keyspace ``bench_ingest``, created with
 the dictionary by ``benchmarks/run_ingest.py``, which must have run once):
@@ -81,7 +85,7 @@ GEO_PER_RECORDS = 25  # 1,500,000 records -> 60,000 geo rows, as the document's 
 EXIT_NO_MODEL = 3
 WARMUP_GEO, WARMUP_CHUNKS = 200, 4
 MODELS = {
-    "cassandra": ("threads", "gevent"),
+    "cassandra": ("threads", "gevent", "bulk"),
     "turbocql": ("threads", "asyncio", "bulk"),
     "acsylla": ("asyncio",),
 }
@@ -430,7 +434,8 @@ def run_sync_api(args, data, errors: Errors) -> dict:
         if args.model == "bulk":
             concurrent = importlib.import_module(args.driver + ".concurrent")
             geo_phase = lambda rows: bulk_geo(session, concurrent, stmts, rows, args.pool, meter, errors)  # noqa: E731
-            chunk_phase = lambda chunks: bulk_chunks(session, concurrent, stmts, chunks, args.pool, meter, errors)  # noqa: E731
+            phase2 = bulk_chunks_windowed if args.driver == "cassandra" else bulk_chunks
+            chunk_phase = lambda chunks: phase2(session, concurrent, stmts, chunks, args.pool, meter, errors)  # noqa: E731
         else:
             geo, chunk = sync_work(session, stmts, errors)
             geo_phase = lambda rows: run_pool(args.model, args.pool, rows, geo, meter, len(rows))  # noqa: E731
@@ -484,6 +489,49 @@ def bulk_geo(session, concurrent, stmts, rows, pool, meter: Meter, errors: Error
             bad += 1
             errors.note(res)
     return meter.stop(len(rows) - bad, len(rows), bad)
+
+
+BULK_WINDOW = 100  # chunks per window of the classic driver's bulk phase 2 (about 20,000 inserts)
+
+
+def bulk_chunks_windowed(session, concurrent, stmts, chunks, pool, meter: Meter, errors: Errors) -> dict:
+    """The classic driver's bulk phase 2: per window of ``BULK_WINDOW`` chunks, one
+    ``execute_concurrent`` of their SELECTs, then one ``execute_concurrent_with_args`` of
+    their inserts (see the module's docstring for why not one generator-fed run)."""
+    select_dict, select_geo, insert = stmts["select_dictionary"], stmts["select_geo"], stmts["insert_element"]
+    meter.start()
+    ok = bad = 0
+    for start in range(0, len(chunks), BULK_WINDOW):
+        window = chunks[start : start + BULK_WINDOW]
+        selects = []
+        for logrecno, segment, _ in window:
+            selects.append((select_dict, (segment,)))
+            selects.append((select_geo, (logrecno,)))
+        results = concurrent.execute_concurrent(session, selects, concurrency=pool, raise_on_first_error=False)
+        params = []
+        for i, line in enumerate(window):
+            (ok1, keys_rs), (ok2, geo_rs) = results[2 * i], results[2 * i + 1]
+            if not (ok1 and ok2):
+                bad += 1
+                errors.note(keys_rs if not ok1 else geo_rs)
+                continue
+            keys = [r[0] for r in keys_rs]
+            problem = chunk_problem(line, keys, geo_rs.one())
+            if problem:
+                bad += 1
+                errors.note(problem)
+                continue
+            logrecno, segment, values = line
+            params.extend((logrecno, segment, key, value) for key, value in zip(keys, values))
+        for success, res in concurrent.execute_concurrent_with_args(
+            session, insert, params, concurrency=pool, raise_on_first_error=False
+        ):
+            if success:
+                ok += 1
+            else:
+                bad += 1
+                errors.note(res)
+    return meter.stop(ok, chunk_requests(chunks), bad)
 
 
 def bulk_chunks(session, concurrent, stmts, chunks, pool, meter: Meter, errors: Errors) -> dict:

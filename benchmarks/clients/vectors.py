@@ -38,9 +38,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sync_threads import (  # noqa: E402
-    classic_driver_state,
     CLIENT_NAMES,
     add_client_name,
+    classic_driver_state,
     peak_rss_mb,
     proc_cpu_us,
     self_cpu_us,

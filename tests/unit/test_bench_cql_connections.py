@@ -96,7 +96,9 @@ def test_table_has_ff_cells_mean_latency_cpu_per_request_and_targets():
     assert "| 40.0k | mean 250 | 12.5 (60) |" in concurrent
     futures = next(line for line in lines if "| futures |" in line)
     assert "| 30.0k | 300/400 | 30.0 (60) |" in futures
-    assert "| FF |" in next(line for line in lines if line.startswith("| classic driver | default |"))
+    assert "| FF |" in next(
+        line for line in lines if line.startswith("| classic driver (1 connection to each of N hosts) | default |")
+    )
     assert "* FF: classic default, 10,000 connections: only 3000 of 10001" in md
     rust = next(line for line in lines if line.startswith("| Rust"))
     assert "| 30.0k | 0.300/0.500 |" in rust and "| 50.0k | 180/250 | 8.0 (60) |" in rust
@@ -425,7 +427,11 @@ def test_the_real_node_table_has_its_title_no_targets_and_the_node_cpu():
     assert "Targets at" not in md and "No targets: the node, not the client, is the bottleneck" in md
     assert "* turbocql futures: 10: 45.0 µs, 100: 38.5 µs" in md
     assert "* Rust `scylla` crate (limit) scylla: 100: 36.0 µs" in md
-    classic = next(line for line in md.splitlines() if line.startswith("| classic driver | default |"))
+    classic = next(
+        line
+        for line in md.splitlines()
+        if line.startswith("| classic driver (one host: its one connection) | default |")
+    )
     assert "| n/a |" in classic and "one connection per host" in md
     # The responder's table is unchanged by the option.
     assert "Targets at 10,000 connections:" in rcc.markdown(CANNED, [10, 10_000], 10, 1, 1)

@@ -288,5 +288,7 @@ def test_the_classic_driver_state_is_recorded_for_its_interpreter_and_by_each_cl
     # every client of the classic driver records it in its JSON line
     for name in ("sync_threads", "patterns", "vectors", "ingest", "cql_drivers"):
         text = (BENCH / "clients" / f"{name}.py").read_text()
-        assert "classic_driver=classic_driver_state(" in text or 'out["classic_driver"] = classic_driver_state(' in text, name
+        assert (
+            "classic_driver=classic_driver_state(" in text or 'out["classic_driver"] = classic_driver_state(' in text
+        ), name
     assert 'out["classic_driver"] = classic_driver_state(' in (BENCH / "run_cqlengine.py").read_text()

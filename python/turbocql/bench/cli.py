@@ -77,6 +77,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         default=None,
         help=f"connections: connection counts, comma-separated (default {CONNECTIONS}; --quick: {QUICK_CONNECTIONS})",
     )
+    p.add_argument(
+        "--tune-sysctls",
+        action="store_true",
+        help="connections: for its runs, widen net.ipv4.ip_local_port_range to 10240-65535 and cap "
+        "net.ipv4.tcp_max_tw_buckets at 1024, put back after (needs root); by default nothing is changed",
+    )
     p.add_argument("--pin-client", metavar="CPU", default=None, help="run every client under taskset -c CPU")
     p.add_argument(
         "--pin-server",

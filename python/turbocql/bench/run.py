@@ -302,6 +302,8 @@ def run(args: argparse.Namespace) -> int:
                     argv += ["--repeat", str(args.repeat)]
                 if args.pin_client is not None:
                     argv += ["--pin-client", args.pin_client]
+                if getattr(args, "tune_sysctls", False):
+                    argv.append("--tune-sysctls")
                 if q:
                     argv.append("--quick")
                 results[s] = _scenario(mods["run_connections"].main, argv)
