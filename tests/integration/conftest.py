@@ -180,6 +180,20 @@ MULTIDC_FIRST_ADDRESS = "127.0.0.11"
 MULTIDC_LAYOUT = {"nodes": 3, "dcs": 2, "racks": 1, "first_address": MULTIDC_FIRST_ADDRESS}
 
 
+def cqlengine_in_keyspace(keyspace):
+    """For a module fixture: cqlengine's default connection to the node, with ``keyspace``
+    (created) as its default keyspace; yields ``turbocql.cqlengine.connection``, then drops
+    the keyspace and unregisters the connection."""
+    os.environ["CQLENG_ALLOW_SCHEMA_MANAGEMENT"] = "1"
+    from turbocql.cqlengine import connection, management
+
+    connection.setup([HOST], keyspace, port=PORT, protocol_version=4)
+    management.create_keyspace_simple(keyspace, 1)
+    yield connection
+    management.drop_keyspace(keyspace)
+    connection.unregister_connection("default")
+
+
 def drop_keyspace(session, name):
     """Drops a multi-node test's keyspace. Cleanup only: a node that was just killed, frozen or
     restarted can hold the coordinator's DROP (its flush and snapshot) past the request

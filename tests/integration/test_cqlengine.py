@@ -6,12 +6,12 @@ cqlengine's (cassandra-driver's, in the test venv) and the other way round."""
 import datetime
 import decimal
 import ipaddress
-import os
 import uuid
 
 import pytest
 
 from tests.conftest import HOST, PORT
+from tests.integration.conftest import cqlengine_in_keyspace
 from turbocql.util import Date, Duration, Time
 
 KS = "turbocql_cqlengine"
@@ -21,14 +21,7 @@ pytestmark = pytest.mark.timeout(120)
 
 @pytest.fixture(scope="module")
 def cqle(cassandra):
-    os.environ["CQLENG_ALLOW_SCHEMA_MANAGEMENT"] = "1"
-    from turbocql.cqlengine import connection, management
-
-    connection.setup([HOST], KS, port=PORT, protocol_version=4)
-    management.create_keyspace_simple(KS, 1)
-    yield connection
-    management.drop_keyspace(KS)
-    connection.unregister_connection("default")
+    yield from cqlengine_in_keyspace(KS)
 
 
 def _models():

@@ -4,12 +4,11 @@ refuses what it cannot honour before sending anything, and reports the rows that
 while keeping the rest; a read builds each model instance in one pass, the same instance
 ``Model(**row)`` then ``_set_persisted`` gives (the classic construction)."""
 
-import os
 import uuid
 
 import pytest
 
-from tests.conftest import HOST, PORT
+from tests.integration.conftest import cqlengine_in_keyspace
 
 KS = "turbocql_cqlengine_bulk"
 
@@ -18,14 +17,7 @@ pytestmark = pytest.mark.timeout(120)
 
 @pytest.fixture(scope="module")
 def cqle(cassandra):
-    os.environ["CQLENG_ALLOW_SCHEMA_MANAGEMENT"] = "1"
-    from turbocql.cqlengine import connection, management
-
-    connection.setup([HOST], KS, port=PORT, protocol_version=4)
-    management.create_keyspace_simple(KS, 1)
-    yield connection
-    management.drop_keyspace(KS)
-    connection.unregister_connection("default")
+    yield from cqlengine_in_keyspace(KS)
 
 
 def _models(suffix):

@@ -279,6 +279,7 @@ def test_the_classic_driver_state_is_recorded_for_its_interpreter_and_by_each_cl
     assert isinstance(state["cython_extensions"], bool) and isinstance(state["cython_row_parser"], bool)
     sys.path.insert(0, str(BENCH / "clients"))
     from cassandra.io.asyncioreactor import AsyncioConnection
+
     from sync_threads import classic_driver_state
 
     assert classic_driver_state("cassandra") == state
