@@ -113,6 +113,18 @@ def test_bulk_save_static_only_rows_and_ttl(cqle):
     assert [(r["day"], r["seq"], r["title"]) for r in rows] == [(1, None, "only static"), (2, None, "also static")]
     ttl = session.execute(f"SELECT TTL(title) FROM {KS}.event_static WHERE day = 1").one()
     assert 0 < list(ttl.values())[0] <= 600
+    # an instance's own keyspace is where its row goes, as save() writes it
+    other = KS + "_other"
+    management.create_keyspace_simple(other, 1)
+    try:
+        management.sync_table(Event, keyspaces=[other])
+        moved = Event(day=3, seq=1, title="elsewhere")
+        moved.__keyspace__ = other
+        bulk_save([moved])
+        assert [r["seq"] for r in session.execute(f"SELECT seq FROM {other}.event_static")] == [1]
+        assert [r["day"] for r in _rows(session, "event_static")] == [1, 2]
+    finally:
+        management.drop_keyspace(other)
 
 
 def test_bulk_save_refuses_before_sending(cqle):

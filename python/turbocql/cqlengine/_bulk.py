@@ -44,7 +44,7 @@ def bulk_save(instances, concurrency=100, consistency_level=None, ttl=None):
         inst.validate()
         model = type(inst)
         static_only = _static_only(inst)
-        key = (model, static_only, inst._get_connection())
+        key = (model, _table_of(inst), static_only, inst._get_connection())
         group = groups.get(key)
         if group is None:
             group = groups[key] = (_insert_columns(model, static_only), [], [])
@@ -63,13 +63,13 @@ def bulk_save(instances, concurrency=100, consistency_level=None, ttl=None):
             row.append(ttl)
         params.append(row)
     failures = []
-    for (model, _, conn_name), (cols, members, params) in groups.items():
+    for (model, table, _, conn_name), (cols, members, params) in groups.items():
         session = _connection.get_session(conn_name)
         if session is None:
             raise CQLEngineException("It is required to setup() cqlengine before executing queries")
         names = ", ".join('"%s"' % col.db_field_name.replace('"', '""') for _, col in cols)
         marks = ", ".join("?" * len(cols))
-        cql = f"INSERT INTO {model.column_family_name()} ({names}) VALUES ({marks})"
+        cql = f"INSERT INTO {table} ({names}) VALUES ({marks})"
         if ttl is not None:
             cql += " USING TTL ?"
         prepared = session.prepare(cql)
@@ -112,6 +112,16 @@ def _check_new(inst):
                 f"bulk_save cannot honour {inst}'s own {option.lstrip('_')} setting: save() it on its own, "
                 "or pass ttl= to bulk_save for every row"
             )
+
+
+def _table_of(inst):
+    """The table the instance's save() writes: its own ``__keyspace__`` (an instance made
+    with ``using(keyspace=...)``, or set by hand) before its model's, as DMLQuery does."""
+    model = type(inst)
+    own = getattr(inst, "__keyspace__", None)
+    if own and own != model.__keyspace__:
+        return f"{own}.{model.column_family_name(include_keyspace=False)}"
+    return model.column_family_name()
 
 
 def _static_only(inst):
