@@ -95,9 +95,9 @@ def bulk_save(instances, concurrency=100, consistency_level=None, ttl=None):
 
 
 def _check_new(inst):
-    from turbocql.cqlengine.models import BaseModel
-
-    if not isinstance(inst, BaseModel):
+    # A model instance is known by what it has (as BatchQuery knows one): models imports
+    # query, which imports this module, so it cannot import models back.
+    if not (hasattr(type(inst), "_columns") and hasattr(inst, "_values") and hasattr(inst, "_set_persisted")):
         raise ValueError(f"bulk_save takes model instances, not {type(inst).__name__}")
     model = type(inst)
     if inst._is_persisted:
