@@ -22,11 +22,9 @@ def _table(scen: dict, markdown, footer: str) -> str:
         {r["connections"] for r in results if r.get("kind", "run") == "run" and "connections" in r}
     )
     pins = (meta.get("pin_client"), meta.get("pin_server"))
-    extra = (
-        {"server": meta.get("server"), "kernel": {"sysctl": meta.get("sysctl"), "sysctls_set": meta.get("sysctls_set")}}
-        if markdown is run_cql_connections.markdown
-        else {}
-    )
+    kernel = {"sysctl": meta.get("sysctl"), "sysctls_set": meta.get("sysctls_set")} if "sysctl" in meta else None
+    extra = {"server": meta.get("server")} if markdown is run_cql_connections.markdown else {}
+    extra["kernel"] = kernel
     return (
         markdown(results, counts, meta.get("seconds"), meta.get("warmup"), meta.get("repeat"), pins, **extra) + footer
     )

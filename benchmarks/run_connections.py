@@ -431,6 +431,23 @@ def table_lines(
     return lines, after, agg
 
 
+def kernel_note(kernel: dict | None) -> list[str]:
+    """The kernel settings a run had (``kernel``: the meta's ``sysctl`` and ``sysctls_set``):
+    those ``--tune-sysctls`` changed for it, else the machine's own; nothing when unknown."""
+    if not kernel:
+        return []
+    sysctl, done = kernel.get("sysctl") or {}, kernel.get("sysctls_set") or {}
+    changed = {k: v for k, v in done.items() if v.get("during") != v.get("before")}
+    if changed:
+        how = ", ".join(f"`{k}` {v['before']} → {v['during']}" for k, v in changed.items())
+        return [f"Kernel settings changed for the runs (`--tune-sysctls`, put back after): {how}."]
+    return [
+        f"Kernel settings as the machine had them (`{PORT_RANGE_SYSCTL}` {sysctl.get(PORT_RANGE_SYSCTL)}, "
+        f"`{TW_BUCKETS_SYSCTL}` {sysctl.get(TW_BUCKETS_SYSCTL)}); "
+        "`--tune-sysctls` widens the first and caps the second."
+    ]
+
+
 def markdown(
     results: list[dict],
     counts: list[int],
@@ -438,8 +455,10 @@ def markdown(
     warmup: float | None = None,
     repeat: int | None = None,
     pins: tuple[str | None, str | None] = ("0", "1"),
+    kernel: dict | None = None,
 ) -> str:
-    """The table in the document's style, then the FF reasons and the system calls' make-up."""
+    """The table in the document's style, then the FF reasons, the system calls' make-up and
+    the kernel settings the runs had."""
     bits = ["64-byte ping-pong, one message outstanding per connection", *window_bits(seconds, warmup, repeat)]
     cpu_client, cpu_server = pins
     if cpu_client is not None:
@@ -450,7 +469,16 @@ def markdown(
         results, counts, ROWS, CLIENT_NAMES, "user %", "msg", _latency_and_share, lambda c, m: m
     )
     title = "**Connections** (document 002): " + "; ".join(bits)
-    return "\n".join([title + ". FF: the model could not open or hold the connections.", "", *lines, *after])
+    note = kernel_note(kernel)
+    return "\n".join(
+        [
+            title + ". FF: the model could not open or hold the connections.",
+            "",
+            *lines,
+            *after,
+            *([""] + note if note else []),
+        ]
+    )
 
 
 # ------------------------------------------------------------------------------------ the server
@@ -926,7 +954,8 @@ def main(argv: list[str] | None = None) -> int:
         unavailable=unavailable,
         per_address=PER_ADDRESS,
     )
-    print(markdown(results, counts, seconds, a.warmup, repeat, (pin_client, pin_server)))
+    kernel = {"sysctl": meta.get("sysctl"), "sysctls_set": meta.get("sysctls_set")}
+    print(markdown(results, counts, seconds, a.warmup, repeat, (pin_client, pin_server), kernel))
     if a.out is not None:
         write_json(a.out, "connections", meta, results)
     return 0

@@ -255,19 +255,7 @@ def fill_notes(results: list[dict], counts: list[int], kernel: dict | None) -> l
         hosts = " (one connection per host)" if client == "classic" else ""
         cells.append(f"{CLIENT_NAMES.get(client, client)} {model}{hosts} {statistics.median(by_n[n]):.1f} s at {n:,}")
     out = ["", "Pool fill (until the server counted every connection, median): " + "; ".join(cells) + "."]
-    if kernel:
-        sysctl, done = kernel.get("sysctl") or {}, kernel.get("sysctls_set") or {}
-        ports, tw = sysctl.get(rc.PORT_RANGE_SYSCTL), sysctl.get(rc.TW_BUCKETS_SYSCTL)
-        changed = {k: v for k, v in done.items() if v.get("during") != v.get("before")}
-        if changed:
-            how = ", ".join(f"`{k}` {v['before']} → {v['during']}" for k, v in changed.items())
-            out.append(f"Kernel settings changed for the runs (`--tune-sysctls`, put back after): {how}.")
-        else:
-            out.append(
-                f"Kernel settings as the machine had them (`{rc.PORT_RANGE_SYSCTL}` {ports}, "
-                f"`{rc.TW_BUCKETS_SYSCTL}` {tw}); `--tune-sysctls` widens the first and caps the second."
-            )
-    return out
+    return out + rc.kernel_note(kernel)
 
 
 def markdown(

@@ -140,3 +140,11 @@ def test_the_cql_table_says_the_kernel_settings_and_pool_fill():
     assert "`net.ipv4.ip_local_port_range` 32768 60999 → 10240 65535" in rcc.markdown(
         results, [100], 5, 1, 1, kernel=tuned
     )
+
+
+def test_the_ping_pong_table_says_the_kernel_settings_too():
+    results = [_run("python", "selectors", 10, 1000.0)]
+    kept = {"sysctl": {rc.PORT_RANGE_SYSCTL: "32768 60999", rc.TW_BUCKETS_SYSCTL: "262144"}, "sysctls_set": {}}
+    md = rc.markdown(results, [10], 5, 1, 1, kernel=kept)
+    assert md.rstrip().endswith("`--tune-sysctls` widens the first and caps the second.")
+    assert "Kernel settings" not in rc.markdown(results, [10], 5, 1, 1)
