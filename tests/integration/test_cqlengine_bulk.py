@@ -5,6 +5,7 @@ while keeping the rest; a read builds each model instance in one pass, the same 
 ``Model(**row)`` then ``_set_persisted`` gives (the classic construction)."""
 
 import uuid
+import warnings
 
 import pytest
 
@@ -117,7 +118,11 @@ def test_bulk_save_static_only_rows_and_ttl(cqle):
     other = KS + "_other"
     management.create_keyspace_simple(other, 1)
     try:
-        management.sync_table(Event, keyspaces=[other])
+        with warnings.catch_warnings():
+            # sync_table(keyspaces=...) syncs a copy of the model that keeps its exact table
+            # name, which warns as the case-sensitive name option does.
+            warnings.simplefilter("ignore", PendingDeprecationWarning)
+            management.sync_table(Event, keyspaces=[other])
         moved = Event(day=3, seq=1, title="elsewhere")
         moved.__keyspace__ = other
         bulk_save([moved])
