@@ -48,7 +48,7 @@ _PERSISTED_STATE = {
 
 def _row_plan(model):
     """Per column of ``model``: (name, db name, column, value manager class, whether and how
-    its values go through ``to_python``, whether its value manager keeps the base reset)."""
+    its values go through ``to_python``, the type whose values skip ``to_python``)."""
     plan = []
     for name, column in model._columns.items():
         to_python = type(column).to_python
@@ -58,10 +58,8 @@ def _row_plan(model):
             convert = None  # the base to_python returns the value as it is
         else:
             convert = to_python
-        vm_class = column.value_manager
-        plain = vm_class.reset_previous_value is _column_base.BaseValueManager.reset_previous_value
         decoded = _DECODED_AS.get(type(column))
-        plan.append((name, column.db_field_name, column, vm_class, convert, plain, decoded))
+        plan.append((name, column.db_field_name, column, column.value_manager, convert, decoded))
     return tuple(plan)
 
 
@@ -268,7 +266,7 @@ class BaseModel:
         instance = cls.__new__(cls)
         instance.__dict__.update(_PERSISTED_STATE)
         vms = instance._values = {}
-        for name, db_name, column, vm_class, to_python, plain_reset, decoded in plan:
+        for name, db_name, column, vm_class, to_python, decoded in plan:
             value = row.get(db_name, _MISSING)
             if value is _MISSING and db_name != name:
                 value = row.get(name, _MISSING)
@@ -280,10 +278,7 @@ class BaseModel:
                 value = column.to_python(value)
             vm = vm_class(instance, column, value)
             vm.explicit = False
-            if plain_reset and type(vm.value) in _column_base.IMMUTABLE:
-                vm.previous_value = vm.value
-            else:
-                vm.reset_previous_value()
+            vm.reset_previous_value()  # no copy of an immutable value (BaseValueManager)
             vms[name] = vm
         if cls._is_polymorphic and not cls._is_polymorphic_base:
             vm = vms[cls._discriminator_column_name]
