@@ -491,6 +491,23 @@ def bulk_geo(session, concurrent, stmts, rows, pool, meter: Meter, errors: Error
     return meter.stop(len(rows) - bad, len(rows), bad)
 
 
+def chunk_rows(line, keys_result, geo_result, errors: Errors):
+    """The bulk models' inserts of one chunk from its two SELECTs' ``(success, result)``
+    (``execute_concurrent``'s items): its ``(logrecno, segment, key, value)`` rows, or None
+    (noted in ``errors``) when a SELECT failed or the chunk cannot be inserted."""
+    (ok1, keys_rs), (ok2, geo_rs) = keys_result, geo_result
+    if not (ok1 and ok2):
+        errors.note(keys_rs if not ok1 else geo_rs)
+        return None
+    keys = [r[0] for r in keys_rs]
+    problem = chunk_problem(line, keys, geo_rs.one())
+    if problem:
+        errors.note(problem)
+        return None
+    logrecno, segment, values = line
+    return [(logrecno, segment, key, value) for key, value in zip(keys, values)]
+
+
 BULK_WINDOW = 100  # chunks per window of the classic driver's bulk phase 2 (about 20,000 inserts)
 
 
@@ -510,19 +527,11 @@ def bulk_chunks_windowed(session, concurrent, stmts, chunks, pool, meter: Meter,
         results = concurrent.execute_concurrent(session, selects, concurrency=pool, raise_on_first_error=False)
         params = []
         for i, line in enumerate(window):
-            (ok1, keys_rs), (ok2, geo_rs) = results[2 * i], results[2 * i + 1]
-            if not (ok1 and ok2):
+            rows = chunk_rows(line, results[2 * i], results[2 * i + 1], errors)
+            if rows is None:
                 bad += 1
-                errors.note(keys_rs if not ok1 else geo_rs)
-                continue
-            keys = [r[0] for r in keys_rs]
-            problem = chunk_problem(line, keys, geo_rs.one())
-            if problem:
-                bad += 1
-                errors.note(problem)
-                continue
-            logrecno, segment, values = line
-            params.extend((logrecno, segment, key, value) for key, value in zip(keys, values))
+            else:
+                params.extend(rows)
         for success, res in concurrent.execute_concurrent_with_args(
             session, insert, params, concurrency=pool, raise_on_first_error=False
         ):
@@ -551,20 +560,11 @@ def bulk_chunks(session, concurrent, stmts, chunks, pool, meter: Meter, errors: 
 
     def params():
         for line in chunks:
-            (ok1, keys_rs), (ok2, geo_rs) = next(results), next(results)
-            if not (ok1 and ok2):
+            rows = chunk_rows(line, next(results), next(results), errors)
+            if rows is None:
                 bad[0] += 1
-                errors.note(keys_rs if not ok1 else geo_rs)
-                continue
-            keys = [r[0] for r in keys_rs]
-            problem = chunk_problem(line, keys, geo_rs.one())
-            if problem:
-                bad[0] += 1
-                errors.note(problem)
-                continue
-            logrecno, segment, values = line
-            for key, value in zip(keys, values):
-                yield (logrecno, segment, key, value)
+            else:
+                yield from rows
 
     inserted = concurrent.execute_concurrent_with_args(
         session, stmts["insert_element"], params(), concurrency=pool, raise_on_first_error=False
