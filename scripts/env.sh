@@ -11,10 +11,18 @@ if [ ! -x "$PY" ]; then
 fi
 # Python packages: build tool, test and lint tools, and the classic driver the cross-driver tests use
 # (the benchmarks run the classic driver from their own virtualenv: benchmarks/peers.py).
-if ! "$PY" -c "import maturin, pytest, pytest_timeout, cassandra, ruff, mypy, nox, ziglang, auditwheel, django_cassandra_engine, cstarmigrate" 2>/dev/null; then
+if ! "$PY" -c "import maturin, pytest, pytest_timeout, cassandra, ruff, mypy, nox, ziglang, auditwheel, django_cassandra_engine, cstarmigrate, sphinx, furo, myst_parser" 2>/dev/null; then
     echo "==> installing Python packages"
     "$PY" -m pip install -q --upgrade pip
     "$PY" -m pip install -q -r "$ROOT/requirements-dev.txt"
+fi
+# Headless Chromium for the documentation site's browser test (tests/integration/test_docs.py):
+# Debian's package, installed when missing and this user can (CI runs as root).
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "==> installing chromium (Debian's package)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1 \
+        || { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null 2>&1; } \
+        || echo "chromium could not be installed: the docs' browser test will fail" >&2
 fi
 echo "==> building the Rust engine (release)"
 (cd "$ROOT" && "$VENV/bin/maturin" develop --release -q 2>&1 | grep -v "^📦\|^✏️\|^🛠" || true)
