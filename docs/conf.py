@@ -6,7 +6,6 @@ text signatures, the doctest builder runs every page's examples against the loca
 nitpicky mode turns a reference to a name without an entry into a build error.
 """
 
-import os
 import sys
 from pathlib import Path
 
@@ -40,9 +39,22 @@ myst_heading_anchors = 3
 nitpicky = True
 # Third-party types in signatures and docstrings: documented by their own projects.
 nitpick_ignore_regex = [
-    (r"py:.*", r"(numpy|np|pyarrow|pa|pandas|pd|polars|pl|dask|asyncio|concurrent\.futures|ssl|socket|typing|collections\.abc|opentelemetry|prometheus_client|datetime|decimal|uuid|ipaddress|enum|logging|threading|types)\..*"),
-    (r"py:class", r"(optional|callable|iterable|sequence|mapping|any|default.*|Any|Optional|Callable|Iterable|Iterator|Sequence|Mapping|Union|TypeVar|T)"),
-    (r"py:class", r"(int|float|str|bytes|bool|dict|list|tuple|set|frozenset|object|type|None|NoneType|Exception|BaseException|memoryview|bytearray)"),
+    (
+        r"py:.*",
+        r"(numpy|np|pyarrow|pa|pandas|pd|polars|pl|dask|asyncio|concurrent\.futures|ssl|socket|typing"
+        r"|collections\.abc|opentelemetry|prometheus_client|datetime|decimal|uuid|ipaddress|enum|logging"
+        r"|threading|types)\..*",
+    ),
+    (
+        r"py:class",
+        r"(optional|callable|iterable|sequence|mapping|any|default.*|Any|Optional|Callable|Iterable|Iterator"
+        r"|Sequence|Mapping|Union|TypeVar|T)",
+    ),
+    (
+        r"py:class",
+        r"(int|float|str|bytes|bool|dict|list|tuple|set|frozenset|object|type|None|NoneType|Exception"
+        r"|BaseException|memoryview|bytearray)",
+    ),
     # API reference (docs/api/): more of the standard library in signatures and docstrings.
     (r"py:.*", r"(pathlib|os|argparse|time|collections|contextvars|struct|re|_socket)\..*"),
     # Private classes (turbocql._xxx.Name, turbocql.xxx._Name) named in "Bases:" by
@@ -56,16 +68,11 @@ autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
 autodoc_default_options = {"members": True, "show-inheritance": True}
 
-# Examples: testcode blocks run by `sphinx-build -b doctest` against the local node
-# (tests/integration/test_docs.py); the port comes from the test run.
-doctest_global_setup = f"""
-import os
-TURBOCQL_PORT = int(os.environ.get("TURBOCQL_PORT", "9042"))
-"""
+# Examples: testcode blocks run by `sphinx-build -b doctest` against the local nodes
+# (tests/integration/test_docs.py); plain ">>>" paragraphs are not examples here.
 doctest_test_doctest_blocks = ""
 
 html_theme = "furo"
 html_title = f"turbocql {release}"
 html_static_path = ["_static"]
 html_show_sourcelink = False
-os.environ.setdefault("TURBOCQL_DOCS_BUILD", "1")

@@ -14,7 +14,7 @@ check() {
     echo "==> $name"
     "$@" || FAILED+=("$name")
 }
-PY_PATHS=(python tests benchmarks scripts noxfile.py)
+PY_PATHS=(python tests benchmarks scripts noxfile.py docs/conf.py docs/_ext)
 check "ruff check" "$VENV/bin/ruff" check "${PY_PATHS[@]}"
 check "ruff format" "$VENV/bin/ruff" format --check "${PY_PATHS[@]}"
 check "mypy" "$PY" -m mypy python/turbocql

@@ -42,7 +42,11 @@ class _Stub:
             elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 name = node.targets[0].id
                 call = node.value
-                if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in ("TypeVar", "ParamSpec"):
+                if (
+                    isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Name)
+                    and call.func.id in ("TypeVar", "ParamSpec")
+                ):
                     self.typevars.add(name)
                 else:
                     self.aliases[name] = node.value
@@ -166,4 +170,3 @@ def process_signature(app, what, name, obj, options, signature, return_annotatio
 def setup(app):
     app.connect("autodoc-process-signature", process_signature)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}
-

@@ -104,7 +104,7 @@ class TokenMap:
     Built by hand, ``TokenMap(token_class, token_to_host_owner, ring, metadata)``, it
     computes a keyspace's replicas from its replication strategy (in
     ``metadata.keyspaces``) when first asked, as the classic driver does. The cluster's own
-    token map (``cluster.metadata.token_map``) is an :class:`_EngineTokenMap`, which asks
+    token map (``cluster.metadata.token_map``) is an ``_EngineTokenMap`` (a subclass), which asks
     the engine."""
 
     token_class: type | None = None

@@ -251,6 +251,7 @@ class OrderedMap(dict):
             self[key] = value
 
     def update(self, other=(), /, **kwargs):
+        """As ``dict.update``; a key that is not hashable is kept too (as by the classic driver)."""
         if not hasattr(other, "keys"):
             other = list(other)  # an iterator could not be read twice
         try:

@@ -58,10 +58,12 @@ def _redacted(obj, *shown):
 
 
 class PlainTextAuthProvider(AuthProvider):
-    """Username and password, for Cassandra's ``PasswordAuthenticator``::
+    """Username and password, for Cassandra's ``PasswordAuthenticator``.
 
-    from turbocql.auth import PlainTextAuthProvider
-    cluster = Cluster(auth_provider=PlainTextAuthProvider(username="cassandra", password="cassandra"))
+    For example::
+
+        from turbocql.auth import PlainTextAuthProvider
+        cluster = Cluster(auth_provider=PlainTextAuthProvider(username="cassandra", password="cassandra"))
     """
 
     def __init__(self, username=None, password=None):
@@ -151,7 +153,7 @@ def _check_mechanism(mechanism):
 class SaslAuthProvider(AuthProvider):
     """A general SASL provider, taking pure-sasl's arguments::
 
-    SaslAuthProvider(service="cassandra", mechanism="PLAIN", username="u", password="p")
+        SaslAuthProvider(service="cassandra", mechanism="PLAIN", username="u", password="p")
 
     PLAIN works without pure-sasl installed; other mechanisms use pure-sasl's
     ``SASLClient``, as the classic driver does.

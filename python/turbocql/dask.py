@@ -105,7 +105,13 @@ def _read(session, select, profile, ranges, page_size: int, schema=None):
     select.fetch_size = page_size
     tables = [session.execute(select, rng, execution_profile=profile).to_arrow() for rng in ranges]
     table = pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
-    return table.cast(schema) if schema is not None else table
+    if schema is None:
+        return table
+    # Dask projects a frame's columns into its partitions' reads (ddf["a"] calls
+    # _read_share with columns=["a"]) but hands over the whole table's schema.
+    if table.schema.names != schema.names:
+        schema = pa.schema([schema.field(name) for name in table.schema.names])
+    return table.cast(schema)
 
 
 def _read_share(share, conn: Connection, keyspace, table, columns, where, ranges_per_share, page_size, schema):

@@ -7,9 +7,9 @@ and the topology (hosts, token map, replicas: left to ``Metadata._topology``). T
 objects: :class:`KeyspaceMetadata`, :class:`TableMetadata`, :class:`ColumnMetadata`,
 :class:`IndexMetadata`, :class:`TriggerMetadata`, :class:`MaterializedViewMetadata`,
 :class:`UserType`, :class:`Function`, :class:`Aggregate`, and the replication strategies
-(defined in :mod:`turbocql._replication`, re-exported here). Each renders the CQL that
-recreates it (``as_cql_query()``, ``export_as_string()``, from :mod:`turbocql._schema_cql`);
-the rows are read and turned into these objects by :mod:`turbocql._schema_read`, imported on
+(defined in ``turbocql._replication``, re-exported here). Each renders the CQL that
+recreates it (``as_cql_query()``, ``export_as_string()``, from ``turbocql._schema_cql``);
+the rows are read and turned into these objects by ``turbocql._schema_read``, imported on
 the first read.
 """
 
@@ -119,7 +119,7 @@ class Metadata:
 
     ``keyspaces`` maps each keyspace's name to its :class:`KeyspaceMetadata`. It is read when
     the cluster connects (unless ``schema_metadata_enabled=False``) and by
-    ``Cluster.refresh_*_metadata``; after :meth:`_mark_stale` (a schema change reported by
+    ``Cluster.refresh_*_metadata``; after ``_mark_stale()`` (a schema change reported by
     the server), the next access of ``keyspaces`` reads what changed first. Reading never
     happens per request.
 

@@ -1,6 +1,6 @@
 """Load-balancing policies and address translators, under the classic driver's names
 (``cassandra.policies``, which also re-exports the retry, speculative-execution,
-reconnection and conviction policies of :mod:`turbocql._failure_policies`).
+reconnection and conviction policies of ``turbocql._failure_policies``).
 
 The engine routes, not Python: each built-in load-balancing policy describes itself to the
 engine once (``_engine_policy()``), when the execution profile holding it is first used,

@@ -117,7 +117,7 @@ def _batch_item(item):
 
 
 class PreparedStatement:
-    """A statement prepared on the cluster (from :meth:`Session.prepare`).
+    """A statement prepared on the cluster (from :meth:`Session.prepare <turbocql.cluster.Session.prepare>`).
 
     Execute it with ``session.execute(prepared, values)`` or bind it first with
     :meth:`bind`. Values go by position (``?``) or by name (``:name``, a dict).

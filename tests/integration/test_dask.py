@@ -72,6 +72,8 @@ def test_every_row_is_read_exactly_once(dask_client, source_table):
     assert by_id.loc[15, "v"] == 45 and pd.isna(by_id.loc[14, "v"])  # nullable, not float
     assert str(by_id["v"].dtype) == "int64[pyarrow]"
     assert by_id.loc[123, "score"] == "123.23" and list(by_id.loc[4, "tags"]) == [4]
+    # One column of the frame: Dask projects it into each partition's read.
+    assert sorted(ddf["name"].compute()) == sorted("n%d" % i for i in range(ROWS))
     # Columns and where are pushed into the SELECT.
     small = tdask.read_table(
         list(NODES), "dask_test", source_table, columns=["id"], where="v > 59000 ALLOW FILTERING", split=4

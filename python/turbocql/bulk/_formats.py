@@ -297,7 +297,8 @@ class Writer:
         if self._writer is not None and self._writer is not True:
             self._writer.close()
         self._count()
-        if self._sink is not sys.stdout.buffer:
+        # sys.stdout may have no buffer (a notebook's, doctest's): only the file is closed.
+        if self._sink is not getattr(sys.stdout, "buffer", None):
             self._sink.close()
         else:
             self._sink.flush()

@@ -200,6 +200,8 @@ def load(
     read_bytes = 0
     try:
         for chunk in chunks():
+            if chunk.batch.num_rows == 0 and not chunk.unparsable:
+                continue  # an empty batch (a Dask partition with no rows): nothing to write
             batch = _select(chunk.batch, columns_map, meta)
             key = tuple(batch.schema.names)
             if key not in statements:
