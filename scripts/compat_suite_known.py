@@ -2,7 +2,7 @@
 
 The reasons `scripts/compat_suite.py` gives its report: KNOWN_TESTS (by test id) and
 KNOWN_ERRORS (by the first error line), each saying why turbocql differs and where a fix
-would go (the engine, src/, or a deliberate choice documented in the README's migration
+would go (the engine, src/, or a deliberate choice documented in docs/migrating.md's migration
 table); a difference neither names is "unexplained".
 """
 
@@ -13,7 +13,7 @@ import re
 
 # test id (fnmatch pattern on "file::Class::test") -> reason. Checked before KNOWN_ERRORS.
 # The reasons say why turbocql differs and where a fix would go (the engine, src/, or a
-# deliberate choice documented in the README's migration table).
+# deliberate choice documented in docs/migrating.md's migration table).
 _V5 = "crate limit: the engine (the scylla crate) speaks protocol v4 only"
 _V3 = (
     "crate limit: the engine (the scylla crate) speaks protocol v4 only; protocol_version=3 raises "

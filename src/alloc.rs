@@ -40,7 +40,7 @@
 //! What it cannot do: with strict overcommit (`vm.overcommit_memory = 2`) or an address-space
 //! limit (`RLIMIT_AS`) such a mapping is refused all the same and the process still aborts;
 //! capping what a connection accepts needs a hook in the crate's frame reader, which it does
-//! not have (README, "Faults and overload").
+//! not have (docs/faults.md).
 
 use std::alloc::{GlobalAlloc, Layout};
 

@@ -46,7 +46,7 @@ def consistency_value_to_name(value):
 
 
 class ProtocolVersion:
-    """Native protocol versions. The engine speaks v4 (see README, migration notes)."""
+    """Native protocol versions. The engine speaks v4 (see docs/migrating.md)."""
 
     V1, V2, V3, V4, V5, V6 = 1, 2, 3, 4, 5, 6
     DSE_V1, DSE_V2 = 0x41, 0x42

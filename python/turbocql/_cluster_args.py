@@ -4,7 +4,7 @@ engine does, or the engine already does what the value asks), or refused here wi
 ``UnsupportedOperation`` naming the argument, when a value would change behaviour that
 turbocql does not provide. ``check_cluster_arguments`` is called by ``Cluster.__init__``.
 
-Decisions (the README's migration table says the same):
+Decisions (docs/migrating.md's migration table says the same):
 
 * ``address_translator``: None or an ``IdentityTranslator``; another translator raises
   (the engine connects to the addresses the nodes report in system.peers).

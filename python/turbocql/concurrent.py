@@ -286,7 +286,7 @@ class _Pipeline:
 
 
 class WritePipeline(_Pipeline):
-    """A write pipeline (README, "Many requests at once"), driven in the engine.
+    """A write pipeline (docs/execution-paths.md), driven in the engine.
 
     ``execute(statement, parameters)`` queues a write and returns at once (it waits, GIL
     released, only while ``max_unsent_write_requests`` are queued); the engine keeps
@@ -332,7 +332,7 @@ class WritePipeline(_Pipeline):
 
 
 class ReadPipeline(_Pipeline):
-    """A read pipeline (README, "Many requests at once"), driven in the engine.
+    """A read pipeline (docs/execution-paths.md), driven in the engine.
 
     ``execute(statement, parameters)`` queues a read; the engine keeps
     ``max_in_flight_requests`` running but never more than

@@ -78,7 +78,7 @@ impl AuthenticatorProvider for PyAuthProvider {
         attach(move |py| {
             let provider = provider.bind(py);
             // The classic driver passes the node's address; the crate does not say which node
-            // a connection goes to, so the host is None (the README's migration table).
+            // a connection goes to, so the host is None (docs/migrating.md's migration table).
             let authenticator = provider.call_method1("new_authenticator", (py.None(),)).map_err(|e| auth_error(py, "AuthProvider.new_authenticator", e))?;
             authenticator
                 .setattr("server_authenticator_class", authenticator_name)

@@ -1,4 +1,4 @@
-//! Pipelines: `WritePipeline` and `ReadPipeline` (README, "Many requests at once"), driven in the engine.
+//! Pipelines: `WritePipeline` and `ReadPipeline` (docs/execution-paths.md), driven in the engine.
 //!
 //! `execute()` converts the values under the GIL and queues the request; a driver task
 //! on the runtime keeps up to `max_in_flight` requests running. A write pipeline bounds

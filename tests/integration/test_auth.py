@@ -204,7 +204,7 @@ def test_subclass_of_plain_text_provider_is_called(auth_node):
     session = Cluster([HOST], port=AUTH_PORT, auth_provider=Rotating("ignored", "ignored")).connect()
     session.execute("SELECT key FROM system.local")
     session.cluster.shutdown()
-    assert calls and calls[0] is None  # the engine does not name the node (README)
+    assert calls and calls[0] is None  # the engine does not name the node (docs/migrating.md)
 
 
 SECRET = "s3cr3t-Pa55word"

@@ -3,7 +3,7 @@ submitted through ``execute_async``, ``execute_concurrent``, a ``WritePipeline``
 
 node3 of the 3-node cluster is frozen (SIGSTOP: it reads nothing more, its socket buffers
 fill), every request is routed to it only (a white-list profile) with a 0.5 s timeout, and
-each path submits 1,000,000 requests as fast as it can. The bound (README, "Back-pressure"):
+each path submits 1,000,000 requests as fast as it can. The bound (docs/faults.md, "Back-pressure"):
 
 - ``execute_async``: at most ``max_requests_in_flight`` (32,768) requests of a session in
   flight; the next one waits for a slot on the caller's thread (GIL released), at most its

@@ -6,7 +6,7 @@ classic default policy (token-aware over DC-aware, dc1 local), request timeout 5
 is frozen for 30 s, then thawed. Every request issued while it is frozen needs only node1
 and node3 to succeed, but one in two is first sent to node2 as coordinator.
 
-What turbocql promises (README, "A node that stops answering"): a node that has answered
+What turbocql promises (docs/faults.md, "A node that stops answering"): a node that has answered
 nothing for ``unresponsive_node_threshold`` (2 s) while requests wait on it goes last in
 every query plan until it answers a probe; so at least 80% of the requests issued while it
 is frozen succeed (the classic driver keeps sending to it until each request times out:

@@ -1,4 +1,4 @@
-"""WritePipeline and ReadPipeline (README, "Many requests at once"), driven in the engine."""
+"""WritePipeline and ReadPipeline (docs/execution-paths.md), driven in the engine."""
 
 import time
 

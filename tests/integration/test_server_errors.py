@@ -115,7 +115,7 @@ def known(error, policy):
     return KNOWN.get((error, policy)) or KNOWN.get((error, None))
 
 
-# A deliberate difference (README, migration table, "retry policies"): after these errors the
+# A deliberate difference (docs/migrating.md, migration table, "retry policies"): after these errors the
 # built-in RetryPolicy does not send a non-idempotent statement again (the node may have applied
 # it), where the classic one sends it to the next host and, with none left, raises
 # NoHostAvailable holding the error. turbocql raises that same error itself, after one attempt.
