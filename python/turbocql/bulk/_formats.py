@@ -240,7 +240,13 @@ class Writer:
         """``json_raw``: the columns written to JSON lines as numbers or booleans."""
         self.path, self.fmt, self.header, self.delimiter = path, fmt, header, delimiter
         self.json_raw = json_raw
-        self._sink = sys.stdout.buffer if path == "-" else open(path, "wb")
+        # "-": the process's standard output (its bytes, under whatever sys.stdout is now:
+        # a notebook's or doctest's has no buffer), flushed at the end but never closed.
+        self._owns_sink = path != "-"
+        self._sink: Any = open(path, "wb") if self._owns_sink else getattr(sys.stdout, "buffer", None)
+        if self._sink is None:
+            self._sink = os.fdopen(os.dup(1), "wb")
+            self._owns_sink = True  # a duplicate of descriptor 1: closing it leaves stdout open
         self._writer: Any = None
         self.bytes = 0
 
@@ -297,8 +303,7 @@ class Writer:
         if self._writer is not None and self._writer is not True:
             self._writer.close()
         self._count()
-        # sys.stdout may have no buffer (a notebook's, doctest's): only the file is closed.
-        if self._sink is not getattr(sys.stdout, "buffer", None):
+        if self._owns_sink:
             self._sink.close()
         else:
             self._sink.flush()
