@@ -25,8 +25,11 @@ import docs_preview  # noqa: E402
 needs_default_ports = pytest.mark.skipif(PORT != 9042, reason="the docs' examples connect to port 9042")
 
 
-def _sphinx(builder, out, *files, env=None, timeout=600):
-    cmd = [sys.executable, "-m", "sphinx", "-b", builder, "-E", "-W", "-n", "--keep-going", "-q", str(DOCS), str(out)]
+def _sphinx(builder, out, *files, doctrees, fresh=False, env=None, timeout=600):
+    """sphinx-build with warnings as errors; the builds share ``doctrees`` (the site's
+    build reads every page, the doctest runs reuse what it read)."""
+    cmd = [sys.executable, "-m", "sphinx", "-b", builder, "-W", "-n", "--keep-going", "-q", "-d", str(doctrees)]
+    cmd += ["-E", str(DOCS), str(out)] if fresh else [str(DOCS), str(out)]
     return subprocess.run([*cmd, *map(str, files)], capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
 
 
@@ -34,7 +37,7 @@ def _sphinx(builder, out, *files, env=None, timeout=600):
 def site(tmp_path_factory):
     """The site built with warnings as errors (scripts/docs.sh's command)."""
     out = tmp_path_factory.mktemp("docs") / "html"
-    done = _sphinx("html", out)
+    done = _sphinx("html", out, doctrees=out.parent / "doctrees", fresh=True)
     assert done.returncode == 0 and not done.stderr.strip(), done.stderr[-6000:]
     return out
 
@@ -58,14 +61,14 @@ def test_code_blocks_are_examples_that_run():
 
 
 @needs_default_ports
-def test_python_examples_run_and_print_what_the_pages_show(cassandra, mtls_node, tmp_path):
+def test_python_examples_run_and_print_what_the_pages_show(site, cassandra, mtls_node, tmp_path):
     env = dict(os.environ, TURBOCQL_DOCS_TLS_DIR=str(mtls_node.tls_files().dir))
     pages = docs_examples.pages_with_examples(DOCS)
     # The observability page installs the compat shim and APM agents: its own process.
     isolated = [p for p in pages if p.name == "observability.md"]
     rest = [p for p in pages if p not in isolated]
     for group in (rest, isolated):
-        done = _sphinx("doctest", tmp_path / "doctest", *group, env=env, timeout=900)
+        done = _sphinx("doctest", tmp_path / "doctest", *group, doctrees=site.parent / "doctrees", env=env, timeout=900)
         report = (
             (tmp_path / "doctest" / "output.txt").read_text() if (tmp_path / "doctest" / "output.txt").exists() else ""
         )
