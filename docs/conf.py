@@ -75,4 +75,5 @@ doctest_test_doctest_blocks = ""
 html_theme = "furo"
 html_title = f"turbocql {release}"
 html_static_path = ["_static"]
+html_css_files = ["turbocql.css"]
 html_show_sourcelink = False
