@@ -17,12 +17,12 @@ RESULT = "benchmarks/results/bench-2026-11-22-095047.json"
 
 # (label, scenario, turbocql/classic pattern, threads, Rust reference's pattern)
 ROWS = [
-    ("`session.execute`, 1 thread", "sync", "sync", 1, "sync-threads"),
-    ("`session.execute`, 16 threads", "sync", "sync", 16, "sync-threads"),
+    ("sync `execute`, 1 thread", "sync", "sync", 1, "sync-threads"),
+    ("sync `execute`, 16 threads", "sync", "sync", 16, "sync-threads"),
     ("`execute_async`, 120 in flight", "patterns", "queued_futures", None, "concurrent"),
-    ("`execute_concurrent_with_args`", "patterns", "execute_concurrent_gen", None, "concurrent"),
+    ("`execute_concurrent`", "patterns", "execute_concurrent_gen", None, "concurrent"),
 ]
-ASYNCIO = ("`turbocql.aio` (asyncio), 120 coroutines", "patterns", "asyncio", None, "concurrent")
+ASYNCIO = ("asyncio, 120 coroutines", "patterns", "asyncio", None, "concurrent")
 
 
 def _find(results, client, pattern, workload, threads, spec=None):
@@ -44,8 +44,7 @@ def _n(value: float, digits: int = 0) -> str:
 def table() -> str:
     data = json.loads((ROOT / RESULT).read_text())["scenarios"]
     lines = [
-        "| path | workload | classic µs/request | turbocql µs/request | Rust µs/request "
-        "| classic requests/s | turbocql requests/s | Rust requests/s |",
+        "| path | | classic µs | turbocql µs | Rust µs | classic req/s | turbocql req/s | Rust req/s |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for workload in ("write", "read"):
@@ -54,7 +53,7 @@ def table() -> str:
             rust = _find(results, "rust", rust_pattern, workload, threads)
             turbo = _find(results, "turbocql", pattern, workload, threads, "asyncio" if pattern == "asyncio" else None)
             if pattern == "asyncio":
-                classic_cpu, classic_ops = "no asyncio API", ""
+                classic_cpu, classic_ops = "—", "—"
             else:
                 classic = _find(results, "classic", pattern, workload, threads)
                 classic_cpu, classic_ops = _n(classic["cpu_us_per_op"], 1), _n(classic["ops_per_s"])
