@@ -43,7 +43,7 @@ nitpick_ignore_regex = [
         r"py:.*",
         r"(numpy|np|pyarrow|pa|pandas|pd|polars|pl|dask|asyncio|concurrent\.futures|ssl|socket|typing"
         r"|collections\.abc|opentelemetry|prometheus_client|datetime|decimal|uuid|ipaddress|enum|logging"
-        r"|threading|types)\..*",
+        r"|threading|types|pyspark)\..*",
     ),
     (
         r"py:class",

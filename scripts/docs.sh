@@ -6,5 +6,5 @@
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ROOT"
 BUILDER="${1:-html}"
-"$PY" -m sphinx -b "$BUILDER" -W -n --keep-going -q docs "docs/_build/$BUILDER"
+"$PY" -m sphinx -b "$BUILDER" -E -W -n --keep-going -q docs "docs/_build/$BUILDER"
 echo "==> docs/_build/$BUILDER"

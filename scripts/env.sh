@@ -11,7 +11,7 @@ if [ ! -x "$PY" ]; then
 fi
 # Python packages: build tool, test and lint tools, and the classic driver the cross-driver tests use
 # (the benchmarks run the classic driver from their own virtualenv: benchmarks/peers.py).
-if ! "$PY" -c "import maturin, pytest, pytest_timeout, cassandra, ruff, mypy, nox, ziglang, auditwheel, django_cassandra_engine, cstarmigrate, sphinx, furo, myst_parser" 2>/dev/null; then
+if ! "$PY" -c "import maturin, pytest, pytest_timeout, cassandra, ruff, mypy, nox, ziglang, auditwheel, django_cassandra_engine, cstarmigrate, sphinx, furo, myst_parser, pyspark" 2>/dev/null; then
     echo "==> installing Python packages"
     "$PY" -m pip install -q --upgrade pip
     "$PY" -m pip install -q -r "$ROOT/requirements-dev.txt"

@@ -14,6 +14,7 @@ class Table:
     name: str
     columns: dict[str, str]  # column name -> CQL type, in the table's order
     partition_key: tuple[str, ...]
+    clustering_key: tuple[str, ...] = ()
 
     @property
     def qualified(self) -> str:
@@ -44,6 +45,7 @@ def lookup(session, keyspace: str, table: str) -> Table:
         name=table,
         columns={name: col.cql_type for name, col in t.columns.items()},
         partition_key=tuple(c.name for c in t.partition_key),
+        clustering_key=tuple(c.name for c in t.clustering_key),
     )
 
 
@@ -77,21 +79,33 @@ def columns_of(table: Table, columns: list[str] | None) -> list[str]:
     return cols
 
 
-def range_select_cql(
-    table: Table, columns: list[str], where: str | None = None, count: bool = False, numbers_as_text: bool = False
-) -> str:
-    """The SELECT of one token range ``(?, ?]``; ``where``: more conditions (needs ALLOW
-    FILTERING where the server says so: the user writes it). ``numbers_as_text``: decimal and
-    varint columns read as ``CAST(c AS text)`` under their own names (see AS_TEXT_TYPES)."""
+def select_list(table: Table, columns: list[str], numbers_as_text: bool = False) -> str:
+    """The SELECT's column list; ``numbers_as_text``: decimal and varint columns read as
+    ``CAST(c AS text)`` under their own names (see AS_TEXT_TYPES)."""
 
     def column(c: str) -> str:
         if numbers_as_text and table.columns[c].strip().lower() in AS_TEXT_TYPES:
             return "CAST(%s AS text) AS %s" % (protect_name(c), protect_name(c))
         return protect_name(c)
 
-    what = "count(*)" if count else ", ".join(column(c) for c in columns)
+    return ", ".join(column(c) for c in columns)
+
+
+def range_select_cql(
+    table: Table, columns: list[str], where: str | None = None, count: bool = False, numbers_as_text: bool = False
+) -> str:
+    """The SELECT of one token range ``(?, ?]``; ``where``: more conditions (needs ALLOW
+    FILTERING where the server says so: the user writes it). ``numbers_as_text``: as in
+    :func:`select_list`."""
+    what = "count(*)" if count else select_list(table, columns, numbers_as_text)
     token = table.token_of_key()
     cql = "SELECT %s FROM %s WHERE %s > ? AND %s <= ?" % (what, table.qualified, token, token)
     if where:
         cql += " AND " + where
     return cql
+
+
+def select_cql(table: Table, columns: list[str], where: str, numbers_as_text: bool = False) -> str:
+    """A SELECT of ``columns`` under the conditions ``where`` alone (no token range: a read
+    of the partitions ``where`` names)."""
+    return "SELECT %s FROM %s WHERE %s" % (select_list(table, columns, numbers_as_text), table.qualified, where)
