@@ -22,7 +22,10 @@ Tables (every figure comes from the JSON; ratios are computed within the run):
   (CPU-bound or not, fastest model) computed from the figures (``run_ingest.markdown``);
 * document 004: vector ingestion, best / average / worst rows/s;
 * TLS: ``execute_concurrent`` and asyncio, writes and reads, each client against the plain
-  node and against the TLS node, with the TLS overhead (``run_tls.markdown_table``).
+  node and against the TLS node, with the TLS overhead (``run_tls.markdown_table``);
+* Spark: ``turbocql.spark`` beside the Spark Cassandra Connector, writes and reads
+  (``run_spark.markdown``), when the data holds the optional ``spark`` scenario or is a
+  ``run_spark.py`` JSON.
 
 turbocql and the Rust reference are rows beside the classic driver; the table functions are
 the runners' own (``run_patterns.markdown_table``, ``run_patterns.row_line``,
@@ -32,7 +35,8 @@ Plots (matplotlib, Agg backend; skipped with a message if matplotlib is missing)
 ``-patterns-write.png`` / ``-patterns-read.png`` (ops/s and client CPU µs/op per pattern and
 client, grouped bars), ``-sync-threads.png`` (ops/s and CPU µs/op against the number of
 threads), ``-vectors.png``, ``-tuning.png`` (ops/s over the grid), ``-tls.png`` (client CPU
-µs/op and ops/s, plain text and TLS side by side), ``-bulk.png``, ``-ingest.png`` (records/s
+µs/op and ops/s, plain text and TLS side by side), ``-bulk.png``, ``-spark.png`` (rows/s and
+client and server CPU µs/row per phase, turbocql.spark and the connector), ``-ingest.png`` (records/s
 against the pool size per driver and model, one panel per phase), ``-connections.png``
 (msgs/s and p95 round trip against the connection count, one line per model) and
 ``-connections-cql.png`` (the same for the CQL table, one line per client and model) and
@@ -52,6 +56,7 @@ sys.path.insert(0, str(HERE))
 import run_bulk  # noqa: E402
 import run_ingest  # noqa: E402
 import run_patterns  # noqa: E402
+import run_spark  # noqa: E402
 import run_sync  # noqa: E402
 import run_tls  # noqa: E402
 import run_tuning  # noqa: E402
@@ -316,6 +321,18 @@ def build_markdown(data: dict, plots: list[Path] | None = None) -> str:
             "Loads and unloads are whole processes (interpreter start included); CPU = user + "
             "system of the process and of the worker processes it waited for (cqlsh COPY's); reads "
             "are timed inside the client around one paged `SELECT *`.",
+        ]
+    spark = scen.get("spark", {}).get("results", [])
+    if spark:
+        spark_meta = scen["spark"].get("meta", {})
+        rows = spark_meta.get("rows") or next((r["rows"] for r in spark if "rows" in r), 0)
+        parts += [
+            "",
+            "## Spark: turbocql.spark and the Spark Cassandra Connector (issue 31)",
+            "",
+            _scenario_heading(scen, ("spark",)),
+            "",
+            run_spark.markdown(spark, rows, spark_meta.get("unavailable")),
         ]
     if plots:
         parts += ["", "## Plots", ""]
@@ -735,6 +752,7 @@ def make_plots(data: dict, out_dir: Path, name: str) -> list[Path]:
         ("vectors", lambda p: plot_vectors(scen, p)),
         ("tls", lambda p: plot_tls(scen, p)),
         ("bulk", lambda p: plot_bulk(scen, p)),
+        ("spark", lambda p: run_spark.plot(scen.get("spark", {}).get("results", []), p)),
         ("ingest", lambda p: plot_ingest(scen, p)),
         ("connections", lambda p: plot_connections(scen, p)),
         ("connections-cql", lambda p: plot_cql_connections(scen, p)),

@@ -20,7 +20,10 @@ measures, and why: benchmarks/README.md):
 * ``connections`` ``run_connections.py``: document 002's 64-byte ping-pong by connection count
   (``--connections``, 10 to 10,000) for Python's I/O models (asyncio, uvloop, selectors,
   threads, gevent) and a Rust tokio client as the limit, against its own Rust echo server (no
-  Cassandra: run alone, it neither needs nor starts one).
+  Cassandra: run alone, it neither needs nor starts one);
+* ``spark``    ``run_spark.py`` (optional: not in ``all``; needs Maven, Java 17 and pyspark):
+  ``turbocql.spark`` against the Spark Cassandra Connector (``benchmarks/spark_ref``, Spark
+  3.5), each a local[2] SparkSession, writing and reading ``--spark-rows`` rows.
 
 Every client runs in its own process (classic driver, turbocql, the Rust reference, and on
 request scylla-driver and acsylla) against one Cassandra. The Python peers run in their own
@@ -45,6 +48,7 @@ from .describe import describe_machine, describe_server
 from .discover import (
     DEFAULT_CLIENTS,
     LOCAL_HOSTS,
+    OPTIONAL_SCENARIOS,
     REQUIRED_FILES,
     SCENARIOS,
     SYNC_THREADS,
@@ -59,6 +63,7 @@ from .server import TLSNode, ensure_server, pinned_server, tls_server
 __all__ = [
     "DEFAULT_CLIENTS",
     "LOCAL_HOSTS",
+    "OPTIONAL_SCENARIOS",
     "REQUIRED_FILES",
     "SCENARIOS",
     "SYNC_THREADS",

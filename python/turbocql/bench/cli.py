@@ -6,7 +6,16 @@ import argparse
 import os
 import sys
 
-from .discover import CONNECTIONS, DEFAULT_CLIENTS, QUICK_CONNECTIONS, SCENARIOS, SYNC_THREADS, TLS_HEAP, TLS_PORT
+from .discover import (
+    CONNECTIONS,
+    DEFAULT_CLIENTS,
+    OPTIONAL_SCENARIOS,
+    QUICK_CONNECTIONS,
+    SCENARIOS,
+    SYNC_THREADS,
+    TLS_HEAP,
+    TLS_PORT,
+)
 from .run import _cmd_bench
 
 
@@ -19,7 +28,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "directory (classic driver, turbocql and the pure-Rust reference, each in "
         "its own process) and write a JSON, a Markdown report and PNG plots.",
     )
-    p.add_argument("--scenarios", default="all", help=f"comma-separated: {', '.join(SCENARIOS)}; or all (default)")
+    p.add_argument(
+        "--scenarios",
+        default="all",
+        help=f"comma-separated: {', '.join(SCENARIOS)}; or all (default: every one but the optional "
+        f"{', '.join(OPTIONAL_SCENARIOS)}, which needs Maven, Java 17 and pyspark)",
+    )
     p.add_argument(
         "--quick",
         action="store_true",
@@ -47,7 +61,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         default=1,
         metavar="N",
         help="sync and patterns: run every client N times in interleaved rounds and "
-        "report each one's median run by client CPU (default 1)",
+        "report each one's median run by client CPU (default 1; spark: 3, --quick 1)",
     )
     p.add_argument("--fine", action="store_true", help="tuning: the fine grid (13 × 11)")
     p.add_argument(
@@ -62,6 +76,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--bulk-rows", type=int, default=None, help="bulk: rows of the table (default 1000000; --quick: 200000)"
+    )
+    p.add_argument(
+        "--spark-rows",
+        type=int,
+        default=None,
+        help="spark: rows written and read per client run (default 1000000; --quick: 100000)",
     )
     p.add_argument(
         "--ingest-records",

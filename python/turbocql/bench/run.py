@@ -17,6 +17,7 @@ from .describe import describe_machine, describe_server
 from .discover import (
     CONNECTIONS,
     LOCAL_HOSTS,
+    OPTIONAL_SCENARIOS,
     QUICK_CONNECTIONS,
     SCENARIOS,
     BenchError,
@@ -71,7 +72,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     scenarios = (
-        list(SCENARIOS) if args.scenarios == "all" else [s.strip() for s in args.scenarios.split(",") if s.strip()]
+        [s for s in SCENARIOS if s not in OPTIONAL_SCENARIOS]
+        if args.scenarios == "all"
+        else [s.strip() for s in args.scenarios.split(",") if s.strip()]
     )
     for s in scenarios:
         if s not in SCENARIOS:
@@ -132,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
             "sync_threads": args.threads,
             "vector_rows": vector_rows,
             "bulk_rows": args.bulk_rows or (200_000 if q else 1_000_000),
+            "spark_rows": (args.spark_rows or (100_000 if q else 1_000_000)) if "spark" in scenarios else None,
             "ingest_records": args.ingest_records or (144_000 if q else 1_440_000),
             "ingest_pools": args.ingest_pools or ("15,150" if q else "15,150,350"),
             "tuning_grid": "fine" if args.fine else "quick" if q else "coarse",
@@ -263,6 +267,22 @@ def run(args: argparse.Namespace) -> int:
                 elif q:
                     argv.append("--quick")
                 results[s] = _scenario(mods["run_bulk"].main, argv)
+            elif s == "spark":
+                # Optional (not in "all"): turbocql.spark (pyspark from --python) against the
+                # Spark Cassandra Connector (benchmarks/spark_ref, built with Maven on first use).
+                argv = ["--host", args.host, "--port", str(args.port), "--wait", str(args.wait)]
+                argv += ["--python", args.python, "--no-plot"]
+                if server_pid:
+                    argv += ["--server-pid", str(server_pid)]
+                if args.repeat > 1:
+                    argv += ["--repeat", str(args.repeat)]
+                elif q:
+                    argv += ["--repeat", "1"]
+                if args.spark_rows:
+                    argv += ["--rows", str(args.spark_rows)]
+                elif q:
+                    argv.append("--quick")
+                results[s] = _scenario(mods["run_spark"].main, argv)
             elif s == "ingest":
                 ingest_clients = [c for c in ("classic", "turbocql", "acsylla") if c in clients]
                 if not ingest_clients:
