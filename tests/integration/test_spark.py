@@ -328,3 +328,49 @@ def test_streaming_write(spark, ks, tmp_path):
     q.awaitTermination(120)
     assert q.exception() is None
     assert ks.execute("SELECT count(*) FROM streamed").one()[0] == 300
+
+
+@pytest.mark.multinode
+@pytest.mark.timeout(300)  # the last test of the module: Spark's stop is in its teardown
+def test_every_row_read_once_and_written_on_the_three_node_cluster(spark, multidc_cluster):
+    """On the 3-node, 2-datacenter cluster (replicas in both DCs): a ring scan over shares
+    that span every node reads each row once, and a write through the source lands every
+    row, read back by turbocql's own session."""
+    from turbocql.cluster import Cluster
+    from turbocql.concurrent import execute_concurrent_with_args
+
+    nodes = [n.address for n in multidc_cluster.nodes]
+    cluster = Cluster(nodes)
+    session = cluster.connect()
+    try:
+        session.execute(
+            "CREATE KEYSPACE IF NOT EXISTS spark_multi WITH replication = "
+            "{'class': 'NetworkTopologyStrategy', 'dc1': 2, 'dc2': 1}"
+        )
+        session.execute("DROP TABLE IF EXISTS spark_multi.src")
+        session.execute("DROP TABLE IF EXISTS spark_multi.dst")
+        session.execute("CREATE TABLE spark_multi.src (id int PRIMARY KEY, v text)")
+        session.execute("CREATE TABLE spark_multi.dst (id int PRIMARY KEY, v text)")
+        n = 20_000
+        insert = session.prepare("INSERT INTO spark_multi.src (id, v) VALUES (?, ?)")
+        # Row by row, as test_dask loads its table: a cluster just started on 2 cores times
+        # out replica batches sent 256 at a time.
+        assert all(ok for ok, _ in execute_concurrent_with_args(session, insert, [(i, "v%d" % i) for i in range(n)]))
+
+        def source(table):
+            r = spark.read.format("turbocql").option("contact_points", ",".join(nodes)).option("local_dc", "dc1")
+            return r.option("keyspace", "spark_multi").option("table", table).option("split", 12)
+
+        df = source("src").load()
+        assert df.rdd.getNumPartitions() == 12
+        ids = [r.id for r in df.select("id").collect()]
+        assert len(ids) == n and sorted(ids) == list(range(n))
+
+        w = df.write.format("turbocql").mode("append").option("contact_points", ",".join(nodes))
+        w = w.option("local_dc", "dc1").option("keyspace", "spark_multi").option("table", "dst")
+        w.option("concurrency", 32).save()  # 32 batches in flight per task: the nodes share 2 cores
+        back = {r.id: r.v for r in session.execute("SELECT id, v FROM spark_multi.dst")}
+        assert len(back) == n and all(back[i] == "v%d" % i for i in range(n))
+    finally:
+        session.execute("DROP KEYSPACE IF EXISTS spark_multi")
+        cluster.shutdown()
