@@ -14,6 +14,10 @@ sys.path.insert(0, str(ROOT))  # benchmarks.* and scripts.* for the pages that r
 
 import turbocql  # noqa: E402
 
+# The compiled engine, imported before autodoc: on a build that re-read only the engine's page,
+# autodoc imported python/turbocql/_engine.pyi in its place (seen with Sphinx 9.0.4).
+import turbocql._engine  # noqa: E402, F401
+
 project = "turbocql"
 author = "the turbocql authors"
 copyright = "2026, the turbocql authors"
