@@ -354,24 +354,25 @@ def fmt_num(x: float | None, digits: int = 0) -> str:
     return f"{x:,.{digits}f}"
 
 
-def median_runs(results: list[dict], key) -> list[dict]:
+def median_runs(results: list[dict], key, cpu: str = "cpu_us_per_op", figures=("ops_per_s",)) -> list[dict]:
     """Repeated runs (``--repeat``) collapsed: for each ``key(run)``, in first-seen order,
-    the successful run with the median client CPU µs/op (the lower middle one for an even
-    count), carrying every run's CPU and ops/s figures in ``cpu_us_per_op_runs`` and
-    ``ops_per_s_runs``; a key whose runs all failed keeps its first failure."""
+    the successful run with the median client CPU (field ``cpu``: µs/op, or µs/row; the lower
+    middle one for an even count), carrying every run's CPU and ``figures`` in
+    ``<field>_runs`` lists (in the order of the CPU figures) and ``failed_runs``; a key whose
+    runs all failed keeps its first failure."""
     groups: dict = {}
     for r in results:
         groups.setdefault(key(r), []).append(r)
     out = []
     for runs in groups.values():
-        ok = sorted((r for r in runs if "failed" not in r), key=lambda r: r["cpu_us_per_op"])
+        ok = sorted((r for r in runs if "failed" not in r), key=lambda r: r[cpu])
         if not ok:
             out.append(runs[0])
             continue
         chosen = dict(ok[(len(ok) - 1) // 2])
         if len(runs) > 1:
-            chosen["cpu_us_per_op_runs"] = [r["cpu_us_per_op"] for r in ok]
-            chosen["ops_per_s_runs"] = [r["ops_per_s"] for r in ok]
+            for name in (cpu, *figures):
+                chosen[name + "_runs"] = [r.get(name) for r in ok]
             chosen["failed_runs"] = len(runs) - len(ok)
         out.append(chosen)
     return out

@@ -46,6 +46,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 from common import find_server_pid, fmt_num, require_server, run_meta  # noqa: E402
+from common import median_runs as _median_runs  # noqa: E402
 from proctree import (  # noqa: E402
     CLK_TCK,
     descendants,
@@ -283,27 +284,14 @@ class Setup:
 
 
 def median_runs(results: list[dict]) -> list[dict]:
-    """Per (client, phase), in first-seen order, the successful run with the median client CPU
-    µs/row (the lower middle one for an even count), with every run's figures in
-    ``cpu_us_per_row_runs``, ``rows_per_s_runs`` and ``server_cpu_us_per_row_runs`` (in the
-    order of the CPU figures) and ``failed_runs``; all failed: the first failure."""
-    groups: dict[tuple, list[dict]] = {}
-    for r in results:
-        groups.setdefault((r["client"], r["phase"]), []).append(r)
-    out = []
-    for runs in groups.values():
-        ok = sorted((r for r in runs if "failed" not in r), key=lambda r: r["cpu_us_per_row"])
-        if not ok:
-            out.append(runs[0])
-            continue
-        chosen = dict(ok[(len(ok) - 1) // 2])
-        chosen["runs"] = len(runs)
-        chosen["failed_runs"] = len(runs) - len(ok)
-        chosen["cpu_us_per_row_runs"] = [r["cpu_us_per_row"] for r in ok]
-        chosen["rows_per_s_runs"] = [r["rows_per_s"] for r in ok]
-        chosen["server_cpu_us_per_row_runs"] = [r.get("server_cpu_us_per_row") for r in ok]
-        out.append(chosen)
-    return out
+    """Per (client, phase), the run with the median client CPU µs/row (common.median_runs),
+    every run's CPU, rows/s and server CPU in ``<field>_runs``."""
+    return _median_runs(
+        results,
+        lambda r: (r["client"], r["phase"]),
+        cpu="cpu_us_per_row",
+        figures=("rows_per_s", "server_cpu_us_per_row"),
+    )
 
 
 def versions_line(results: list[dict]) -> str:
