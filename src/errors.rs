@@ -325,7 +325,7 @@ fn find_cause<'a, T: std::error::Error + 'static>(err: &'a (dyn std::error::Erro
 /// The `ssl` exception of a failed TLS handshake, if `err` is one: what the engine's
 /// verifier recorded, else the rustls error found in the error's sources.
 fn tls_error(py: Python<'_>, err: &NewSessionError, tls_failure: Option<TlsFailure>) -> Option<PyErr> {
-    let ssl = py.import("ssl").ok()?;
+    let ssl = crate::pyrefs::ssl(py).ok()?;
     let (cls, msg) = match tls_failure {
         Some(TlsFailure::CertificateRejected(reason)) => {
             ("SSLCertVerificationError", format!("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: {reason}"))

@@ -76,7 +76,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<exec::routing::LoadBalancing>()?;
     m.add_class::<exec::retry::Retry>()?;
     m.add_class::<exec::timestamps::ClientClock>()?;
-    m.add_class::<exec::tracing::Tracing>()?;
+    m.add_class::<exec::recorder::Tracing>()?;
     m.add_class::<exec::tracing::FinishedRequest>()?;
     m.add_class::<exec::tracing::TraceEvent>()?;
     m.add_class::<exec::profile::EngineProfile>()?;

@@ -2,7 +2,10 @@
 //!
 //! The package hands them over once, at import (`turbocql/cluster.py` calls `_bootstrap`
 //! with a dict), so no engine module imports a Python module or looks an object up by
-//! name on its own. They are plain Python objects, valid in a forked child as in the
+//! name on its own. The engine imports no module of `turbocql`: what it needs of the
+//! package is handed over. The modules it does import, optional (`numpy`) or needed only
+//! to set up TLS (`ssl`, `_ssl`), are imported here, once, at their first use
+//! (`scripts/engine_rules.py` holds every other file to this). They are plain Python objects, valid in a forked child as in the
 //! parent, so nothing here needs resetting after `fork()` (the runtime and the completion
 //! queue do: see [`crate::runtime::ForkLocal`]).
 //!
@@ -120,6 +123,10 @@ objects!(
     /// `turbocql.query.cql_text_factory` (pages as a `pyarrow.RecordBatch` of each value's
     /// CQL text).
     cql_text_factory,
+    /// `turbocql._bootstrap._arrow_record_batch(names, columns)`: an Arrow page's
+    /// `ArrowColumn`s as a `pyarrow.RecordBatch` (`turbocql._arrow`, imported by it at the
+    /// first Arrow page: pyarrow is optional).
+    arrow_record_batch,
     /// The engine's own `named_rows` (`turbocql.query.named_tuple_factory`).
     named_rows,
     /// `turbocql.cluster.ResultSet`.
@@ -171,8 +178,25 @@ pub fn exception<'py>(py: Python<'py>, exc: Exc) -> PyResult<&'py Bound<'py, PyA
     Ok(get(py)?.exceptions[exc as usize].bind(py))
 }
 
+/// A module imported once, at its first use, and kept.
+fn imported<'py>(py: Python<'py>, cell: &'static PyOnceLock<Py<PyModule>>, name: &str) -> PyResult<&'py Bound<'py, PyModule>> {
+    cell.get_or_try_init(py, || py.import(name).map(Bound::unbind)).map(|m| m.bind(py))
+}
+
 /// `numpy`, imported on first use (an optional dependency).
 pub fn numpy(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
     static NUMPY: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
-    NUMPY.get_or_try_init(py, || py.import("numpy").map(Bound::unbind)).map(|m| m.bind(py))
+    imported(py, &NUMPY, "numpy")
+}
+
+/// `ssl`, imported on first use (a TLS context being read, a TLS error being raised).
+pub fn ssl(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
+    static SSL: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+    imported(py, &SSL, "ssl")
+}
+
+/// `_ssl`, the extension behind `ssl` (whose OpenSSL the engine may share), on first use.
+pub fn ssl_extension(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
+    static SSL_EXTENSION: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+    imported(py, &SSL_EXTENSION, "_ssl")
 }

@@ -30,6 +30,15 @@ from turbocql.query import (
 )
 
 
+def _arrow_record_batch(names, columns):
+    """An Arrow page's columns as a ``pyarrow.RecordBatch`` (``turbocql._arrow.record_batch``).
+    ``turbocql._arrow`` imports pyarrow, which is optional: it is imported at the first Arrow
+    page, here, so that the engine itself imports no module of the package."""
+    from turbocql._arrow import record_batch
+
+    return record_batch(names, columns)
+
+
 def _bootstrap_engine():
     """Hands the engine, once, every Python object it uses (see src/pyrefs.rs)."""
     import asyncio
@@ -95,6 +104,7 @@ def _bootstrap_engine():
         numpy_factory=numpy_factory,
         arrow_factory=arrow_factory,
         cql_text_factory=cql_text_factory,
+        arrow_record_batch=_arrow_record_batch,
         NumpyProtocolHandler=protocol.NumpyProtocolHandler,
         named_rows=named_tuple_factory,
         ResultSet=ResultSet,

@@ -34,11 +34,12 @@ use crate::errors;
 use crate::exec::metrics::{Counters, RequestMetrics};
 use crate::exec::options::{duration, Defaults, RowShape, Timeout};
 use crate::exec::profile::EngineProfile;
+use crate::exec::recorder::{TraceConf, Tracing};
 use crate::exec::replica_batch::Grouping;
 use crate::exec::request;
 use crate::exec::statement::classify;
 use crate::exec::timestamps::ClientClock;
-use crate::exec::tracing::{Recorder, TraceConf, Tracing};
+use crate::exec::tracing;
 use crate::pyrefs::{self, Exc};
 
 /// An argument as given, `None` included (`Given(None)`: left out).
@@ -225,7 +226,7 @@ impl RequestBuilder {
         let session = engine.get(py)?;
         req.route(py, &opts, query, &session)?;
         if let Some(conf) = &snap.tracing {
-            Recorder::attach(conf, &mut req);
+            tracing::attach(conf, &mut req);
         }
         Ok((PyRequest::new(session, engine.hosts_arc(), engine.in_flight(), req), row_factory))
     }

@@ -17,6 +17,8 @@
 //! - [`inflight`]: a session's cap on requests in flight (back-pressure);
 //! - [`metrics`]: a cluster's request counters and latencies (`metrics_enabled`);
 //! - [`timestamps`]: client-side timestamps, stamped on each request as it is built;
+//! - [`recorder`]: what an instrumented request notes while it runs (failed attempts,
+//!   speculative executions), below [`request`];
 //! - [`tracing`]: OpenTelemetry spans' timing and events (`turbocql.tracing`);
 //! - [`completion`]: outcomes handed back in batches to a dispatcher thread or a sink.
 //!
@@ -31,6 +33,7 @@ pub mod options;
 pub mod page;
 pub mod prepared;
 pub mod profile;
+pub mod recorder;
 pub mod replica_batch;
 pub mod request;
 pub mod retry;

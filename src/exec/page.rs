@@ -130,7 +130,7 @@ impl Page {
                     RowShape::Arrow | RowShape::Text => {
                         let cols = if shape == RowShape::Arrow { arrow::page_arrow_columns(py, &r)? } else { arrow::page_text_columns(py, &r)? };
                         let cols = cols.into_iter().map(|c| Py::new(py, c)).collect::<PyResult<Vec<_>>>()?;
-                        py.import("turbocql._arrow")?.call_method1("record_batch", (&names, cols))?
+                        pyrefs::get(py)?.arrow_record_batch.bind(py).call1((&names, cols))?
                     }
                     RowShape::Named => named_rows::page_named_rows(py, &r, &names)?.into_any(),
                     RowShape::Tuples => rows::page_rows(py, &r)?.into_any(),

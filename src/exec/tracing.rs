@@ -4,9 +4,9 @@
 //! The engine does the timing and the bookkeeping; Python makes the span, once, when the
 //! request has ended, with the request's real start and end times:
 //! - at build (the caller's thread, GIL held), a request of an instrumented session gets a
-//!   [`Recorder`], the crate's history listener of its statement: it notes each failed
-//!   attempt (its node, its error and the retry policy's decision) and each speculative
-//!   execution, as the crate reports them;
+//!   [`Recorder`] ([`attach`]; `super::recorder`), the crate's history listener of its
+//!   statement: it notes each failed attempt (its node, its error and the retry policy's
+//!   decision) and each speculative execution, as the crate reports them;
 //! - at start ([`begin`], GIL held) the caller's OpenTelemetry context is taken (one Python
 //!   call) with the wall-clock start;
 //! - at the end ([`Begun::finish`], on the runtime's thread, no GIL) the outcome is described
@@ -23,154 +23,28 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 use scylla::client::session::Session as ScyllaSession;
-use scylla::errors::{ExecutionError, RequestAttemptError, RequestError};
-use scylla::frame::protocol_features::ProtocolFeatures;
-use scylla::observability::history::{AttemptId, HistoryListener, RequestId, SpeculativeId};
-use scylla::policies::retry::RetryDecision;
+use scylla::errors::ExecutionError;
+use scylla::observability::history::HistoryListener;
 
 use super::attempts::RunError;
+use super::recorder::{attempt_error_kind, now_ns, Event, Recorder, TraceConf};
 use super::request::{Request, RequestKind};
 use super::run::{Outcome, Response};
-use crate::sync::Mutex;
 
-/// An instrumented cluster's tracing (`_engine.Tracing`, made by `turbocql.tracing`).
-#[pyclass(frozen, module = "turbocql._engine")]
-pub struct Tracing {
-    pub conf: Arc<TraceConf>,
-}
-
-/// What [`Tracing`] holds.
-pub struct TraceConf {
-    /// `record(finished_request)`: makes and ends the span.
-    record: Py<PyAny>,
-    /// `opentelemetry.context.get_current`.
-    current_context: Py<PyAny>,
-    /// `db.query.text` is recorded.
-    query_text: bool,
-}
-
-#[pymethods]
-impl Tracing {
-    #[new]
-    fn new(record: Py<PyAny>, current_context: Py<PyAny>, include_query_text: bool) -> Self {
-        Tracing { conf: Arc::new(TraceConf { record, current_context, query_text: include_query_text }) }
+/// Sets a new recorder of `conf`'s instrumentation as `req`'s statement's history listener.
+pub fn attach(conf: &Arc<TraceConf>, req: &mut Request) {
+    let rec = Arc::new(Recorder::new(conf));
+    let listener: Arc<dyn HistoryListener> = rec.clone();
+    match &mut req.kind {
+        RequestKind::Prepared(stmt, _) => stmt.set_history_listener(listener),
+        RequestKind::Query(stmt) => stmt.set_history_listener(listener),
+        RequestKind::Batch(batch, _) => batch.set_history_listener(listener),
     }
-
-    #[getter]
-    fn include_query_text(&self) -> bool {
-        self.conf.query_text
-    }
-
-    fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
-        visit.call(&self.conf.record)?;
-        visit.call(&self.conf.current_context)
-    }
-}
-
-fn now_ns() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
-}
-
-/// One event of a request's span.
-struct Event {
-    /// `retry`, `ignore`, `attempt_failed` or `speculative_execution`.
-    name: &'static str,
-    time_ns: u64,
-    node: Option<SocketAddr>,
-    /// The error of the failed attempt: its kind and its message.
-    error: Option<(&'static str, String)>,
-    code: Option<i32>,
-}
-
-#[derive(Default)]
-struct Notes {
-    /// The node of each attempt, by `AttemptId`.
-    attempts: Vec<SocketAddr>,
-    /// Speculative fibers whose first attempt was seen.
-    fibers_seen: Vec<usize>,
-    fibers: usize,
-    events: Vec<Event>,
-}
-
-/// The history listener of one request's statement (see the module doc).
-pub struct Recorder {
-    conf: Arc<TraceConf>,
-    notes: Mutex<Notes>,
-}
-
-impl std::fmt::Debug for Recorder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("turbocql::Recorder")
-    }
-}
-
-impl Recorder {
-    /// Sets a new recorder as `req`'s statement's history listener.
-    pub fn attach(conf: &Arc<TraceConf>, req: &mut Request) {
-        let rec = Arc::new(Recorder { conf: conf.clone(), notes: Mutex::new(Notes::default()) });
-        let listener: Arc<dyn HistoryListener> = rec.clone();
-        match &mut req.kind {
-            RequestKind::Prepared(stmt, _) => stmt.set_history_listener(listener),
-            RequestKind::Query(stmt) => stmt.set_history_listener(listener),
-            RequestKind::Batch(batch, _) => batch.set_history_listener(listener),
-        }
-        req.tracing = Some(rec);
-    }
-}
-
-fn attempt_error_kind(e: &RequestAttemptError) -> (&'static str, Option<i32>) {
-    match e {
-        RequestAttemptError::DbError(db, _) => (crate::errors::db_error_class(db).name(), Some(db.code(&ProtocolFeatures::default()))),
-        RequestAttemptError::BrokenConnectionError(_) => ("ConnectionException", None),
-        _ => ("DriverException", None),
-    }
-}
-
-impl HistoryListener for Recorder {
-    fn log_request_start(&self) -> RequestId {
-        RequestId(0)
-    }
-
-    fn log_request_success(&self, _request_id: RequestId) {}
-
-    fn log_request_error(&self, _request_id: RequestId, _error: &RequestError) {}
-
-    fn log_new_speculative_fiber(&self, _request_id: RequestId) -> SpeculativeId {
-        let mut n = self.notes.lock();
-        n.fibers += 1;
-        SpeculativeId(n.fibers)
-    }
-
-    fn log_attempt_start(&self, _request_id: RequestId, speculative_id: Option<SpeculativeId>, node_addr: SocketAddr) -> AttemptId {
-        let mut n = self.notes.lock();
-        if let Some(SpeculativeId(fiber)) = speculative_id {
-            if !n.fibers_seen.contains(&fiber) {
-                n.fibers_seen.push(fiber);
-                n.events.push(Event { name: "speculative_execution", time_ns: now_ns(), node: Some(node_addr), error: None, code: None });
-            }
-        }
-        n.attempts.push(node_addr);
-        AttemptId(n.attempts.len() - 1)
-    }
-
-    fn log_attempt_success(&self, _attempt_id: AttemptId) {}
-
-    fn log_attempt_error(&self, attempt_id: AttemptId, error: &RequestAttemptError, retry_decision: &RetryDecision) {
-        let name = match retry_decision {
-            RetryDecision::RetrySameTarget(_) | RetryDecision::RetryNextTarget(_) => "retry",
-            RetryDecision::IgnoreWriteError => "ignore",
-            _ => "attempt_failed",
-        };
-        let (kind, code) = attempt_error_kind(error);
-        let mut n = self.notes.lock();
-        let node = n.attempts.get(attempt_id.0).copied();
-        n.events.push(Event { name, time_ns: now_ns(), node, error: Some((kind, error.to_string())), code });
-    }
+    req.tracing = Some(rec);
 }
 
 /// A request started with tracing on: the caller's context and the start time.

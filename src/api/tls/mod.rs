@@ -116,7 +116,7 @@ pub fn tls_verifier(py: Python<'_>) -> PyResult<(String, Option<String>)> {
 /// The crate's TLS context for `request`, or a clear error naming what cannot be honoured.
 pub fn tls_context(py: Python<'_>, request: &TlsRequest<'_>) -> PyResult<EngineTls> {
     let ctx = &request.context;
-    let ssl = py.import("ssl")?;
+    let ssl = crate::pyrefs::ssl(py)?;
     if !ctx.is_instance(&ssl.getattr("SSLContext")?)? {
         return Err(PyTypeError::new_err(format!("ssl_context must be an ssl.SSLContext, not {}", ctx.get_type().name()?)));
     }
@@ -239,7 +239,7 @@ fn protocol_versions(
 ) -> PyResult<Vec<&'static rustls::SupportedProtocolVersion>> {
     const TLS1_2: i64 = 0x303;
     const TLS1_3: i64 = 0x304;
-    let ssl = ctx.py().import("ssl")?;
+    let ssl = crate::pyrefs::ssl(ctx.py())?;
     let protocol = ctx.getattr("protocol")?;
     // A context of a fixed-version method speaks that version whatever its bounds say.
     let fixed = [("PROTOCOL_TLSv1", 0x301), ("PROTOCOL_TLSv1_1", 0x302), ("PROTOCOL_TLSv1_2", TLS1_2)]
@@ -279,7 +279,7 @@ fn protocol_versions(
 /// rustls' WebPKI verifier over the CA certificates `ctx` exposes, or a clear error for
 /// what it cannot check as the context asks.
 fn webpki_verifier(py: Python<'_>, ctx: &Bound<'_, PyAny>, provider: &Arc<CryptoProvider>) -> PyResult<Arc<WebPkiServerVerifier>> {
-    let ssl = py.import("ssl")?;
+    let ssl = crate::pyrefs::ssl(py)?;
     let flags: u64 = ctx.getattr("verify_flags")?.extract()?;
     let flag = |name: &str| -> PyResult<u64> { ssl.getattr(name)?.extract() };
     // Why rustls verifies here rather than the context's own OpenSSL.

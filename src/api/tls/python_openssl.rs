@@ -111,7 +111,7 @@ fn lib(py: Python<'_>) -> Result<&'static Lib, String> {
 }
 
 fn load(py: Python<'_>) -> Result<Lib, String> {
-    let ssl_ext = py.import("_ssl").map_err(|e| format!("Python's _ssl module cannot be imported ({e})"))?;
+    let ssl_ext = crate::pyrefs::ssl_extension(py).map_err(|e| format!("Python's _ssl module cannot be imported ({e})"))?;
     let handle = match ssl_ext.getattr("__file__").and_then(|f| f.extract::<String>()) {
         Ok(path) => {
             let path = CString::new(path).map_err(|e| e.to_string())?;
@@ -132,7 +132,8 @@ fn load(py: Python<'_>) -> Result<Lib, String> {
     if version < OPENSSL_1_1_1 {
         return Err(format!("its OpenSSL is older than 1.1.1 (0x{version:x})"));
     }
-    let python_version: c_ulong = py.import("ssl").and_then(|m| m.getattr("OPENSSL_VERSION_NUMBER")).and_then(|v| v.extract()).map_err(|e| e.to_string())?;
+    let python_version: c_ulong =
+        crate::pyrefs::ssl(py).and_then(|m| m.getattr("OPENSSL_VERSION_NUMBER")).and_then(|v| v.extract()).map_err(|e| e.to_string())?;
     if python_version != version {
         return Err(format!("the OpenSSL found (0x{version:x}) is not the one its ssl module reports (0x{python_version:x})"));
     }
@@ -178,9 +179,7 @@ impl std::fmt::Debug for SharedContext {
 pub fn share(py: Python<'_>, context: &Bound<'_, PyAny>) -> Result<SharedContext, String> {
     let lib = lib(py)?;
     let field = std::mem::size_of::<pyo3::ffi::PyObject>();
-    let basic: usize = context
-        .py()
-        .import("_ssl")
+    let basic: usize = crate::pyrefs::ssl_extension(context.py())
         .and_then(|m| m.getattr("_SSLContext"))
         .and_then(|t| t.getattr("__basicsize__"))
         .and_then(|b| b.extract())
