@@ -776,8 +776,8 @@ def main(argv: list[str] | None = None) -> int:
         if d not in DRIVERS:
             ap.error(f"unknown driver {d!r} (known: {', '.join(DRIVERS)})")
 
-    from turbocql import localdb
-    from turbocql.localdb import toxiproxy
+    import turbocql_localdb as localdb
+    from turbocql_localdb import toxiproxy
 
     # The runner's own sessions (keyspace set-up) name no load-balancing policy: no warning.
     logging.getLogger("turbocql.cluster").setLevel(logging.ERROR)

@@ -638,7 +638,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.minutes <= 0 or args.fault_every <= 0 or args.rate <= 0:
         ap.error("--minutes, --fault-every and --rate are positive")
 
-    from turbocql import ConsistencyLevel, localdb
+    import turbocql_localdb as localdb
+    from turbocql import ConsistencyLevel
     from turbocql.aio import Session as AioSession
     from turbocql.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
     from turbocql.policies import ConstantReconnectionPolicy

@@ -80,7 +80,7 @@ def default_tls_ca(port: int) -> str | None:
     """``tls/ca.pem`` of ``turbocql localdb``'s node for ``port`` (None if it has no TLS files
     or turbocql is not importable here)."""
     try:
-        from turbocql import localdb
+        import turbocql_localdb as localdb
     except ImportError:
         return None
     files = localdb.status(port=port).tls_files()

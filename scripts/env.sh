@@ -16,6 +16,12 @@ if ! "$PY" -c "import maturin, pytest, pytest_timeout, cassandra, ruff, mypy, no
     "$PY" -m pip install -q --upgrade pip
     "$PY" -m pip install -q -r "$ROOT/requirements-dev.txt"
 fi
+# turbocql-localdb (localdb/: the local Cassandra of the tests, benchmarks and scripts), its own
+# distribution apart from the driver's wheel: installed editable, so localdb/ is what runs.
+if ! "$PY" -c "import turbocql_localdb" 2>/dev/null; then
+    echo "==> installing turbocql-localdb (editable, from localdb/)"
+    "$PY" -m pip install -q -e "$ROOT/localdb"
+fi
 # Headless Chromium for the documentation site's browser test (tests/integration/test_docs.py):
 # Debian's package, installed when missing and this user can (CI runs as root).
 if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -37,7 +43,7 @@ start_cassandra() {
     if "$PY" -m turbocql localdb status --port "$PORT" >/dev/null 2>&1; then
         echo "==> local Cassandra already running (port $PORT)"
         STARTED_CASSANDRA=0
-    elif "$PY" -c "import sys; from turbocql import localdb; sys.exit(0 if localdb.wait_for_cql('127.0.0.1', $PORT, timeout=2) else 1)" 2>/dev/null; then
+    elif "$PY" -c "import sys; import turbocql_localdb as localdb; sys.exit(0 if localdb.wait_for_cql('127.0.0.1', $PORT, timeout=2) else 1)" 2>/dev/null; then
         echo "==> a Cassandra already answers on port $PORT: using it"
         STARTED_CASSANDRA=0
     else

@@ -36,7 +36,7 @@ MTLS_PORT=$((PORT + 3))
 [ "$(id -u)" = 0 ] || { echo "python314.sh: needs root (mmdebstrap, chroot, mount)" >&2; exit 1; }
 cd "$ROOT"
 # The host side needs the project's venv (maturin, nox's noxfile, turbocql localdb).
-if ! "$PY" -c "import maturin, nox, turbocql.localdb" 2>/dev/null; then
+if ! "$PY" -c "import maturin, nox, turbocql_localdb" 2>/dev/null; then
     bash scripts/env.sh
 fi
 mkdir -p "$CACHE"
@@ -108,7 +108,7 @@ ensure_node() {
     shift
     if "$PY" -m turbocql localdb status --port "$port" >/dev/null 2>&1; then
         echo "==> node on port $port already running"
-    elif [ "$port" = "$PORT" ] && "$PY" -c "import sys; from turbocql import localdb; \
+    elif [ "$port" = "$PORT" ] && "$PY" -c "import sys; import turbocql_localdb as localdb; \
 sys.exit(0 if localdb.wait_for_cql('127.0.0.1', $port, timeout=2) else 1)" 2>/dev/null; then
         echo "==> a Cassandra already answers on port $port: using it"
     else
@@ -138,7 +138,7 @@ ensure_node "$MTLS_PORT" --tls --require-client-auth --heap 768M
 step_end "nodes"
 
 # --- 4. the chroot's mounts ----------------------------------------------------------------
-LOCALDB_DIR="$("$PY" -c "from turbocql import localdb; print(localdb.cache_base())")"
+LOCALDB_DIR="$("$PY" -c "import turbocql_localdb as localdb; print(localdb.cache_base())")"
 mkdir -p "$LOCALDB_DIR"
 bind() { # source, target inside the chroot, mount options
     [ ! -d "$1" ] || mkdir -p "$CHROOT$2"

@@ -30,7 +30,7 @@ request scylla-driver and acsylla) against one Cassandra. The Python peers run i
 virtualenvs (``benchmarks/.venvs/<client>``, created on first use by ``benchmarks/peers.py``;
 ``--classic-python`` etc. to use another interpreter), turbocql with ``--python``. The server
 is by default the local one at 127.0.0.1:9042 (``$TURBOCQL_PORT``), started with
-:mod:`turbocql.localdb` if it does not answer. The server is warmed up once, first. The run
+:mod:`turbocql_localdb` if it does not answer. The server is warmed up once, first. The run
 writes, in ``--out-dir`` (default ``benchmarks/results``): ``<name>.json`` (machine
 description, versions, every result), ``<name>.md`` (the report's tables, turbocql and the
 Rust reference beside the classic driver, with ratios) and ``<name>-*.png`` plots.

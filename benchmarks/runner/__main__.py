@@ -1,4 +1,4 @@
-"""``python -m turbocql.bench ...``: the same as ``turbocql bench ...``."""
+"""``python -m benchmarks.runner ...`` (from the checkout's root): the same as ``turbocql bench ...``."""
 
 import sys
 

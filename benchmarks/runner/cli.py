@@ -1,4 +1,4 @@
-"""``turbocql bench``'s options (registered by turbocql.__main__) and ``python -m turbocql.bench``."""
+"""``turbocql bench``'s options (registered by turbocql.__main__) and ``python -m benchmarks.runner``."""
 
 from __future__ import annotations
 
@@ -184,7 +184,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m turbocql.bench ...``: the same as ``turbocql bench ...``."""
+    """``python -m benchmarks.runner ...``: the same as ``turbocql bench ...``."""
     parser = argparse.ArgumentParser(prog="turbocql")
     add_parser(parser.add_subparsers(dest="command", required=True))
     argv = list(sys.argv[1:] if argv is None else argv)

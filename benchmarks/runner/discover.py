@@ -1,7 +1,7 @@
 """Where the scenarios are: the checkout's ``benchmarks/`` directory and its runners.
 
 The suite's constants (scenarios, default clients, local host names) and :class:`BenchError`
-live here too, since every other module of the sub-package uses them.
+live here too, since every other module of the package uses them.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def find_benchmarks_dir(explicit: str | os.PathLike | None = None) -> Path:
     """The ``benchmarks/`` directory of a turbocql source checkout.
 
     ``explicit`` (``--benchmarks-dir``) if given, else ``$TURBOCQL_BENCHMARKS_DIR``, else the
-    checkout this package was imported from (``python/turbocql/`` -> ``benchmarks/``), else
+    directory this package is in (``benchmarks/runner/`` -> ``benchmarks/``), else
     ``benchmarks/`` in the current directory or one of its parents.
     """
     if explicit is not None:
@@ -66,17 +66,15 @@ def find_benchmarks_dir(explicit: str | os.PathLike | None = None) -> Path:
     env = os.environ.get("TURBOCQL_BENCHMARKS_DIR")
     if env:
         candidates.append(Path(env).expanduser())
-    here = Path(__file__).resolve()  # python/turbocql/bench/discover.py
-    candidates += [parent / "benchmarks" for parent in here.parents[2:5]]
+    candidates.append(Path(__file__).resolve().parents[1])  # benchmarks/runner/discover.py
     cwd = Path.cwd().resolve()
     candidates += [d / "benchmarks" for d in (cwd, *cwd.parents)]
     for c in candidates:
         if _is_benchmarks_dir(c):
             return c.resolve()
     raise BenchError(
-        "cannot find turbocql's benchmarks/ directory: it is in the source checkout, not in "
-        "the installed package. Run it from a source checkout of turbocql, or pass "
-        "--benchmarks-dir PATH (or set TURBOCQL_BENCHMARKS_DIR)."
+        "cannot find turbocql's benchmarks/ directory (the one with this runner, or one in the "
+        "current directory or its parents): pass --benchmarks-dir PATH (or set TURBOCQL_BENCHMARKS_DIR)."
     )
 
 

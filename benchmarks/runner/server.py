@@ -17,7 +17,7 @@ from .discover import LOCAL_HOSTS, TLS_HEAP, BenchError
 
 
 def ensure_server(host: str, port: int, start: bool, wait: float) -> None:
-    from turbocql import localdb
+    import turbocql_localdb as localdb
 
     if localdb.wait_for_cql(host, port, timeout=max(wait, 0.1)):
         return
@@ -58,7 +58,7 @@ class TLSNode:
 
 
 def _localdb_ca(port: int) -> Path | None:
-    from turbocql import localdb
+    import turbocql_localdb as localdb
 
     files = localdb.status(port=port).tls_files()
     return files.ca if files is not None and files.ca.is_file() else None
@@ -71,7 +71,7 @@ def tls_server(host: str, port: int, start: bool, wait: float, ca: str | None = 
     used and left running; otherwise, on a local address, ``turbocql localdb start --tls
     --port PORT --heap HEAP`` (no client certificates), stopped when the block ends. The CA is
     ``ca``, else ``tls/ca.pem`` of localdb's node directory for ``port``."""
-    from turbocql import localdb
+    import turbocql_localdb as localdb
 
     ca_path = Path(ca).expanduser() if ca else _localdb_ca(port)
     if ca_path is not None:

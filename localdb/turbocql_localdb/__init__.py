@@ -9,7 +9,7 @@ resulting classpath is cached, and the daemon runs straight from the jars in
 
 Python API, one node::
 
-    from turbocql import localdb
+    import turbocql_localdb as localdb
 
     node = localdb.start(dir=None, port=9042, heap="2G", auth=False, timeout=180)
     node.pid, node.port, node.address, node.log_path, node.dir
@@ -129,7 +129,7 @@ Modules: ``node`` (settings, defaults, directory layout, file helpers), ``config
 (``turbocql localdb``), ``tls`` (the CA and certificates of ``--tls``; needs ``cryptography``).
 Everything is re-exported here: use ``localdb.X``. Apart: ``toxiproxy`` (a fault-injecting TCP
 proxy for the fault tests, built with Go on first use), used as its own namespace:
-``from turbocql.localdb import toxiproxy``.
+``from turbocql_localdb import toxiproxy``.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ not toxiproxy's default 8474, so that a toxiproxy of the machine is left alone) 
 server already answering there. :class:`Toxiproxy` is a small client of its JSON API
 (urllib, no dependency; checked against toxiproxy v2.5.0's README and ``api.go``)::
 
-    from turbocql.localdb import toxiproxy
+    from turbocql_localdb import toxiproxy
 
     server = toxiproxy.start_server()              # builds on first use; None-safe stop()
     api = server.client()                          # or toxiproxy.Toxiproxy(port=8475)

@@ -8,6 +8,11 @@ that registers several names is listed under each, and called once).  Such a
 module must not import the compiled engine at import time (import it inside
 ``func``) so that every subcommand works even before the engine is built; a
 module that fails to import only breaks its own subcommand.
+
+Two subcommands are not the driver's own: ``localdb`` is the turbocql-localdb distribution
+(``turbocql_localdb``; ``localdb/`` in the source checkout) and ``bench`` the benchmark
+runner of a source checkout (``benchmarks/runner/``). When one is not there, the subcommand
+says how to get it (``MISSING``).
 """
 
 from __future__ import annotations
@@ -19,20 +24,39 @@ import sys
 
 # subcommand name -> module that defines add_parser(subparsers)
 SUBCOMMANDS: dict[str, str] = {
-    "localdb": "turbocql.localdb",
-    "bench": "turbocql.bench",
+    # The turbocql-localdb distribution (localdb/ in the source checkout), not the driver's.
+    "localdb": "turbocql_localdb.cli",
+    # The benchmark runner: benchmarks/runner/ of the source checkout, importable when the
+    # checkout's root is on sys.path (`python -m turbocql bench` run from there).
+    "bench": "benchmarks.runner.cli",
     "load": "turbocql.bulk.cli",
     "unload": "turbocql.bulk.cli",
     "count": "turbocql.bulk.cli",
 }
 
+# Subcommands whose module is not in the driver's package: what to do when it is not there.
+MISSING: dict[str, str] = {
+    "turbocql_localdb.cli": "the turbocql-localdb package is not installed: pip install turbocql-localdb "
+    "(from a source checkout of turbocql: pip install ./localdb)",
+    "benchmarks.runner.cli": "the benchmark runner is in the source checkout of turbocql, not in the "
+    "package: run python -m benchmarks.runner (or python -m turbocql bench) from the checkout's root",
+}
 
-def _broken_subcommand(subparsers, name: str, error: BaseException) -> None:
-    parser = subparsers.add_parser(name, help=f"(unavailable: {error})", add_help=False)
+
+def _is_missing(module_name: str, error: BaseException) -> bool:
+    """Whether ``error`` says that ``module_name`` itself (or a package above it) is not there,
+    rather than something it imports."""
+    missing = getattr(error, "name", None) if isinstance(error, ModuleNotFoundError) else None
+    return bool(missing) and (module_name == missing or module_name.startswith(f"{missing}."))
+
+
+def _broken_subcommand(subparsers, name: str, error: BaseException, hint: str | None = None) -> None:
+    reason = hint or f"{type(error).__name__}: {error}"
+    parser = subparsers.add_parser(name, help=f"(unavailable: {hint or error})", add_help=False)
     parser.add_argument("rest", nargs=argparse.REMAINDER)
 
     def func(_args: argparse.Namespace) -> int:
-        print(f"turbocql {name}: unavailable: {type(error).__name__}: {error}", file=sys.stderr)
+        print(f"turbocql {name}: unavailable: {reason}", file=sys.stderr)
         return 2
 
     parser.set_defaults(func=func)
@@ -49,7 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
         try:
             module = importlib.import_module(module_name)
         except Exception as e:  # keep the other subcommands usable
-            _broken_subcommand(subparsers, name, e)
+            hint = MISSING.get(module_name) if _is_missing(module_name, e) else None
+            _broken_subcommand(subparsers, name, e, hint)
             continue
         if module_name not in added:
             added.add(module_name)

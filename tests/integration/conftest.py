@@ -13,9 +13,9 @@ import warnings
 
 import pytest
 
+import turbocql_localdb as localdb
 from tests.conftest import HOST, PORT
 from tests.integration._settings import Unreadable, marked_skip_reason
-from turbocql import localdb
 
 KEYSPACE = "turbocql_test"
 
@@ -280,7 +280,7 @@ def mtls_node(cassandra):
 
 
 # --------------------------------------------------------------------------
-# The fault proxy: toxiproxy (turbocql.localdb.toxiproxy), built with Go on first use
+# The fault proxy: toxiproxy (turbocql_localdb.toxiproxy), built with Go on first use
 
 TOXIPROXY_PORT = 8475  # its API, on 127.0.0.1 (not toxiproxy's default 8474)
 PROXY_PORT = 19042  # a node's proxy listens on the node's own address at this port
@@ -291,7 +291,7 @@ def toxiproxy():
     """A client (`toxiproxy.Toxiproxy`) of the toxiproxy server on 127.0.0.1:8475: one found
     answering there, else one built (the first time: `go install`, 25-40 s here) and started
     here, and stopped at the end of the session."""
-    from turbocql.localdb import toxiproxy as tp
+    from turbocql_localdb import toxiproxy as tp
 
     api = tp.find_server(port=TOXIPROXY_PORT)
     server = None

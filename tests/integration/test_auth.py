@@ -3,8 +3,9 @@ and CassandraAuthorizer (`turbocql localdb start --auth`)."""
 
 import pytest
 
+import turbocql_localdb as localdb
 from tests.conftest import HOST, PORT
-from turbocql import AuthenticationFailed, Unauthorized, localdb
+from turbocql import AuthenticationFailed, Unauthorized
 from turbocql.auth import PlainTextAuthProvider
 from turbocql.cluster import Cluster, NoHostAvailable
 

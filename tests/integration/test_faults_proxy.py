@@ -2,7 +2,7 @@
 reliability matrix, issue 15).
 
 The clients reach the single node through the ``proxied_node`` proxy (127.0.0.1:19042 ->
-127.0.0.1:9042, ``turbocql.localdb.toxiproxy``): the scylla crate keeps addressing the
+127.0.0.1:9042, ``turbocql_localdb.toxiproxy``): the scylla crate keeps addressing the
 contact node by the address it connected to, so every request of a
 ``Cluster(["127.0.0.1"], port=19042)`` goes through the proxy. Tables are written and read
 back directly (port 9042, the ``session`` fixture), never through the proxy.

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from turbocql import localdb
+import turbocql_localdb as localdb
 
 pytestmark = pytest.mark.integration
 

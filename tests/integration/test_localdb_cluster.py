@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from turbocql import localdb
+import turbocql_localdb as localdb
 
 # The first test of a session may start the cluster (about 30-60 s): more than the default timeout.
 pytestmark = [pytest.mark.multinode, pytest.mark.timeout(600)]

@@ -7,9 +7,9 @@ import ssl
 
 import pytest
 
+import turbocql_localdb as localdb
 from tests.conftest import HOST
 from tests.integration.conftest import MTLS_PORT
-from turbocql import localdb
 
 pytest.importorskip("cryptography")
 

@@ -26,8 +26,9 @@ import uuid
 
 import pytest
 
+import turbocql_localdb as localdb
 from tests.integration.conftest import drop_keyspace, frozen_nodes
-from turbocql import _loggers, localdb
+from turbocql import _loggers
 
 pytestmark = [pytest.mark.multinode, pytest.mark.timeout(600)]
 

@@ -14,11 +14,12 @@ import uuid
 
 import pytest
 
+import turbocql_localdb as localdb
 from tests.integration import _reliability
 from tests.integration.conftest import drop_keyspace
 from tests.integration.test_failover import _count_rows
 from tests.integration.test_frozen_node import Outcomes, _clients_requests
-from turbocql import ConsistencyLevel, localdb
+from turbocql import ConsistencyLevel
 from turbocql.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
 from turbocql.policies import ConstantReconnectionPolicy, HostStateListener, WhiteListRoundRobinPolicy
 

@@ -35,9 +35,10 @@ import uuid
 
 import pytest
 
+import turbocql_localdb as localdb
 from tests.conftest import HOST, PORT
 from tests.integration import _reliability
-from turbocql import InvalidRequest, localdb
+from turbocql import InvalidRequest
 from turbocql.concurrent import (
     ReadPipeline,
     WritePipeline,

@@ -6,8 +6,9 @@ import time
 
 import pytest
 
+import turbocql_localdb as localdb
 from tests.conftest import HOST, PORT
-from turbocql import DriverException, OperationTimedOut, localdb
+from turbocql import DriverException, OperationTimedOut
 from turbocql.cluster import Cluster, NoHostAvailable
 
 # Its own port: 9043 is the auth node, 9044 and 9045 the TLS nodes (tests/integration/conftest.py).

@@ -28,10 +28,11 @@ from collections import Counter
 
 import pytest
 
+import turbocql_localdb as localdb
 from tests.conftest import HOST, PORT
 from tests.integration import _reliability
 from tests.integration.conftest import paused
-from turbocql import DriverException, localdb
+from turbocql import DriverException
 
 # Its own port: 9043 auth, 9044/9045 TLS, 9046 test_server_stop.
 SHUTDOWN_PORT = PORT + 5

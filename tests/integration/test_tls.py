@@ -77,7 +77,7 @@ def _classic_refuses(port, **kwargs):
 
 def _other_ca(tmp_path):
     """A CA the nodes do not know (with its own node and client certificates)."""
-    from turbocql.localdb import TLSFiles, ensure_tls_files
+    from turbocql_localdb import TLSFiles, ensure_tls_files
 
     ensure_tls_files(tmp_path, HOST)
     return TLSFiles(tmp_path)

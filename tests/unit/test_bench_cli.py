@@ -1,23 +1,22 @@
-"""turbocql.bench (the `turbocql bench` command): finding benchmarks/, its options (no run)."""
+"""benchmarks/runner (the `turbocql bench` command, `python -m benchmarks.runner`): finding
+benchmarks/, its options (no run), and the `turbocql bench` alias."""
 
 import argparse
 from pathlib import Path
 
 import pytest
 
-from turbocql import bench
-from turbocql.bench import discover
+from benchmarks import runner as bench
+from benchmarks.runner import discover
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 def test_finds_the_checkouts_benchmarks_dir(monkeypatch, tmp_path):
     monkeypatch.delenv("TURBOCQL_BENCHMARKS_DIR", raising=False)
-    monkeypatch.chdir(tmp_path)  # not found from the current directory: from the package
-    # The package as imported from this checkout (the nox sessions install it elsewhere).
-    monkeypatch.setattr(discover, "__file__", str(CHECKOUT / "python" / "turbocql" / "bench" / "discover.py"))
+    monkeypatch.chdir(tmp_path)  # not found from the current directory: from the package's place
     found = bench.find_benchmarks_dir()
-    assert found.name == "benchmarks" and (found / "common.py").is_file()
+    assert found == CHECKOUT / "benchmarks" and (found / "common.py").is_file()
     assert bench.find_benchmarks_dir(found) == found
 
 
@@ -45,7 +44,7 @@ def test_options_and_unknown_scenario(capsys):
     assert "unknown scenario 'nope'" in capsys.readouterr().err
 
 
-def test_python_dash_m_turbocql_bench_is_the_same_command():
+def test_python_dash_m_benchmarks_runner_is_the_same_command():
     with pytest.raises(SystemExit) as e:
         bench.main(["--help"])
     assert e.value.code == 0

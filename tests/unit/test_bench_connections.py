@@ -19,12 +19,12 @@ import pytest
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCH))
 import run_connections as rc  # noqa: E402
-from turbocql import bench  # noqa: E402
-from turbocql.bench import discover  # noqa: E402
+from benchmarks import runner as bench  # noqa: E402
+from benchmarks.runner import discover  # noqa: E402
 
 CLIENT = BENCH / "clients" / "pingpong.py"
 # The module (the package's `run` attribute is its function).
-bench_run = importlib.import_module("turbocql.bench.run")
+bench_run = importlib.import_module("benchmarks.runner.run")
 
 
 def _client_module():

@@ -20,10 +20,10 @@ BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCH))
 import cql_node as node  # noqa: E402
 import run_cql_connections as rcc  # noqa: E402
-from turbocql import bench  # noqa: E402
-from turbocql.bench import discover  # noqa: E402
+from benchmarks import runner as bench  # noqa: E402
+from benchmarks.runner import discover  # noqa: E402
 
-bench_run = importlib.import_module("turbocql.bench.run")
+bench_run = importlib.import_module("benchmarks.runner.run")
 
 
 def _load(name):

@@ -17,8 +17,8 @@ import common  # noqa: E402
 import ingest  # noqa: E402
 import peers  # noqa: E402
 import run_ingest  # noqa: E402
-from turbocql import bench  # noqa: E402
-from turbocql.bench import discover  # noqa: E402
+from benchmarks import runner as bench  # noqa: E402
+from benchmarks.runner import discover  # noqa: E402
 
 # ------------------------------------------------------------------------------------ data
 

@@ -227,7 +227,7 @@ def test_a_peer_that_cannot_be_installed_is_unavailable_with_the_reason(tmp_path
 def test_bench_command_offers_the_peer_options():
     import argparse
 
-    from turbocql import bench
+    from benchmarks import runner as bench
 
     parser = argparse.ArgumentParser(prog="turbocql")
     bench.add_parser(parser.add_subparsers(dest="command"))

@@ -1,7 +1,7 @@
 """`turbocql bench`'s optional `spark` scenario: registered, but not in `all`."""
 
-from turbocql import bench
-from turbocql.bench import cli, discover
+from benchmarks import runner as bench
+from benchmarks.runner import cli, discover
 
 
 def test_spark_is_an_optional_scenario():

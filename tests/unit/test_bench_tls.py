@@ -15,9 +15,9 @@ sys.path.insert(0, str(BENCH / "clients"))
 import patterns as patterns_client  # noqa: E402
 import report  # noqa: E402
 import run_tls  # noqa: E402
-from turbocql import bench  # noqa: E402
-from turbocql.bench import discover, server  # noqa: E402
-from turbocql.localdb import TLSFiles  # noqa: E402
+from benchmarks import runner as bench  # noqa: E402
+from benchmarks.runner import discover, server  # noqa: E402
+from turbocql_localdb import TLSFiles  # noqa: E402
 
 
 def _run(label, spec, wl, transport, cpu, ops, **extra):
@@ -123,7 +123,7 @@ def test_patterns_client_connection_options(tmp_path):
     assert patterns_client.connection_options(_client_args("--protocol-version", "4"), aio=True) == {}
     assert patterns_client.acsylla_tls_options(_client_args()) == {}
     pytest.importorskip("cryptography")
-    from turbocql.localdb import ensure_tls_files
+    from turbocql_localdb import ensure_tls_files
 
     files = ensure_tls_files(tmp_path, "127.0.0.1")
     opts = patterns_client.connection_options(_client_args("--tls-ca", str(files.ca)))
@@ -229,10 +229,7 @@ class _FakeLocalDB:
 
 
 def _with_fake_localdb(monkeypatch, fake):
-    import turbocql
-
-    monkeypatch.setattr(turbocql, "localdb", fake, raising=False)
-    monkeypatch.setitem(sys.modules, "turbocql.localdb", fake)
+    monkeypatch.setitem(sys.modules, "turbocql_localdb", fake)
     monkeypatch.setattr(server.TLSNode, "ssl_context", lambda self: object())
 
 

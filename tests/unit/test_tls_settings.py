@@ -77,7 +77,7 @@ def test_options_alone_warn():
 def test_options_hand_the_client_files_to_the_engine(tmp_path):
     """The engine reads ssl_options' certificate files itself where the context's own
     OpenSSL cannot be shared (the rustls verifier)."""
-    from turbocql.localdb import TLSFiles, ensure_tls_files
+    from turbocql_localdb import TLSFiles, ensure_tls_files
 
     pytest.importorskip("cryptography")
     ensure_tls_files(tmp_path, "127.0.0.1")

@@ -1,38 +1,19 @@
 """Shared helpers of the localdb unit tests: the module under test, the CLI, free ports.
 
-``localdb`` is ``turbocql.localdb``, or, when the package does not import (the engine is not
-built), the sub-package loaded on its own from ``python/turbocql/localdb/``.
+``localdb`` is ``turbocql_localdb`` (the turbocql-localdb distribution, ``localdb/`` in the
+checkout; it does not need the driver nor its engine).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import socket
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+import turbocql_localdb as localdb
 
-
-def _load_localdb():
-    try:
-        return importlib.import_module("turbocql.localdb")
-    except ImportError:
-        # The package may not import while the engine is not built: load the sub-package alone.
-        name = "turbocql_localdb_standalone"
-        pkg = ROOT / "python" / "turbocql" / "localdb"
-        spec = importlib.util.spec_from_file_location(name, pkg / "__init__.py", submodule_search_locations=[str(pkg)])
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        return module
-
-
-localdb = _load_localdb()
-# The sub-package's modules (private names are tested, and patched, where they live).
+# The package's modules (private names are tested, and patched, where they live).
 node_mod = sys.modules[localdb.__name__ + ".node"]
 classpath_mod = sys.modules[localdb.__name__ + ".classpath"]
 probe_mod = sys.modules[localdb.__name__ + ".probe"]

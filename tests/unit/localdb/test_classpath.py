@@ -1,4 +1,4 @@
-"""Unit tests of turbocql.localdb.classpath: java, mvn and the cached classpath."""
+"""Unit tests of turbocql_localdb.classpath: java, mvn and the cached classpath."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Unit tests of turbocql.localdb.cli: the options of ``turbocql localdb``."""
+"""Unit tests of turbocql_localdb.cli: the options of ``turbocql localdb``."""
 
 from __future__ import annotations
 

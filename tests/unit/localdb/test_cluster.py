@@ -1,4 +1,4 @@
-"""Unit tests of turbocql.localdb.cluster: a cluster's layout, its files, its options, and its
+"""Unit tests of turbocql_localdb.cluster: a cluster's layout, its files, its options, and its
 nodes' life (start, stop, kill, status, a failed start) with a fake java."""
 
 from __future__ import annotations

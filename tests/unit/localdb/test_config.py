@@ -1,4 +1,4 @@
-"""Unit tests of turbocql.localdb.config: cassandra.yaml, logback.xml, the java command."""
+"""Unit tests of turbocql_localdb.config: cassandra.yaml, logback.xml, the java command."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Unit tests of turbocql.localdb.node: options, defaults, directories, file helpers."""
+"""Unit tests of turbocql_localdb.node: options, defaults, directories, file helpers."""
 
 from __future__ import annotations
 

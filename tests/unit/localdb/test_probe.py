@@ -1,4 +1,4 @@
-"""Unit tests of turbocql.localdb.probe: the CQL probe and the port checks."""
+"""Unit tests of turbocql_localdb.probe: the CQL probe and the port checks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Unit tests of turbocql.localdb.process: pid files and the daemon's life (with a fake java)."""
+"""Unit tests of turbocql_localdb.process: pid files and the daemon's life (with a fake java)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Unit tests of turbocql.localdb.toxiproxy without a toxiproxy server: argument checks, the
+"""Unit tests of turbocql_localdb.toxiproxy without a toxiproxy server: argument checks, the
 JSON bodies, Go's environment, the build with a fake ``go``, and the client's HTTP calls
 against a small recording HTTP server."""
 
