@@ -52,7 +52,9 @@ def _is_missing(module_name: str, error: BaseException) -> bool:
 
 def _broken_subcommand(subparsers, name: str, error: BaseException, hint: str | None = None) -> None:
     reason = hint or f"{type(error).__name__}: {error}"
-    parser = subparsers.add_parser(name, help=f"(unavailable: {hint or error})", add_help=False)
+    # Every argument, options too (no prefix character of its own: `--help` is one of them),
+    # is taken, so that the message below is what any call of the subcommand prints.
+    parser = subparsers.add_parser(name, help=f"(unavailable: {hint or error})", add_help=False, prefix_chars="\0")
     parser.add_argument("rest", nargs=argparse.REMAINDER)
 
     def func(_args: argparse.Namespace) -> int:
