@@ -33,6 +33,7 @@ import shutil
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,6 +117,28 @@ def check(wheel: Path, verdict: dict) -> None:
         sys.exit("%s needs %s, which it must share with Python" % (wheel.name, verdict["shared_with_python"]))
 
 
+def check_contents(wheel: Path) -> None:
+    """Fails unless ``wheel`` holds the driver only: files under ``turbocql/`` and its
+    ``turbocql-*.dist-info/``, none of the tooling kept apart (``turbocql/localdb``: the
+    turbocql-localdb distribution; ``turbocql/bench``: benchmarks/runner) and no test."""
+    with zipfile.ZipFile(wheel) as z:
+        names = z.namelist()
+    bad = []
+    for name in names:
+        parts = name.split("/")
+        top, base = parts[0], parts[-1]
+        if top != "turbocql" and not (top.startswith("turbocql-") and top.endswith(".dist-info")):
+            bad.append(name)
+        elif top == "turbocql" and len(parts) > 1 and parts[1].removesuffix(".py") in ("localdb", "bench"):
+            bad.append(name)
+        elif {"tests", "test", "benchmarks", "scripts"} & set(parts[:-1]) or base == "conftest.py":
+            bad.append(name)
+        elif base.endswith(".py") and (base.startswith("test_") or base.endswith("_test.py")):
+            bad.append(name)
+    if bad:
+        sys.exit("%s holds more than the driver:\n  %s" % (wheel.name, "\n  ".join(bad)))
+
+
 def wheel(version: str, cross_lib_dir: str | None = None, log=print) -> tuple[Path, dict]:
     """The engine's wheel for CPython ``version``: the kept one, or a new build; with its record."""
     out = KEPT / version
@@ -147,6 +170,7 @@ def wheel(version: str, cross_lib_dir: str | None = None, log=print) -> tuple[Pa
     built = sorted(out.glob("turbocql-*.whl"))[-1]
     verdict = auditwheel(built)
     check(built, verdict)
+    check_contents(built)
     record = {
         "wheel": built.name,
         "python": version,
