@@ -116,7 +116,7 @@ def tests(session: nox.Session) -> None:
     session.log(
         "%s: %.1f MB, auditwheel: %s" % (wheel.name, record["bytes"] / 1e6, record["auditwheel"]["consistent_with"])
     )
-    session.install(*test_requirements())
+    session.install(*test_requirements(), str(ROOT / "localdb"))  # + turbocql-localdb, the tests' nodes
     session.install("--force-reinstall", "--no-deps", str(wheel))
     # The tests import turbocql from the installed wheel, not from python/ (not on sys.path).
     run_tests(session, test_env(session))
@@ -143,6 +143,6 @@ def sdist(session: nox.Session) -> None:
     dist = ROOT / "dist"
     dist.mkdir(parents=True, exist_ok=True)
     source = wheels.sdist(dist, log=session.log)
-    session.install(*test_requirements())
+    session.install(*test_requirements(), str(ROOT / "localdb"))
     session.install("--force-reinstall", "--no-deps", str(source), env={"CARGO_TARGET_DIR": str(ROOT / "target")})
     run_tests(session, test_env(session), unit=False)

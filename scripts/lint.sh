@@ -15,10 +15,10 @@ check() {
     echo "==> $name"
     "$@" || FAILED+=("$name")
 }
-PY_PATHS=(python tests benchmarks scripts noxfile.py docs/conf.py docs/_ext)
+PY_PATHS=(python localdb tests benchmarks scripts noxfile.py docs/conf.py docs/_ext)
 check "ruff check" "$VENV/bin/ruff" check "${PY_PATHS[@]}"
 check "ruff format" "$VENV/bin/ruff" format --check "${PY_PATHS[@]}"
-check "mypy" "$PY" -m mypy python/turbocql
+check "mypy" "$PY" -m mypy python/turbocql localdb/turbocql_localdb benchmarks/runner
 check "import cycles" "$PY" scripts/import_cycles.py
 check "engine layers" "$PY" scripts/engine_layers.py
 if [ -f python/turbocql/_engine.pyi ]; then

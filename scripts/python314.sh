@@ -11,7 +11,8 @@
 #      cross-compiling support (PYO3_CROSS_LIB_DIR: the chroot's _sysconfigdata); kept in
 #      target/nox-wheels/3.14/ until the sources change, as for every version;
 #   3. in the chroot, a fresh virtualenv of python3.14 with the test requirements at the
-#      versions requirements-dev.txt pins, mypy, and the wheel (no Rust on PATH there);
+#      versions requirements-dev.txt pins, mypy, turbocql-localdb (localdb/) and the wheel (no
+#      Rust on PATH there);
 #   4. there: the engine's import, the unit tests, the integration smoke run (noxfile.SMOKE:
 #      the TLS file run on its own) and stubtest of _engine.pyi, against the local Cassandra
 #      and the two TLS nodes on the host, started here unless they run (the chroot has no
@@ -181,7 +182,7 @@ REQS="$(nox_value 'import re; print(" ".join(repr(r) for r in noxfile.test_requi
     line for line in (noxfile.ROOT / "requirements-dev.txt").read_text().splitlines()
     if re.match(r"mypy\s*[=<>~!]", line)] if not r.startswith("maturin")))')"
 step "venv + pip" in_chroot "rm -rf /opt/venv && python$PYVER -m venv /opt/venv \
-    && pip install -q $REQS && pip install -q --no-deps '$WHEEL'"
+    && pip install -q $REQS '$ROOT/localdb' && pip install -q --no-deps '$WHEEL'"
 step "import" in_chroot "python -c 'import ssl, sys, turbocql._engine as e; print(sys.version); print(e.__file__); \
 print(ssl.OPENSSL_VERSION, \"TLS verifier:\", e.tls_verifier())' \
     && ! command -v cargo rustc && pip list 2>/dev/null | grep -iE '^(turbocql|numpy|cassandra-driver|uvloop|cryptography|pytest|mypy) '"
