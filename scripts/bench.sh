@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: builds everything, starts the local Cassandra, runs the benchmark suite
-# (`turbocql bench --quick`: every scenario of benchmarks/README.md, each client in its own
+# (`turbocql bench --quick`, that is `python -m benchmarks.runner --quick` from the checkout's
+# root: every scenario of benchmarks/README.md, each client in its own
 # process; the classic driver and the optional peers in their own virtualenvs under
 # benchmarks/.venvs/, created on first use) and writes the report to benchmarks/results/:
 # bench-<date>.json, bench-<date>.md, bench-<date>-*.png, and bench-latest.md.
@@ -25,5 +26,5 @@ if [ -n "${TURBOCQL_BENCH_OPS:-}" ]; then
 fi
 echo "==> turbocql bench ${args[*]} ${TURBOCQL_BENCH_ARGS:-}"
 # shellcheck disable=SC2086  # TURBOCQL_BENCH_ARGS is split on purpose
-"$PY" -m turbocql bench "${args[@]}" ${TURBOCQL_BENCH_ARGS:-}
+"$PY" -m benchmarks.runner "${args[@]}" ${TURBOCQL_BENCH_ARGS:-}
 echo "==> report: benchmarks/results/bench-latest.md"

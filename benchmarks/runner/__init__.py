@@ -1,9 +1,10 @@
 """``turbocql bench``: the benchmark suite, in one run, with a report.
 
-This sub-package holds the command only; the scenarios are the scripts in the source
-checkout's ``benchmarks/`` directory (found next to the package, in the current directory or
-its parents, or given with ``--benchmarks-dir``), imported and run in this order (what each
-measures, and why: benchmarks/README.md):
+``python -m benchmarks.runner`` from the checkout's root (or ``python -m turbocql bench``
+there): this package of the checkout, not of the driver, holds the command only; the
+scenarios are the scripts of the ``benchmarks/`` directory it is in (or one in the current
+directory or its parents, or given with ``--benchmarks-dir``), imported and run in this
+order (what each measures, and why: benchmarks/README.md):
 
 * ``sync``     ``run_sync.py``: sync execute with 1, 2, 4, 8, 16 threads, writes and reads;
 * ``patterns`` ``run_patterns.py``: futures, callback chains, ``execute_concurrent``, the
@@ -37,8 +38,8 @@ Rust reference beside the classic driver, with ratios) and ``<name>-*.png`` plot
 
 Modules: ``discover`` (the benchmarks directory, the runners), ``describe`` (machine and
 server description), ``server`` (starting, pinning the server; the Rust reference), ``run``
-(the run itself) and ``cli`` (the options). Like every subcommand module it imports nothing
-of the engine at import time.
+(the run itself) and ``cli`` (the options). Like every subcommand module of ``turbocql`` it
+imports nothing of the engine at import time.
 """
 
 from __future__ import annotations
