@@ -1,7 +1,9 @@
 """Run a real local Apache Cassandra 5.0.x node, or a cluster of several, for development and tests.
 
-This sub-package (pure standard library, importable without the Rust engine) holds
-the ``turbocql localdb start|stop|status|kill`` command and the small Python API
+This package, the turbocql-localdb distribution (``localdb/`` in turbocql's repository; pure
+standard library, apart from the driver and its Rust engine: ``pip install turbocql-localdb``,
+or ``pip install ./localdb`` from a checkout), holds the ``turbocql localdb
+start|stop|status|kill`` command (also ``python -m turbocql_localdb``) and the small Python API
 that test fixtures use.  Cassandra itself is not bundled: ``cassandra-all``
 and its dependencies are resolved from Maven Central with ``mvn`` once, the
 resulting classpath is cached, and the daemon runs straight from the jars in
@@ -207,7 +209,7 @@ from .probe import (
 from .process import is_running, running_pid, settings_words, start, status, stop
 from .tls import ensure_tls_files
 
-# Every public name of the sub-package, whichever module holds it, is ``localdb.X``.
+# Every public name of the package, whichever module holds it, is ``localdb.X``.
 __all__ = [
     "CLUSTER_FILE",
     "CLUSTER_NAME",

@@ -1,4 +1,5 @@
-"""``turbocql localdb start|stop|status|kill``: the command line (registered by turbocql.__main__).
+"""``turbocql localdb start|stop|status|kill``: the command line (registered by turbocql.__main__;
+``python -m turbocql_localdb`` runs it without the driver).
 
 :func:`add_parser` registers the subcommand and its options; the ``_cmd_*`` functions
 run the actions and turn :class:`LocalDBError` into a message and an exit code. One node

@@ -4,7 +4,7 @@ The constants (default port, heap, version, exit codes), :class:`LocalDBError`, 
 :class:`Node` dataclass (directory layout: ``conf/``, ``logs/``, ``cassandra.pid``,
 ``node.json``), option validation (:func:`make_node`), the default directories and
 the small file helpers (atomic write, advisory lock, log tail) the other modules share.
-Pure standard library; imports nothing else of turbocql.
+Pure standard library; imports nothing of turbocql.
 """
 
 from __future__ import annotations

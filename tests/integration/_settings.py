@@ -1,7 +1,7 @@
 """Tests that need a non-default setting of the node's cassandra.yaml.
 
 `turbocql localdb start` writes a cassandra.yaml that differs from Cassandra 5.0's stock
-`conf/cassandra.yaml` where the tests need it (python/turbocql/localdb/config.py):
+`conf/cassandra.yaml` where the tests need it (localdb/turbocql_localdb/config.py):
 materialized views, user-defined functions and SASI indexes are enabled. A node the project
 did not start may have them off, and then refuses the statements that need them. Such a
 test is marked ``@pytest.mark.requires_setting("materialized_views_enabled")`` (the value

@@ -1,1 +1,1 @@
-"""Unit tests of turbocql_localdb, one file per module of the sub-package."""
+"""Unit tests of turbocql_localdb, one file per module of the package."""
