@@ -20,6 +20,7 @@
 
 pub mod arrays;
 pub mod arrow;
+pub mod columnar;
 pub mod columns;
 pub mod from_arrow;
 pub mod from_text;

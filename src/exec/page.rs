@@ -14,7 +14,7 @@ use scylla::cluster::Node;
 
 use super::routing::host_object;
 use super::run::{Outcome, Response};
-use crate::codec::{arrow, named_rows, rows};
+use crate::codec::{arrow, columnar, named_rows, rows};
 use crate::pyrefs;
 
 /// One page of a result (`ResultSet._page`).
@@ -126,7 +126,7 @@ impl Page {
             Ok(r) => {
                 let (names, types) = rows::column_meta(py, &r)?;
                 let rows = match shape {
-                    RowShape::Columns => rows::page_columns(py, &r)?.into_any(),
+                    RowShape::Columns => columnar::page_columns(py, &r)?.into_any(),
                     RowShape::Arrow | RowShape::Text => {
                         let cols = if shape == RowShape::Arrow { arrow::page_arrow_columns(py, &r)? } else { arrow::page_text_columns(py, &r)? };
                         let cols = cols.into_iter().map(|c| Py::new(py, c)).collect::<PyResult<Vec<_>>>()?;

@@ -10,118 +10,36 @@
 //! (`__next__`, for `results_generator=True`, with memory bounded by the concurrency).
 //! Each result is a `ResultSet` made as `session.execute` makes one: a result with more
 //! pages holds its request, and fetches them with it.
+//!
+//! A run's settings and the state it keeps between calls are [`state`]'s.
+
+mod state;
 
 use std::collections::{BTreeMap, VecDeque};
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::stream::FuturesUnordered;
-use futures::{Future, StreamExt};
+use futures::StreamExt;
 use pyo3::exceptions::{PyRuntimeError, PyStopIteration, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyIterator, PyList, PyTuple};
 use scylla::client::session::Session as ScyllaSession;
 
+use self::state::{Done, Pending, Source, State};
+pub use self::state::{ResultArgs, Settings};
 use super::request::PyRequest;
 use crate::codec::arrays::ArrayBuf;
 use crate::codec::columns::Columns;
 use crate::errors;
-use crate::exec::attempts::RunError;
 use crate::exec::inflight::InFlight;
 use crate::exec::options::{Options, Timeout};
 use crate::exec::page::Page;
-use crate::exec::replica_batch::{self, Grouper, Grouping, Items};
+use crate::exec::replica_batch::{self, Grouper, Items};
 use crate::exec::request::{self, Request};
 use crate::exec::run::{run_owned, run_shared, Outcome};
 use crate::exec::statement::{classify, Classified, Kind};
 use crate::pyrefs::Exc;
 use crate::runtime::{self, ProcessBound};
-
-/// A request in flight: its items, its outcome, and the request where it is needed again:
-/// a replica batch's (split if the server refuses it: `replica_batch::split`), or one whose
-/// result has more pages (its `ResultSet` fetches them).
-type Pending = Pin<Box<dyn Future<Output = (Items, Result<Outcome, RunError>, Option<Arc<Request>>)> + Send>>;
-
-/// Per-item outcome before it reaches Python. Most are `Ok`: boxing the outcome would cost
-/// an allocation per request to save room on the rare failures.
-#[allow(clippy::large_enum_variant)]
-enum Done {
-    /// With the request when the result has more pages.
-    Ok(Outcome, Option<Arc<Request>>),
-    /// Converted, not sent (`Settings::check_only`).
-    Checked,
-    Failed(RunError),
-    /// Written in a replica batch whose outcome is at its first row's index.
-    Grouped,
-    /// Its replica batch failed (every row of it gets the error).
-    GroupFailed(Arc<RunError>),
-    Invalid(PyErr),
-}
-
-/// Where the parameters come from: an iterator of rows, or columns (one array or
-/// sequence per bind marker) read a row at a time.
-enum Source {
-    Rows(Py<PyIterator>),
-    Columns { cols: Columns, next: usize },
-}
-
-struct State {
-    source: Option<Source>,
-    next_index: usize,
-    ready: VecDeque<(Items, Request)>,
-    in_flight: FuturesUnordered<Pending>,
-    done: BTreeMap<usize, Done>,
-    next_out: usize,
-    failed: bool,
-    /// An item failed to convert under `raise_on_first_error`: the run will raise once the
-    /// items before it are done, so no more input is read (or sent) meanwhile.
-    stop_reading: bool,
-    void_result: Option<Py<PyAny>>,
-}
-
-/// How a run goes and what its results are made with.
-pub struct Settings {
-    pub concurrency: usize,
-    pub raise_on_first_error: bool,
-    /// A successful request's result: `result_set(page, session, request, row_factory,
-    /// query)` (a `ResultSet`, made as `session.execute` makes it: `results::make_result`).
-    pub result_set: Py<PyAny>,
-    /// The session and row factory of every result.
-    pub result_args: ResultArgs,
-    /// `result_cls(success, result_or_exc)`: `ExecutionResult`.
-    pub result_cls: Py<PyAny>,
-    /// Convert each item's values, send nothing.
-    pub check_only: bool,
-    /// Rows written in replica batches (`exec::replica_batch`; only `failures()` reads
-    /// such a run: a row has no result of its own).
-    pub grouping: Option<Grouping>,
-}
-
-impl State {
-    /// Item `idx` could not be converted: its result is the error.
-    fn invalid(&mut self, idx: usize, e: PyErr, raise_on_first_error: bool) {
-        self.done.insert(idx, Done::Invalid(e));
-        self.stop_reading |= raise_on_first_error;
-    }
-}
-
-/// The Python session and row factory of a run's results.
-pub struct ResultArgs {
-    pub session: Py<PyAny>,
-    pub row_factory: Py<PyAny>,
-}
-
-impl ResultArgs {
-    fn traverse(&self, visit: &pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
-        visit.call(&self.session)?;
-        visit.call(&self.row_factory)
-    }
-
-    fn clear(&mut self, py: Python<'_>) {
-        self.session = py.None();
-        self.row_factory = py.None();
-    }
-}
 
 /// One `execute_concurrent` call in progress.
 #[pyclass(module = "turbocql._engine")]
