@@ -60,7 +60,7 @@ _CORE_START_FETCHING_NEXT_PAGE = _engine.ResponseFutureCore.start_fetching_next_
 @functools.lru_cache(maxsize=256)
 def _column_type_classes(names):
     """The cqltypes classes of a result's CQL type names (cached per column list)."""
-    from turbocql.query import _type_class
+    from turbocql._prepared import _type_class
 
     return tuple(_type_class(n) for n in names)
 
