@@ -10,8 +10,9 @@ import decimal
 import uuid
 
 from turbocql import _engine, _loggers, cqltypes, protocol, util
+from turbocql._future import NoHostAvailable, QueryExhausted
 from turbocql._profiles import EXEC_PROFILE_DEFAULT
-from turbocql._results import NoHostAvailable, QueryExhausted, ResultSet
+from turbocql._results import ResultSet
 from turbocql._session import _NOT_SET
 from turbocql._udt import _make_udt
 from turbocql.connection import ConnectionBusy, ConnectionException

@@ -6,13 +6,14 @@ in the Rust engine with the GIL released, so one Session serves many threads.
 
 This module holds :class:`Cluster`; the rest of the classic module's names are
 re-exported from where they live, one concern each, importing only downward (engine ->
-results / dispatcher -> session -> control -> cluster; ``scripts/import_cycles.py`` checks
-that no module imports one that imports it back): ``_results`` (ResultSet, ResponseFuture,
-NoHostAvailable, QueryExhausted, query tracing), ``_dispatcher`` (the callback thread),
-``_session`` (Session), ``_control`` (the control connection, system-table reads, host
-events), ``_cluster_profiles`` (legacy parameters, execution profiles, client timestamps),
-``_udt`` (UDT value classes), ``_bootstrap`` (the engine's Python objects, handed over at
-the end of this module's import), ``_profiles`` and ``_cluster_names``.
+future -> results / dispatcher -> session -> control -> cluster; ``scripts/import_cycles.py``
+checks that no module imports one that imports it back): ``_future`` (ResponseFuture,
+NoHostAvailable, QueryExhausted, query tracing), ``_results`` (ResultSet), ``_dispatcher``
+(the callback thread), ``_session`` (Session), ``_control`` (the control connection,
+system-table reads, host events), ``_cluster_profiles`` (legacy parameters, execution
+profiles, client timestamps), ``_udt`` (UDT value classes), ``_bootstrap`` (the engine's
+Python objects, handed over at the end of this module's import), ``_profiles`` and
+``_cluster_names``.
 """
 
 import atexit
@@ -131,6 +132,13 @@ from turbocql._control import (  # noqa: F401 - names of turbocql.cluster, moved
     _SystemReader,
 )
 from turbocql._dispatcher import _forget_dispatcher, _start_dispatcher, _stop_dispatcher  # noqa: F401 - moved
+from turbocql._future import (  # noqa: F401 - names of turbocql.cluster, moved
+    NoHostAvailable,
+    QueryExhausted,
+    ResponseFuture,
+    _populated,
+    _traces_seen,
+)
 from turbocql._profiles import (  # noqa: F401 - classic names of turbocql.cluster
     _UNSET,
     EXEC_PROFILE_DEFAULT,
@@ -142,13 +150,8 @@ from turbocql._profiles import (  # noqa: F401 - classic names of turbocql.clust
 from turbocql._results import (  # noqa: F401 - names of turbocql.cluster, moved
     _RESULT_CORE_COLUMN_NAMES,
     _RESULT_CORE_COLUMN_TYPES,
-    NoHostAvailable,
-    QueryExhausted,
-    ResponseFuture,
     ResultSet,
     _column_type_classes,
-    _populated,
-    _traces_seen,
 )
 from turbocql._session import _NOT_SET, Session, _NotSet  # noqa: F401 - moved
 from turbocql._tls import load_lazy_cas, tls_settings
