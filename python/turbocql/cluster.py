@@ -11,9 +11,9 @@ checks that no module imports one that imports it back): ``_future`` (ResponseFu
 NoHostAvailable, QueryExhausted, query tracing), ``_results`` (ResultSet), ``_dispatcher``
 (the callback thread), ``_session`` (Session), ``_control`` (the control connection,
 system-table reads, host events), ``_cluster_profiles`` (legacy parameters, execution
-profiles, client timestamps), ``_udt`` (UDT value classes), ``_bootstrap`` (the engine's
-Python objects, handed over at the end of this module's import), ``_profiles`` and
-``_cluster_names``.
+profiles, client timestamps), ``_cluster_pool`` (the pool size settings), ``_udt`` (UDT
+value classes), ``_bootstrap`` (the engine's Python objects, handed over at the end of this
+module's import), ``_profiles`` and ``_cluster_names``.
 """
 
 import atexit
@@ -123,8 +123,9 @@ from turbocql._cluster_names import (  # noqa: F401 - classic names of cassandra
     murmur3,
     protect_name,
 )
+from turbocql._cluster_pool import ClusterPoolSize
 from turbocql._cluster_profiles import ClusterProfiles
-from turbocql._connect import check_pool_size, engine_connect
+from turbocql._connect import engine_connect
 from turbocql._control import (  # noqa: F401 - names of turbocql.cluster, moved
     ClusterControl,
     ControlConnection,
@@ -213,7 +214,7 @@ def _shutdown_clusters():
         cluster.shutdown()
 
 
-class Cluster(ClusterProfiles, ClusterControl, ProtocolAndAuthSettings):
+class Cluster(ClusterProfiles, ClusterControl, ClusterPoolSize, ProtocolAndAuthSettings):
     """The cluster's connection settings; :meth:`connect` opens a :class:`Session`.
 
     Takes the classic driver's arguments: each is honoured, kept because the engine
@@ -406,12 +407,7 @@ class Cluster(ClusterProfiles, ClusterControl, ProtocolAndAuthSettings):
         # a slot (at most the request's timeout) and asyncio requests wait in the engine,
         # or raise ConnectionBusy once as many wait.
         self.max_requests_in_flight = max_requests_in_flight
-        # turbocql's own: the engine's pool, N connections to each node or to each shard of
-        # a ScyllaDB node (default: one per shard; Cassandra counts as one shard). The classic
-        # set_core_connections_per_host only applies to protocol v1/v2 and raises here.
-        check_pool_size(connections_per_host, connections_per_shard)
-        self.connections_per_host = connections_per_host
-        self.connections_per_shard = connections_per_shard
+        self._set_pool_size(connections_per_host, connections_per_shard)
         self.schema_event_refresh_window = schema_event_refresh_window
         self.topology_event_refresh_window = topology_event_refresh_window
         self.status_event_refresh_window = status_event_refresh_window
@@ -510,12 +506,6 @@ class Cluster(ClusterProfiles, ClusterControl, ProtocolAndAuthSettings):
                     log.warning("register_user_type(%r, %r): %s", udt_keyspace, udt_name, exc)
         return session
 
-    def _connections_per_node(self, host):
-        """Connections the engine keeps to a node it is connected to (``metrics``'
-        ``open_connections``): ``connections_per_host``, else ``connections_per_shard`` (a
-        Cassandra node is one shard), else the engine's default, one (per shard)."""
-        return self.connections_per_host or self.connections_per_shard or 1
-
     def _engine_connect(self, keyspace=None, on_host_event=None):
         """An engine session; under the rustls verifier, a handshake of Python's own first
         (``_tls.load_lazy_cas``: the CA certificates OpenSSL loads only on demand, and the
@@ -524,36 +514,6 @@ class Cluster(ClusterProfiles, ClusterControl, ProtocolAndAuthSettings):
         if rejected:
             raise NoHostAvailable("Unable to connect to any servers", rejected)
         return engine_connect(self, keyspace, on_host_event)
-
-    # The classic pool knobs of protocol v1/v2: the engine speaks v4, where the classic driver
-    # ignores the getters' values and its setters raise; so do these. turbocql's own pool size
-    # is Cluster(connections_per_host=N) / Cluster(connections_per_shard=N).
-    _CLASSIC_CORE_CONNECTIONS = {HostDistance.LOCAL: 2, HostDistance.REMOTE: 1}
-    _CLASSIC_MAX_CONNECTIONS = {HostDistance.LOCAL: 8, HostDistance.REMOTE: 2}
-
-    def get_core_connections_per_host(self, host_distance):
-        """The classic value (2 local, 1 remote), ignored with protocol v3+ as there; the
-        engine's pool size is ``connections_per_host`` / ``connections_per_shard``."""
-        return self._CLASSIC_CORE_CONNECTIONS[host_distance]
-
-    def set_core_connections_per_host(self, host_distance, core_connections):
-        """Raises ``UnsupportedOperation``, as the classic driver does with protocol v3+
-        (use ``Cluster(connections_per_host=N)``)."""
-        raise UnsupportedOperation(
-            "Cluster.set_core_connections_per_host() only has an effect when using protocol_version 1 or 2. "
-            "turbocql: use Cluster(connections_per_host=N) or Cluster(connections_per_shard=N)."
-        )
-
-    def get_max_connections_per_host(self, host_distance):
-        """The classic value (8 local, 2 remote), ignored with protocol v3+ as there."""
-        return self._CLASSIC_MAX_CONNECTIONS[host_distance]
-
-    def set_max_connections_per_host(self, host_distance, max_connections):
-        """Raises ``UnsupportedOperation``, as the classic driver does with protocol v3+."""
-        raise UnsupportedOperation(
-            "Cluster.set_max_connections_per_host() only has an effect when using protocol_version 1 or 2. "
-            "turbocql: use Cluster(connections_per_host=N) or Cluster(connections_per_shard=N)."
-        )
 
     def set_meta_refresh_enabled(self, enabled):
         """*Deprecated* (as in the classic driver): sets ``schema_metadata_enabled`` and
