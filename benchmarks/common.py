@@ -32,10 +32,10 @@ import threading
 import time
 from pathlib import Path
 
+from benchmarks import peers
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-import peers  # noqa: E402
 
 DEFAULT_RUST_BIN = ROOT / "target" / "release" / "turbocql-rust-ref"
 

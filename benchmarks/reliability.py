@@ -3,7 +3,7 @@ what was injected, how many requests, how many failed with which error, how many
 (must be 0), time to detect and recover, peak memory.
 
 The figures come from the fault tests themselves (each asserts on what it exercises and
-hands its figures to ``tests/integration/_reliability.record``): this script runs them with
+hands its figures to ``benchmarks/harness/reliability.record``): this script runs them with
 ``TURBOCQL_RELIABILITY_OUT`` naming a fresh JSON-lines file, adds the records of the two
 benchmark rows (13: ``run_network.py``, 14: ``run_soak.py``) when asked, and renders
 ``benchmarks/results/reliability-<date>.md`` (and ``.json``)::

@@ -52,17 +52,19 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import run_bulk  # noqa: E402
-import run_ingest  # noqa: E402
-import run_patterns  # noqa: E402
-import run_spark  # noqa: E402
-import run_sync  # noqa: E402
-import run_tls  # noqa: E402
-import run_tuning  # noqa: E402
-import run_vectors  # noqa: E402
-from plotting import plain_log, pyplot  # noqa: E402
-from report_connections import (  # noqa: E402
+sys.path.insert(0, str(HERE.parent))  # run as a script: the checkout's root, for the benchmarks package
+from benchmarks import (  # noqa: E402
+    run_bulk,
+    run_ingest,
+    run_patterns,
+    run_spark,
+    run_sync,
+    run_tls,
+    run_tuning,
+    run_vectors,
+)
+from benchmarks.plotting import plain_log, pyplot  # noqa: E402
+from benchmarks.report_connections import (  # noqa: E402
     connections_table,
     cql_connections_table,
     plot_connections,

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import run_connections
-import run_cql_connections
-from plotting import plain_log, pyplot
+from benchmarks import run_connections, run_cql_connections
+from benchmarks.plotting import plain_log, pyplot
 
 
 def _table(scen: dict, markdown, footer: str) -> str:

@@ -42,9 +42,9 @@ import uuid
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import peers  # noqa: E402
-from common import find_server_pid, fmt_num, require_server, run_meta, vm_hwm_kb, write_json  # noqa: E402
+sys.path.insert(0, str(HERE.parent))  # run as a script: the checkout's root, for the benchmarks package
+from benchmarks import peers  # noqa: E402
+from benchmarks.common import find_server_pid, fmt_num, require_server, run_meta, vm_hwm_kb, write_json  # noqa: E402
 
 KEYSPACE = "bench_bulk"
 TABLE = "mixed"

@@ -61,9 +61,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-import peers  # noqa: E402
-from common import add_out_argument, fmt_num, run_client, run_meta, write_json  # noqa: E402
+sys.path.insert(0, str(ROOT))  # run as a script: the checkout's root, for the benchmarks package
+from benchmarks import peers  # noqa: E402
+from benchmarks.common import add_out_argument, fmt_num, run_client, run_meta, write_json  # noqa: E402
 
 CLIENT = HERE / "clients" / "pingpong.py"
 BIN_DIR = ROOT / "target" / "release"

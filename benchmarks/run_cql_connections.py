@@ -61,11 +61,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-import peers  # noqa: E402
-import run_connections as rc  # noqa: E402
-from common import find_server_pid, fmt_num, run_client, run_meta, write_json  # noqa: E402
-from cql_node import CpuSampler, node_reachable, open_sockets, pinned_node, settle  # noqa: E402
+sys.path.insert(0, str(ROOT))  # run as a script: the checkout's root, for the benchmarks package
+from benchmarks import peers  # noqa: E402
+from benchmarks import run_connections as rc  # noqa: E402
+from benchmarks.common import find_server_pid, fmt_num, run_client, run_meta, write_json  # noqa: E402
+from benchmarks.cql_node import CpuSampler, node_reachable, open_sockets, pinned_node, settle  # noqa: E402
 
 DRIVERS, MODELS_PY = HERE / "clients" / "cql_drivers.py", HERE / "clients" / "cql_models.py"
 RESPONDER_BIN = rc.BIN_DIR / "cql-responder"

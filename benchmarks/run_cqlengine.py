@@ -33,6 +33,7 @@ import uuid
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # run as a script: the checkout's root, for the benchmarks package
 KEYSPACE = "bench_cqlengine"
 
 
@@ -102,8 +103,7 @@ def _workload(driver: str, rows: int, host: str, port: int) -> dict:
     management.drop_table(Reading)
     connection.unregister_connection("default")
     if driver == "classic":
-        sys.path.insert(0, str(HERE / "clients"))
-        from sync_threads import classic_driver_state
+        from benchmarks.clients.sync_threads import classic_driver_state
 
         out["classic_driver"] = classic_driver_state("cassandra")
     return out

@@ -41,11 +41,10 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE / "clients"))
-import ingest  # noqa: E402  (clients/ingest.py: the schema and the generated data)
-import peers  # noqa: E402
-from common import (  # noqa: E402
+sys.path.insert(0, str(HERE.parent))  # run as a script: the checkout's root, for the benchmarks package
+from benchmarks import peers  # noqa: E402
+from benchmarks.clients import ingest  # noqa: E402  (clients/ingest.py: the schema and the generated data)
+from benchmarks.common import (  # noqa: E402
     add_run_arguments,
     check_pin_client,
     find_server_pid,
@@ -55,7 +54,7 @@ from common import (  # noqa: E402
     run_meta,
     write_json,
 )
-from run_connections import SPLICED_MARK, SPLICED_NOTE  # noqa: E402
+from benchmarks.run_connections import SPLICED_MARK, SPLICED_NOTE  # noqa: E402
 
 CLIENT = HERE / "clients" / "ingest.py"
 # (driver, model) in table order, and the peer whose interpreter runs it.

@@ -81,7 +81,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT))  # run as a script: the checkout's root, for the benchmarks package
 
 FIRST_ADDRESS = "127.0.0.11"
 DRIVERS = ("turbocql", "classic")
@@ -690,7 +690,7 @@ def markdown(results: list[dict], meta: dict, args) -> str:
 
 
 def reliability_records(results: list[dict], args) -> None:
-    from tests.integration import _reliability
+    from benchmarks.harness import reliability
 
     for r in results:
         figures: dict = {"injected": scenario_text(r["scenario"], args), "driver": r["driver"]}
@@ -720,7 +720,7 @@ def reliability_records(results: list[dict], args) -> None:
                     )
                 ),
             )
-        _reliability.record("13", f"slow network, {r['scenario']}: {r['driver']}", **figures)
+        reliability.record("13", f"slow network, {r['scenario']}: {r['driver']}", **figures)
 
 
 def parse_stall_ms(text: str) -> tuple[int, int]:

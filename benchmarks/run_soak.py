@@ -68,7 +68,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT))  # run as a script: the checkout's root, for the benchmarks package
 
 FIRST_ADDRESS = "127.0.0.11"
 TABLE = "t"
@@ -820,9 +820,9 @@ def main(argv: list[str] | None = None) -> int:
         file=sys.stderr,
     )
 
-    from tests.integration import _reliability
+    from benchmarks.harness import reliability
 
-    _reliability.record(
+    reliability.record(
         "14",
         f"soak {t_load_end / 60:.0f} min, a node fault every {args.fault_every:g} min",
         injected="; ".join(f["injected"] for f in faults.done) or "no fault (too short a run)",

@@ -44,10 +44,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-from common import find_server_pid, fmt_num, require_server, run_meta  # noqa: E402
-from common import median_runs as _median_runs  # noqa: E402
-from proctree import (  # noqa: E402
+sys.path.insert(0, str(ROOT))  # run as a script: the checkout's root, for the benchmarks package
+from benchmarks.common import find_server_pid, fmt_num, require_server, run_meta  # noqa: E402
+from benchmarks.common import median_runs as _median_runs  # noqa: E402
+from benchmarks.proctree import (  # noqa: E402
     CLK_TCK,
     descendants,
     process_table,
@@ -383,7 +383,7 @@ def plot(results: list[dict], path: Path) -> bool:
     med = [r for r in median_runs(results) if "failed" not in r]
     if not med:
         return False
-    from plotting import pyplot
+    from benchmarks.plotting import pyplot
 
     plt = pyplot()
     colors = {"turbocql": "#1f77b4", "connector": "#d62728"}

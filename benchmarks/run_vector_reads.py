@@ -19,8 +19,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import add_server_arguments  # noqa: E402  (the runners' shared options)
+# Run as a script: the checkout's root, for the benchmarks package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.common import add_server_arguments  # noqa: E402  (the runners' shared options)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,9 +23,9 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import peers  # noqa: E402
-from common import (  # noqa: E402  (the runners' shared set-up, timing and reporting)
+sys.path.insert(0, str(HERE.parent))  # run as a script: the checkout's root, for the benchmarks package
+from benchmarks import peers  # noqa: E402
+from benchmarks.common import (  # noqa: E402  (the runners' shared set-up, timing and reporting)
     add_client_arguments,
     add_run_arguments,
     add_server_arguments,

@@ -45,8 +45,10 @@ import sys
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pingpong import (  # noqa: E402
+# Run as a script, by the interpreter of the driver measured: the checkout's root, from which the
+# clients import one another as modules of the benchmarks package.
+sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir)))
+from benchmarks.clients.pingpong import (  # noqa: E402
     Failed,
     exit_without_teardown,
     now_ns,
@@ -379,8 +381,7 @@ def run_classic(a) -> dict:
             if not isinstance(cluster.connection_class, type)
             else cluster.connection_class.__name__
         )
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        from sync_threads import classic_driver_state
+        from benchmarks.clients.sync_threads import classic_driver_state
 
         return run_chains(
             a,

@@ -35,8 +35,10 @@ import resource
 import struct
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pingpong import (  # noqa: E402
+# Run as a script, by the interpreter of the driver measured: the checkout's root, from which the
+# clients import one another as modules of the benchmarks package.
+sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir)))
+from benchmarks.clients.pingpong import (  # noqa: E402
     Failed,
     TimedProtocol,
     connect_blocking,

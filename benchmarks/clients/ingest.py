@@ -76,6 +76,10 @@ import resource
 import sys
 import time
 
+# Run as a script, by the interpreter of the driver measured: the checkout's root, from which the
+# clients import one another as modules of the benchmarks package.
+sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir)))
+
 KEYSPACE = "bench_ingest"
 SEED = 20030
 SEGMENTS = 40
@@ -819,7 +823,7 @@ def main(argv: list[str] | None = None) -> int:
         traceback.print_exc()
         print(f"{type(e).__name__}: {e}", file=sys.stderr)
         return 1
-    from sync_threads import classic_driver_state  # the clients' shared helper
+    from benchmarks.clients.sync_threads import classic_driver_state  # the clients' shared helper
 
     out = {
         "client": client,

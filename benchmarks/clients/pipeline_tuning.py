@@ -29,8 +29,10 @@ import os
 import random
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from patterns import (  # noqa: E402  (the pattern code of the request-pattern client)
+# Run as a script, by the interpreter of the driver measured: the checkout's root, from which the
+# clients import one another as modules of the benchmarks package.
+sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir)))
+from benchmarks.clients.patterns import (  # noqa: E402  (the pattern code of the request-pattern client)
     EXIT_NO_API,
     MissingAPI,
     measure,
@@ -39,7 +41,7 @@ from patterns import (  # noqa: E402  (the pattern code of the request-pattern c
     run_write_pipeline,
     take_row,
 )
-from sync_threads import CLIENT_NAMES, peak_rss_mb, read_key  # noqa: E402
+from benchmarks.clients.sync_threads import CLIENT_NAMES, peak_rss_mb, read_key  # noqa: E402
 
 
 def parse_grid(text: str) -> list[int]:

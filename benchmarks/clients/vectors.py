@@ -36,8 +36,10 @@ import random
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sync_threads import (  # noqa: E402
+# Run as a script, by the interpreter of the driver measured: the checkout's root, from which the
+# clients import one another as modules of the benchmarks package.
+sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir)))
+from benchmarks.clients.sync_threads import (  # noqa: E402
     CLIENT_NAMES,
     add_client_name,
     classic_driver_state,

@@ -79,10 +79,14 @@ def find_benchmarks_dir(explicit: str | os.PathLike | None = None) -> Path:
 
 
 def _import_runners(bdir: Path) -> dict:
-    if str(bdir) not in sys.path:
-        sys.path.insert(0, str(bdir))
-    return {
-        name: importlib.import_module(name)
+    """The runners, as modules of the ``benchmarks`` package (the same modules the runners
+    import of one another, and the tests import): ``bdir``'s parent, the checkout's root, goes
+    on ``sys.path``. ``bdir`` must hold the package imported (one checkout per process)."""
+    root = str(bdir.parent)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    mods = {
+        name: importlib.import_module(f"benchmarks.{name}")
         for name in (
             "run_sync",
             "run_patterns",
@@ -99,3 +103,7 @@ def _import_runners(bdir: Path) -> dict:
             "common",
         )
     }
+    found = Path(str(mods["common"].__file__)).resolve().parent
+    if found != bdir.resolve():
+        raise BenchError(f"the benchmarks package imported here is {found}, not {bdir}: run that checkout's runner")
+    return mods

@@ -23,8 +23,8 @@ import sys
 import threading
 import time
 
+from benchmarks.harness.reliability import current_rss_mb
 from tests.integration import _fake_cql as fake
-from tests.integration._reliability import current_rss_mb
 
 TIMEOUT = 3.0
 RECOVERY_WAIT = 5.0  # how long a good statement is retried after the hostile one

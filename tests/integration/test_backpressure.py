@@ -29,7 +29,7 @@ import time
 
 import pytest
 
-from tests.integration import _reliability
+from benchmarks.harness import reliability
 from tests.integration.conftest import _wait_all_threads_stopped
 from turbocql.aio import Session as AioSession
 from turbocql.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
@@ -56,7 +56,7 @@ class RssSampler:
     """The largest RSS seen while running, sampled every 20 ms."""
 
     def __init__(self):
-        self.base = _reliability.current_rss_mb()
+        self.base = reliability.current_rss_mb()
         self.peak = self.base
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -64,7 +64,7 @@ class RssSampler:
 
     def _run(self):
         while not self._stop.wait(0.02):
-            self.peak = max(self.peak, _reliability.current_rss_mb())
+            self.peak = max(self.peak, reliability.current_rss_mb())
 
     def stop(self):
         self._stop.set()
@@ -163,7 +163,7 @@ def test_a_million_requests_to_a_node_that_stops_reading(multidc_cluster, path):
     finally:
         os.kill(pid, signal.SIGCONT)
     try:
-        _reliability.record(
+        reliability.record(
             "7",
             "1,000,000 requests through %s to a node that stops reading" % path,
             injected="SIGSTOP of node3, every request routed to it, timeout %.1f s" % TIMEOUT_S,

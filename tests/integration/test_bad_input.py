@@ -50,8 +50,8 @@ import uuid
 import pytest
 from cassandra.cluster import NoHostAvailable as ClassicNoHostAvailable
 
+from benchmarks.harness import reliability
 from tests.conftest import HOST, PORT
-from tests.integration import _reliability
 from tests.integration._clients import RequestCounter
 from turbocql import DriverException, InvalidRequest
 from turbocql.concurrent import ReadPipeline, WritePipeline, execute_concurrent, execute_concurrent_with_args
@@ -464,7 +464,7 @@ def test_bad_values_raise_before_anything_is_sent_on_every_path(empty, cql, para
     classic = classic_outcome(env, cql, params)
     assert isinstance(classic, classic_exc), classic
     assert env.rows() == {}
-    _reliability.record(
+    reliability.record(
         "12",
         request.node.callspec.id,
         injected="%r for %s, through %d paths" % (params, cql.format(t="t"), len(PATHS)),
@@ -579,7 +579,7 @@ def test_execute_concurrent_with_one_bad_item_as_the_classic_driver(empty):
         assert [i for i, r in enumerate(results) if not r.success] == [bad], name
         assert isinstance(results[bad].result_or_exc, TypeError), (name, results[bad])
         assert keys() == set(range(n)) - {bad}, name
-    _reliability.record(
+    reliability.record(
         "12",
         "execute_concurrent-one-bad-item",
         injected="item %d of %d has a str for an int column (concurrency %d)" % (bad, n, concurrency),
@@ -620,7 +620,7 @@ def test_what_the_server_refuses_is_invalid_request_on_every_path(empty, cql, pa
     classic = classic_outcome(env, cql, params)
     assert type(classic).__name__ == "InvalidRequest" and match in str(classic), classic
     assert env.rows() == {}
-    _reliability.record(
+    reliability.record(
         "12",
         request.node.callspec.id,
         injected="%r for %s, through %d paths" % (params, cql.format(t="t"), len(PATHS)),
@@ -699,7 +699,7 @@ def test_a_value_over_the_servers_frame_limit(empty):
     with pytest.raises(Exception, match="Request is too big"):
         env.classic.execute(batch)
     assert CANARY not in env.rows() and 200 not in env.rows() and 102 not in env.rows()
-    _reliability.record(
+    reliability.record(
         "12",
         "value-over-frame-limit",
         injected="a %d-byte random blob (frame limit %d), through %d paths, then with 7 small writes around it"
@@ -709,7 +709,7 @@ def test_a_value_over_the_servers_frame_limit(empty):
         failed={"InvalidRequest": len(PATHS) + 1, "OperationTimedOut": ours.count("timed out")},
         lost=0,
         hung=0,
-        peak_rss_mb=round(_reliability.peak_rss_mb(), 1),
+        peak_rss_mb=round(reliability.peak_rss_mb(), 1),
         notes="refused by the server on every path (%.2f s for %d paths), as with the classic driver; "
         "requests right behind it on the connection: turbocql %s, classic %s (unanswered by the server: timed out)"
         % (elapsed, len(PATHS), ours[3:], classic_beside[3:]),
@@ -813,7 +813,7 @@ def test_statements_after_shutdown(empty, keyspace, what):
             classic_cluster.connect()
     cluster.shutdown()
     classic_cluster.shutdown()
-    _reliability.record(
+    reliability.record(
         "12",
         "after-%s-shutdown" % what,
         injected="requests on every path after %s.shutdown()" % what,

@@ -26,8 +26,8 @@ from collections import Counter
 
 import pytest
 
+from benchmarks.harness.reliability import current_rss_mb, peak_rss_mb, record
 from tests.conftest import HOST
-from tests.integration._reliability import current_rss_mb, peak_rss_mb, record
 from tests.integration.conftest import PROXY_PORT
 from turbocql import OperationTimedOut
 from turbocql.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, NoHostAvailable

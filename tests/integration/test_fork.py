@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.harness import reliability
 from tests.conftest import HOST, PORT
-from tests.integration import _reliability
 from tests.integration.conftest import KEYSPACE
 from turbocql import DriverException, OperationTimedOut
 
@@ -270,7 +270,7 @@ def test_fork_with_requests_in_flight_the_parent_completes_them_all(session, for
     _collect(session, fork_table, 0, *started)
     parent_s = time.monotonic() - t0
     assert session.execute("SELECT key FROM system.local").one().key == "local"
-    _reliability.record(
+    reliability.record(
         "10",
         "fork-with-requests-in-flight",
         injected="os.fork() with %d execute_async and %d pipeline requests pending, an execute_concurrent %s "
@@ -365,7 +365,7 @@ def test_new_cluster_in_forked_children_works(session, fork_table):
     children_s = time.monotonic() - t0
     everything = statuses + fresh
     crashed = sum(s is not None and s < 0 for s in everything)
-    _reliability.record(
+    reliability.record(
         "10",
         "new-cluster-in-forked-children",
         injected="%d children forked while this process has requests in flight, each using every path on a "
@@ -490,7 +490,7 @@ def test_child_using_the_parents_session_fails_fast_or_works(fork_table, use):
         status = child.wait_exit(6)
     finally:
         cluster.shutdown()
-    _reliability.record(
+    reliability.record(
         "10",
         "child-uses-parents-%s" % use,
         injected="os.fork() with requests in flight; the child uses the parent's %s" % use.replace("_", " "),

@@ -29,7 +29,7 @@ from cassandra.cluster import EXEC_PROFILE_DEFAULT as C_DEFAULT
 from cassandra.cluster import Cluster as ClassicCluster
 from cassandra.cluster import ExecutionProfile as CProfile
 
-from tests.integration import _reliability
+from benchmarks.harness import reliability
 from tests.integration.conftest import _wait_all_threads_stopped, drop_keyspace
 from turbocql import ConsistencyLevel
 from turbocql.cluster import Cluster
@@ -198,7 +198,7 @@ def test_a_frozen_node_goes_last_in_plans_and_most_requests_succeed(multidc_clus
 
     share = ok / len(during)
     c_share = c_ok / len(c_during)
-    _reliability.record(
+    reliability.record(
         "2",
         "node frozen 30 s (SIGSTOP), QUORUM writes at %d/s" % RATE,
         injected="SIGSTOP of node2 (dc1) for %.0f s, then SIGCONT" % FREEZE_S,
@@ -289,7 +289,7 @@ def test_idle_heartbeat_settings_are_honoured(multidc_cluster):
             assert not made[2][1].down.is_set(), "called down with the heartbeat off"
         finally:
             os.kill(pid, signal.SIGCONT)
-        _reliability.record(
+        reliability.record(
             "2",
             "idle connection to a frozen node, idle_heartbeat_interval=1, idle_heartbeat_timeout=1",
             injected="SIGSTOP of node2 with no load",

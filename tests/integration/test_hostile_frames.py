@@ -34,10 +34,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from benchmarks.harness.reliability import record
 from tests.integration._hostile_child import MODES, PREPARE_MODES, QUERY, TIMEOUT
 from tests.integration._paths import PATHS, raised
 from tests.integration._paths import TIMEOUT as PATH_TIMEOUT
-from tests.integration._reliability import record
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RSS_GROWTH_LIMIT_MB = 8.0

@@ -15,7 +15,7 @@ import uuid
 import pytest
 
 import turbocql_localdb as localdb
-from tests.integration import _reliability
+from benchmarks.harness import reliability
 from tests.integration.conftest import drop_keyspace
 from tests.integration.test_failover import _count_rows
 from tests.integration.test_frozen_node import Outcomes, _clients_requests
@@ -161,7 +161,7 @@ def test_node_down_and_up_twice_under_steady_load(multidc_cluster, flap_ks):
                 failed[err] = failed.get(err, 0) + 1
         acked = sum(1 for _t, err in outcomes.ended.values() if err is None)
         found = _count_rows(s) - 300
-        _reliability.record(
+        reliability.record(
             "8",
             "node2 killed and restarted, then stopped and restarted, writes at %d/s" % RATE,
             injected="kill -9 + start, clean stop + start of node2 (dc1); ConstantReconnectionPolicy(1 s)",

@@ -23,7 +23,7 @@ import uuid
 
 import pytest
 
-from tests.integration import _reliability
+from benchmarks.harness import reliability
 from tests.integration.conftest import drop_keyspace
 from tests.integration.test_failover import _count_rows
 from turbocql import ConsistencyLevel
@@ -212,7 +212,7 @@ def test_node_killed_with_10000_in_flight_on_every_path(multidc_cluster, kill_ks
         if found != acked:
             rows = {r.k for r in session.execute("SELECT k FROM t", timeout=60)}
             missing = sum(len(a - rows) for a in tally.acked.values())
-        _reliability.record(
+        reliability.record(
             "1",
             "kill -9 of a dc1 node with 10,000 idempotent QUORUM writes in flight on 5 paths",
             injected="kill -9 of node2 (dc1), commitlog_sync: %s; restarted" % multidc_cluster.commitlog,

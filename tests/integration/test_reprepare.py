@@ -36,8 +36,8 @@ import uuid
 import pytest
 
 import turbocql_localdb as localdb
+from benchmarks.harness import reliability
 from tests.conftest import HOST, PORT
-from tests.integration import _reliability
 from turbocql import InvalidRequest
 from turbocql.concurrent import (
     ReadPipeline,
@@ -287,7 +287,7 @@ def test_alter_table_add_and_drop_columns(sessions):
         assert set(ids.values()) <= _known(session), "every path prepared its statement again"
         steps.append("%s: every path %.2f s" % (alter, time.monotonic() - t0))
     session.execute("DROP TABLE %s" % table)
-    _reliability.record(
+    reliability.record(
         "6",
         "alter-table",
         injected="ALTER TABLE ADD c, ADD aa (sorting between a and b), DROP a, with a prepared SELECT * and INSERT "
@@ -356,7 +356,7 @@ def test_node_restart(node, sessions):
     # 2 rows, and per check: one row per INSERT path (two for the batch) and the classic one.
     assert count == 2 + 3 * (len(INSERT_PATHS) + 1 + 1)
     session.execute("DROP TABLE %s" % table)
-    _reliability.record(
+    reliability.record(
         "6",
         "node-restart",
         injected="node restarted as is, then with system.prepared_statements emptied while down, with a "

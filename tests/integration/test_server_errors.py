@@ -26,9 +26,9 @@ import threading
 
 import pytest
 
+from benchmarks.harness.reliability import record
 from tests.integration import _fake_cql as fake
 from tests.integration._paths import PATHS, TIMEOUT, _aio, _concurrent, _execute, _prepared, raised
-from tests.integration._reliability import record
 from tests.integration._settings import require_setting
 from turbocql import ConsistencyLevel
 

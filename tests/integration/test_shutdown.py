@@ -29,8 +29,8 @@ from collections import Counter
 import pytest
 
 import turbocql_localdb as localdb
+from benchmarks.harness import reliability
 from tests.conftest import HOST, PORT
-from tests.integration import _reliability
 from tests.integration.conftest import paused
 from turbocql import DriverException
 
@@ -253,7 +253,7 @@ def test_shutdown_under_load(own_node):
     thread.join(10)
     assert classic_shutdown_s < SHUTDOWN_BOUND
     assert "hung" not in classic, classic
-    _reliability.record(
+    reliability.record(
         "9",
         "shutdown-under-load",
         injected="cluster.shutdown() with %d requests pending (%s)"
@@ -321,7 +321,7 @@ def test_shutdown_with_the_node_frozen(own_node):
     assert set(failed) <= {"OperationTimedOut", "NoHostAvailable"}, failed
     assert sum(failed.values()) == sum(load.n.values()), load.outcomes
     assert "hung" not in classic, classic
-    _reliability.record(
+    reliability.record(
         "9",
         "shutdown-node-frozen",
         injected="SIGSTOP of the node, then cluster.shutdown() with %d requests pending (%s; 200 without a timeout)"

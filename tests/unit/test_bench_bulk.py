@@ -1,13 +1,10 @@
 """The `bulk` benchmark scenario without a server: run_bulk.py's tables and its data files."""
 
 import csv
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import run_bulk  # noqa: E402
+from benchmarks import run_bulk
 
 
 def _r(kind, client, what, rows_per_s, cpu):

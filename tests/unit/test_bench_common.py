@@ -1,17 +1,15 @@
 """benchmarks/common.py: the runners' shared options, bookkeeping and raw JSON (no server)."""
 
 import argparse
+import importlib
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-sys.path.insert(0, str(BENCH))
+from benchmarks import common, run_sync
 
-import common  # noqa: E402
-import run_sync  # noqa: E402
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def test_common_options_parse_as_each_runner_had_them():
@@ -118,7 +116,7 @@ def test_run_sync_still_offers_the_helpers_it_used_to_hold():
 
 @pytest.mark.parametrize("runner", ["run_sync", "run_patterns", "run_vectors", "run_tuning"])
 def test_runner_refuses_pin_client_without_taskset(runner, monkeypatch, capsys):
-    mod = __import__(runner)
+    mod = importlib.import_module(f"benchmarks.{runner}")
     monkeypatch.setattr(common.shutil, "which", lambda name, *a, **k: None)
     with pytest.raises(SystemExit) as e:
         mod.main(["--pin-client", "1", "--clients", "turbocql"] if runner != "run_tuning" else ["--pin-client", "1"])

@@ -16,23 +16,16 @@ from types import SimpleNamespace
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-sys.path.insert(0, str(BENCH))
-import run_connections as rc  # noqa: E402
-from benchmarks import runner as bench  # noqa: E402
-from benchmarks.runner import discover  # noqa: E402
+from benchmarks import run_connections as rc
+from benchmarks import runner as bench
+from benchmarks.clients import pingpong
+from benchmarks.runner import discover
 
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 CLIENT = BENCH / "clients" / "pingpong.py"
+
 # The module (the package's `run` attribute is its function).
 bench_run = importlib.import_module("benchmarks.runner.run")
-
-
-def _client_module():
-    # By path: benchmarks/pingpong/ (the Rust crate) would shadow the name as a namespace package.
-    spec = importlib.util.spec_from_file_location("pingpong_client", CLIENT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def run(model, n, rate, p50=100.0, p95=200.0, share=0.5, rnd=1, client="python", **extra):
@@ -218,7 +211,7 @@ def test_number_formats():
 
 
 def test_client_percentiles_and_failure_line():
-    pp = _client_module()
+    pp = pingpong
     assert pp.percentile([], 0.5) is None
     vals = list(range(1, 21))
     assert (pp.percentile(vals, 0.5), pp.percentile(vals, 0.95), pp.percentile(vals, 1.0)) == (10, 19, 20)
@@ -233,7 +226,7 @@ def test_client_percentiles_and_failure_line():
 
 
 def test_report_has_the_connections_section_and_plot(tmp_path):
-    import report
+    from benchmarks import report
 
     meta = {"connections": [10, 10_000], "seconds": 10, "warmup": 1, "repeat": 3, "pin_client": "0", "pin_server": "1"}
     scen = {"connections": {"heading": "Connections.", "meta": meta, "results": CANNED}}

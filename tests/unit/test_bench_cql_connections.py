@@ -10,33 +10,20 @@ import json
 import os
 import resource
 import struct
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
+from benchmarks import cql_node as node
+from benchmarks import run_cql_connections as rcc
+from benchmarks import runner as bench
+from benchmarks.clients import cql_drivers, cql_models
+from benchmarks.runner import discover
+
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-sys.path.insert(0, str(BENCH))
-import cql_node as node  # noqa: E402
-import run_cql_connections as rcc  # noqa: E402
-from benchmarks import runner as bench  # noqa: E402
-from benchmarks.runner import discover  # noqa: E402
 
 bench_run = importlib.import_module("benchmarks.runner.run")
-
-
-def _load(name):
-    # By path: benchmarks/pingpong/ (the Rust crate) would shadow `pingpong` as a namespace
-    # package, so the clients' directory goes first on sys.path while they load.
-    sys.path.insert(0, str(BENCH / "clients"))
-    try:
-        spec = importlib.util.spec_from_file_location(f"cql_{name}_client", BENCH / "clients" / f"{name}.py")
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-    finally:
-        sys.path.remove(str(BENCH / "clients"))
-    return mod
 
 
 def run(key, n, rate, p50=100.0, p95=200.0, cores=0.9, share=0.6, rnd=1, **extra):
@@ -127,7 +114,7 @@ def test_table_lists_system_calls_per_request():
 
 
 def test_cql_framing_of_the_python_models():
-    m = _load("cql_models")
+    m = cql_models
     startup = m.startup_frame()
     assert startup[:5] == bytes([0x04, 0, 0, 0, m.OP_STARTUP])
     assert struct.unpack(">i", startup[5:9])[0] == len(startup) - 9 and b"CQL_VERSION" in startup
@@ -146,7 +133,7 @@ def test_cql_framing_of_the_python_models():
 
 
 def test_drivers_client_options_and_result_line():
-    d = _load("cql_drivers")
+    d = cql_drivers
     a = d.parse_args(
         [
             "--client",
@@ -183,7 +170,7 @@ def test_drivers_client_options_and_result_line():
 
 
 def test_report_has_the_cql_section_and_plot(tmp_path):
-    import report
+    from benchmarks import report
 
     meta = {"connections": [10, 10_000], "seconds": 10, "warmup": 1, "repeat": 1, "pin_client": "0", "pin_server": "1"}
     scen = {"connections_cql": {"heading": "CQL.", "meta": meta, "results": CANNED}}
@@ -252,7 +239,7 @@ def test_bench_runs_the_cql_table_after_the_ping_pong(monkeypatch, tmp_path):
 
 
 def test_the_rows_models_bind_a_key_per_request_and_decode_the_row():
-    m = _load("cql_models")
+    m = cql_models
     sid = bytes(range(16))
     fixed = m.Requests(sid, bind=False)
     assert fixed.next() == fixed.next() == m.execute_frame(sid)
@@ -317,7 +304,7 @@ def test_server_cassandra_without_a_node_says_so_and_exits_2(capsys):
 
 
 def test_drivers_client_count_query_setup_and_pool_wait(monkeypatch):
-    d = _load("cql_drivers")
+    d = cql_drivers
     base = ["--client", "turbocql", "--model", "futures", "--connect", "127.0.0.1:9042"]
     a = d.parse_args([*base, "--connections", "2", "--seconds", "1"])
     assert a.count_query == "SELECT connections FROM responder.stats" and not a.setup
@@ -351,7 +338,7 @@ def test_drivers_client_count_query_setup_and_pool_wait(monkeypatch):
 
 
 def test_python_models_skip_what_the_header_flags_put_before_the_body():
-    m = _load("cql_models")
+    m = cql_models
     cells = struct.pack(">ii", 4, 1) + struct.pack(">i", 16) + b"0123456789abcdef"
     rows = struct.pack(">iiii", 2, 0x0004, 2, 1) + cells
     plain = struct.pack(">BBhBi", 0x84, 0, 1, m.OP_RESULT, len(rows)) + rows
@@ -438,7 +425,7 @@ def test_the_real_node_table_has_its_title_no_targets_and_the_node_cpu():
 
 
 def test_report_renders_a_cassandra_run_json_as_its_own_table_and_plot(tmp_path):
-    import report
+    from benchmarks import report
 
     data = report.as_report_data({"meta": NODE_META, "results": NODE_RUNS})
     assert list(data["scenarios"]) == ["connections_cql_cassandra"]

@@ -5,20 +5,16 @@ the report's section and plot, and the scenario's wiring into `turbocql bench`."
 import argparse
 import asyncio
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
+from benchmarks import common, peers, run_ingest
+from benchmarks import runner as bench
+from benchmarks.clients import ingest
+from benchmarks.runner import discover
+
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-sys.path.insert(0, str(BENCH))
-sys.path.insert(0, str(BENCH / "clients"))
-import common  # noqa: E402
-import ingest  # noqa: E402
-import peers  # noqa: E402
-import run_ingest  # noqa: E402
-from benchmarks import runner as bench  # noqa: E402
-from benchmarks.runner import discover  # noqa: E402
 
 # ------------------------------------------------------------------------------------ data
 
@@ -307,7 +303,7 @@ def test_listen_inodes_matches_the_address_not_only_the_port():
 
 
 def test_report_has_the_ingest_section_and_plot(tmp_path):
-    import report
+    from benchmarks import report
 
     scen = {"ingest": {"heading": "Ingestion.", "meta": {"pools": [15, 150], "records": 1000}, "results": CANNED}}
     md = report.build_markdown({"meta": {}, "machine": {}, "server": {}, "scenarios": scen})

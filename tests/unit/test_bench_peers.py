@@ -9,12 +9,10 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-sys.path.insert(0, str(BENCH))
+from benchmarks import peers, run_patterns, run_sync
 
-import peers  # noqa: E402
-import run_patterns  # noqa: E402
-import run_sync  # noqa: E402
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+
 
 REQ = ("cassandra-driver==3.30.1", "numpy")
 
@@ -277,10 +275,9 @@ def test_the_classic_driver_state_is_recorded_for_its_interpreter_and_by_each_cl
     assert set(state) == {"reactor", "cython_extensions", "cython_row_parser"}
     assert state["reactor"].startswith("cassandra.io.") and state["reactor"].endswith("Connection")
     assert isinstance(state["cython_extensions"], bool) and isinstance(state["cython_row_parser"], bool)
-    sys.path.insert(0, str(BENCH / "clients"))
     from cassandra.io.asyncioreactor import AsyncioConnection
 
-    from sync_threads import classic_driver_state
+    from benchmarks.clients.sync_threads import classic_driver_state
 
     assert classic_driver_state("cassandra") == state
     chosen = classic_driver_state("cassandra", AsyncioConnection)

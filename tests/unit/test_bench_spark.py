@@ -3,17 +3,14 @@ sampler, its figures and report table, and the two clients' shared column expres
 
 import argparse
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
+from benchmarks import proctree, run_spark
+from benchmarks.clients import spark_turbocql
+
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-sys.path.insert(0, str(BENCH))
-sys.path.insert(0, str(BENCH / "clients"))
-import proctree  # noqa: E402
-import run_spark  # noqa: E402
-import spark_turbocql  # noqa: E402
 
 
 def _stat(pid, comm, ppid, utime, stime, cutime=0, cstime=0):

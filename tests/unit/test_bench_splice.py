@@ -4,17 +4,15 @@ only when asked (--tune-sysctls) and say which settings and pool fill time a run
 classic driver's rows say that its N connections go to N hosts."""
 
 import argparse
-import sys
 from pathlib import Path
 
 import pytest
 
+from benchmarks import run_connections as rc
+from benchmarks import run_cql_connections as rcc
+from benchmarks import run_ingest, splice
+
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-sys.path.insert(0, str(BENCH))
-import run_connections as rc  # noqa: E402
-import run_cql_connections as rcc  # noqa: E402
-import run_ingest  # noqa: E402
-import splice  # noqa: E402
 
 
 def _run(client, model, n, rate, **extra):

@@ -8,16 +8,13 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-sys.path.insert(0, str(BENCH))
-sys.path.insert(0, str(BENCH / "clients"))
+from benchmarks import report, run_tls
+from benchmarks import runner as bench
+from benchmarks.clients import patterns as patterns_client
+from benchmarks.runner import discover, server
+from turbocql_localdb import TLSFiles
 
-import patterns as patterns_client  # noqa: E402
-import report  # noqa: E402
-import run_tls  # noqa: E402
-from benchmarks import runner as bench  # noqa: E402
-from benchmarks.runner import discover, server  # noqa: E402
-from turbocql_localdb import TLSFiles  # noqa: E402
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def _run(label, spec, wl, transport, cpu, ops, **extra):

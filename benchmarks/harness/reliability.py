@@ -1,10 +1,12 @@
 """The figures of the reliability matrix (issue "Faults, overload and bad input").
 
-Each fault test asserts on what it exercises and, through ``record``, also hands its
-figures to the reliability report: ``benchmarks/reliability.py`` runs the fault tests with
-``TURBOCQL_RELIABILITY_OUT`` naming a JSON-lines file and renders what they recorded as
-``benchmarks/results/reliability-<date>.md``. Without that variable ``record`` does nothing,
-so the figures never change what a test run does.
+Each fault test (``tests/integration``) asserts on what it exercises and, through
+``record``, also hands its figures to the reliability report, as the network and soak runs
+(``benchmarks/run_network.py``, ``run_soak.py``) do for rows 13 and 14:
+``benchmarks/reliability.py`` runs them with ``TURBOCQL_RELIABILITY_OUT`` naming a
+JSON-lines file and renders what they recorded as ``benchmarks/results/reliability-<date>.md``.
+Without that variable ``record`` does nothing, so the figures never change what a test run
+does.
 
 One record per scenario, with these keys (all but ``row`` and ``scenario`` optional):
 
