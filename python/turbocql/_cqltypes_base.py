@@ -1,6 +1,7 @@
 """The base of the CQL type classes (re-exported by ``turbocql.cqltypes``): the
 metaclass that registers each class by its Cassandra and CQL names, :class:`CassandraType`,
-the empty value, the types of names no class knows, and the constants of type names.
+the empty value, the types of names no class knows, the constants of type names, and
+``_encode`` / ``_decode``, the engine's codec the classes convert values with.
 """
 
 from __future__ import annotations
@@ -16,6 +17,41 @@ cql_timestamp_formats = ("%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M"
 
 _casstypes: dict[str, type] = {}
 _cqltypes: dict[str, type] = {}
+
+_engine_encode = _engine.encode
+_engine_decode = _engine.decode
+_engine_ready = False
+
+
+def _encode(cql_type, value):
+    """The engine's bytes of ``value`` as a value of the engine's type ``cql_type``."""
+    if not _engine_ready:
+        _start_engine()
+    return _engine_encode(cql_type, value)
+
+
+def _decode(cql_type, data):
+    """The engine's Python value of the bytes ``data`` of the engine's type ``cql_type``."""
+    if not _engine_ready:
+        _start_engine()
+    if data.__class__ is not bytes:
+        data = bytes(data)  # a bytearray or memoryview (the classic codecs read any buffer)
+    return _engine_decode(cql_type, data)
+
+
+def _start_engine():
+    """Makes sure the engine has its Python classes (UUID, Decimal, Date, ...) before it
+    converts: ``turbocql.cluster`` hands them over at the end of its import."""
+    global _engine_ready
+    # cluster imports cqltypes on its way to handing the engine its classes; a codec used
+    # before that (cqltypes alone, the classic unit tests) imports it then, once.
+    import turbocql.cluster  # noqa: F401 - import-cycle: cluster bootstraps the engine
+
+    try:
+        _engine_decode("uuid", bytes(16))
+    except RuntimeError:  # still under turbocql.cluster's import: the engine says why if it must
+        return
+    _engine_ready = True
 
 
 def trim_if_startswith(s, prefix):
@@ -33,6 +69,13 @@ class CassandraTypeType(type):
         # statement belongs to the public module, as the classes of the statements do.
         dct.setdefault("__module__", "turbocql.cqltypes")
         cls = type.__new__(metacls, name, bases, dct)
+        if "subtypes" in dct or "subtype" in dct:
+            cls._derive_engine_type()
+        # A class with its own serialize or deserialize (a classic subclass) is converted by
+        # them, wherever it is: parameterized types holding it convert in Python, not as the
+        # engine's type its base names.
+        if ("serialize" in dct or "deserialize" in dct) and "_engine_type" not in dct:
+            cls._engine_type = None
         if not name.startswith("_"):
             _casstypes[name] = cls
             if not cls.typename.startswith(apache_cassandra_type_prefix):
@@ -82,6 +125,21 @@ class CassandraType(metaclass=CassandraTypeType):
     num_subtypes: ClassVar[Any] = 0
     empty_binary_ok = False
     support_empty_values = False
+    # The type as the engine's codec names it (``_engine.encode``), None for a type it does
+    # not convert (custom, DSE, legacy marshal types): see _cqltypes_scalar, _cqltypes_params.
+    _engine_type: ClassVar[str | None] = None
+    # Whether values need ``_to_engine`` before the engine converts them as classic code
+    # means them (an int ``date`` is the raw value, ...), and decoded ones ``_from_engine``
+    # to be what the classic driver gives (a map's OrderedMapSerializedKey, a UDT's class).
+    _walks_values: ClassVar[bool] = False
+    _walks_decoded: ClassVar[bool] = False
+    # The lowest protocol version whose layout of the type's values is the engine's (v1 and
+    # v2 give collections 16-bit sizes).
+    _engine_min_protocol: ClassVar[int] = 0
+    # Bytes that, inside a value of a type holding this one, may be an element the engine
+    # reads otherwise than the classic driver (an empty varint as 0): such values are read
+    # in Python.
+    _engine_misreads: ClassVar[tuple[bytes, ...]] = ()
 
     def __init__(self, val):
         self.val = self.validate(val)
@@ -115,6 +173,21 @@ class CassandraType(metaclass=CassandraTypeType):
     @staticmethod
     def serialize(val, protocol_version):
         return val
+
+    @classmethod
+    def _to_engine(cls, val):
+        """``val`` as the engine takes it for this type (with ``_walks_values``)."""
+        return val
+
+    @classmethod
+    def _from_engine(cls, val, protocol_version):
+        """The engine's decoded ``val`` as the classic driver gives it (with ``_walks_decoded``)."""
+        return val
+
+    @classmethod
+    def _derive_engine_type(cls):
+        """Sets the engine's type of a class made with parameters (``subtypes``, a vector's
+        ``subtype``) from theirs; see _cqltypes_params."""
 
     @classmethod
     def serial_size(cls):

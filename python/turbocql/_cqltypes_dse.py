@@ -1,6 +1,9 @@
 """The DSE types (re-exported by ``turbocql.cqltypes``): the geometric ``PointType``,
 ``LineStringType`` and ``PolygonType`` (well-known binary), and ``DateRangeType`` with its
 :class:`BoundKind`.
+
+Engine gap: the engine has no codec for DSE's custom types, so these convert their values
+here (they have no ``_engine_type``, and collections of them are framed in Python).
 """
 
 from __future__ import annotations

@@ -6,10 +6,12 @@ marshal class name. Parameterized types are made with :meth:`CassandraType.apply
 with :func:`lookup_casstype` (``lookup_casstype('MapType(UTF8Type, Int32Type)')``); they
 know their ``subtypes`` and spell themselves with :meth:`CassandraType.cql_parameterized_type`
 (``map<text, int>``). ``serialize(value, protocol_version)`` / ``deserialize(bytes,
-protocol_version)`` convert values as the protocol lays them out.
+protocol_version)`` convert values as the protocol lays them out, through the engine's codec
+(``_engine.encode`` / ``_engine.decode``, the one that binds and reads every value): each
+class knows the engine's name of its type, and keeps the classic driver's reading of the
+values it is given and its errors.
 
-The engine does its own encoding and decoding (in Rust); these classes are for classic code
-that names, parses, compares or converts types itself.
+These classes are for classic code that names, parses, compares or converts types itself.
 
 The classic module's names, gathered from the modules that hold them by concern: the base
 class and registry in ``_cqltypes_base``, the single-value types in ``_cqltypes_scalar``,
@@ -87,11 +89,7 @@ from turbocql._cqltypes_params import (  # noqa: F401
     TupleType,
     UserType,
     VectorType,
-    _length_codec,
-    _pack_element,
-    _pack_item,
     _ParameterizedType,
-    _read_items,
     _SimpleParameterizedType,
 )
 from turbocql._cqltypes_scalar import (  # noqa: F401
