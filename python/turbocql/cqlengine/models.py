@@ -192,7 +192,9 @@ class BaseModel:
 
     @classmethod
     def _routing_key_from_values(cls, pk_values, protocol_version):
-        """The serialized partition key values (a statement's ``routing_key`` takes them)."""
+        """The serialized partition key values (a statement's ``routing_key`` takes them):
+        each the engine's bytes of the column's value, through its type's class (as the
+        classic cqlengine's)."""
         if not cls.__compute_routing_key__:
             return None
         out = []
