@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmarks import run_connections, run_cql_connections
+from benchmarks.connections_figures import aggregate
 from benchmarks.plotting import plain_log, pyplot
 
 
@@ -81,7 +82,7 @@ CONNECTION_LINES = {"streams": "-", "protocol": "--", "sock": ":"}
 def plot_connections(scen: dict, path: Path) -> bool:
     """Two panels against the connection count (log x): mean msgs/s (bars: the runs' min-max)
     and the median p95 round trip (ms, log y); one line per (client, model)."""
-    agg = [a for a in run_connections.aggregate(scen.get("connections", {}).get("results", [])) if "msgs_per_s" in a]
+    agg = [a for a in aggregate(scen.get("connections", {}).get("results", [])) if "msgs_per_s" in a]
     rows = run_connections.ROWS + tuple(sorted({(a["client"], a["model"]) for a in agg} - set(run_connections.ROWS)))
 
     def style(client: str, model: str) -> dict:
@@ -119,7 +120,7 @@ def plot_cql_connections(scen: dict, path: Path, key: str = "connections_cql") -
     """The CQL table's plot: msgs/s and p95 (the mean, N / rate, where a client gives no
     percentiles) against the connection count, one line per (client, model); ``key`` the
     scenario (``connections_cql_cassandra``: the real node's run)."""
-    agg = [a for a in run_connections.aggregate(scen.get(key, {}).get("results", [])) if "msgs_per_s" in a]
+    agg = [a for a in aggregate(scen.get(key, {}).get("results", [])) if "msgs_per_s" in a]
     for a in agg:
         if a.get("p95_us") is None and a["msgs_per_s"]:
             a["p95_us"] = a["connections"] / a["msgs_per_s"] * 1e6

@@ -26,8 +26,9 @@ flight (a prepared ``SELECT k, v FROM bench.kv WHERE k = ?``, one row back):
 
 Counts, seconds, warm-up, repeats, pinning and the system-call sample (``strace -c -f`` or
 ``perf stat``, a timed and a 0-second run, the difference per request) as in
-``run_connections.py``, whose helpers this module uses. Prints the table (:func:`markdown`),
-``--out`` writes the JSON. Method and deviations: ``benchmarks/README.md``.
+``run_connections.py``, through the helpers both share (``connections_figures``,
+``connections_table``, ``connections_host``, ``connections_options``). Prints the table
+(:func:`markdown`), ``--out`` writes the JSON. Method and deviations: ``benchmarks/README.md``.
 
 ``--server cassandra`` asks the same of a real node (issue 17 §2: "also the real Cassandra
 node for the counts it can hold"; ``--host``/``--port``, default 127.0.0.1:9042, the node
@@ -63,13 +64,17 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))  # run as a script: the checkout's root, for the benchmarks package
 from benchmarks import peers  # noqa: E402
-from benchmarks import run_connections as rc  # noqa: E402
 from benchmarks.common import find_server_pid, fmt_num, run_client, run_meta, write_json  # noqa: E402
+from benchmarks.connections_figures import parse_names, source_addresses  # noqa: E402
+from benchmarks.connections_host import Server, has_module, run_sysctls, syscall_sample  # noqa: E402
+from benchmarks.connections_options import add_run_arguments, run_settings, settings_meta  # noqa: E402
+from benchmarks.connections_table import composition, fmt_ms, kernel_note, table_lines, window_bits  # noqa: E402
 from benchmarks.cql_node import CpuSampler, node_reachable, open_sockets, pinned_node, settle  # noqa: E402
 
 DRIVERS, MODELS_PY = HERE / "clients" / "cql_drivers.py", HERE / "clients" / "cql_models.py"
-RESPONDER_BIN = rc.BIN_DIR / "cql-responder"
-RUST_BIN = rc.BIN_DIR / "cql-connections"
+BIN_DIR = ROOT / "target" / "release"
+RESPONDER_BIN = BIN_DIR / "cql-responder"
+RUST_BIN = BIN_DIR / "cql-connections"
 # --models key -> (client, model) of the table, in table order.
 MODELS = {
     "turbocql-concurrent": ("turbocql", "execute_concurrent"),
@@ -111,7 +116,7 @@ CLIENT_NAMES = {
 
 
 def parse_models(text: str) -> list[str]:
-    return rc.parse_names(text, MODELS)
+    return parse_names(text, MODELS)
 
 
 def client_command(
@@ -130,7 +135,7 @@ def client_command(
     common = ["--connect", f"{host}:{port}", "--connections", str(n), "--seconds", f"{seconds:g}"]
     common += ["--warmup", f"{warmup:g}"]
     if client == "python-cql":
-        return [str(python), str(MODELS_PY), "--model", model, *common, "--addresses", ",".join(rc.source_addresses(n))]
+        return [str(python), str(MODELS_PY), "--model", model, *common, "--addresses", ",".join(source_addresses(n))]
     common += ["--count-query", COUNT_QUERIES[server]]
     if client == "rust":
         return [str(RUST_BIN), *common]
@@ -205,8 +210,8 @@ def targets(agg: dict, n: int) -> list[str]:
         if with_p95:
             k, a = min(with_p95, key=lambda x: x[1]["p95_us"])
             out.append(
-                f"p95: {k} {rc.fmt_ms(a['p95_us'])} ms = {a['p95_us'] / rust['p95_us']:.2f}× the Rust crate's "
-                f"({rc.fmt_ms(rust['p95_us'])} ms); target ≤ 1.5×"
+                f"p95: {k} {fmt_ms(a['p95_us'])} ms = {a['p95_us'] / rust['p95_us']:.2f}× the Rust crate's "
+                f"({fmt_ms(rust['p95_us'])} ms); target ≤ 1.5×"
             )
     return out
 
@@ -215,9 +220,9 @@ def _latency_and_cpu(a: dict, n: int) -> list[str]:
     """p50/p95 (the mean, N / rate by Little's law, where the client gives no percentiles:
     execute_concurrent) and CPU µs per request (user %)."""
     if a.get("p95_us") is not None:
-        lat = f"{rc.fmt_ms(a.get('p50_us'))}/{rc.fmt_ms(a['p95_us'])}"
+        lat = f"{fmt_ms(a.get('p50_us'))}/{fmt_ms(a['p95_us'])}"
     else:
-        lat = f"mean {rc.fmt_ms(n / a['msgs_per_s'] * 1e6)}"
+        lat = f"mean {fmt_ms(n / a['msgs_per_s'] * 1e6)}"
     cpu, share = cpu_us(a), a.get("user_share")
     return [lat, ("?" if cpu is None else f"{cpu:.1f}") + ("" if share is None else f" ({100 * share:.0f})")]
 
@@ -255,7 +260,7 @@ def fill_notes(results: list[dict], counts: list[int], kernel: dict | None) -> l
         hosts = " (one connection per host)" if client == "classic" else ""
         cells.append(f"{CLIENT_NAMES.get(client, client)} {model}{hosts} {statistics.median(by_n[n]):.1f} s at {n:,}")
     out = ["", "Pool fill (until the server counted every connection, median): " + "; ".join(cells) + "."]
-    return out + rc.kernel_note(kernel)
+    return out + kernel_note(kernel)
 
 
 def markdown(
@@ -280,7 +285,7 @@ def markdown(
     else:
         against = "the Rust CQL responder"
     bits = [f"one prepared one-row SELECT in flight per connection, against {against}"]
-    bits += rc.window_bits(seconds, warmup, repeat)
+    bits += window_bits(seconds, warmup, repeat)
     if pins[0] is not None:
         bits.append(f"clients on CPU {pins[0]}")
     if pins[1] is not None:
@@ -305,7 +310,7 @@ def markdown(
         if cassandra
         else "classic driver (1 connection to each of N hosts)"
     )
-    lines, after, agg = rc.table_lines(
+    lines, after, agg = table_lines(
         results, counts, ROWS, names, "CPU µs/req (user %)", "req", _latency_and_cpu, lambda c, m: f"{c} {m}"
     )
     out = [f"{title}: " + "; ".join(bits) + ". FF: the client could not open or hold the connections. " + classic, ""]
@@ -364,8 +369,8 @@ def ensure_bins(build: bool, responder: bool = True) -> str | None:
 def _line(r: dict) -> str:
     if "unavailable" in r or "failed" in r:
         return f"{'n/a' if 'unavailable' in r else 'FF'}: {r.get('unavailable') or r.get('failed')}"
-    text = f"{fmt_num(r.get('msgs_per_s'))} req/s, p50 {rc.fmt_ms(r.get('p50_us'))} ms"
-    text += f", p95 {rc.fmt_ms(r.get('p95_us'))} ms"
+    text = f"{fmt_num(r.get('msgs_per_s'))} req/s, p50 {fmt_ms(r.get('p50_us'))} ms"
+    text += f", p95 {fmt_ms(r.get('p95_us'))} ms"
     if r.get("cpu_us_per_request") is not None:
         text += f", {r['cpu_us_per_request']:.1f} µs CPU/req"
     if r.get("errors"):
@@ -376,7 +381,7 @@ def _line(r: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     server_s = "the server (the responder, or the node's JVM)"
-    rc.add_run_arguments(ap, MODELS, server_s, "the Rust binaries", OUT_STEMS["responder"])
+    add_run_arguments(ap, MODELS, server_s, "the Rust binaries", OUT_STEMS["responder"])
     ap.add_argument(
         "--server",
         choices=SERVERS,
@@ -387,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--host", default=DEFAULT_NODE[0], help=f"--server cassandra: the node (default {DEFAULT_NODE[0]})")
     ap.add_argument("--port", type=int, default=DEFAULT_NODE[1], help=f"its CQL port (default {DEFAULT_NODE[1]})")
     a = ap.parse_args(argv)
-    counts, models, seconds, repeat, (pin_client, pin_server) = rc.run_settings(ap, a, parse_models)
+    counts, models, seconds, repeat, (pin_client, pin_server) = run_settings(ap, a, parse_models)
     log = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
     load_start = os.getloadavg()[0]
     cassandra = a.server == "cassandra"
@@ -429,16 +434,16 @@ def main(argv: list[str] | None = None) -> int:
     if any(m.startswith("classic") for m in models):
         if a.classic_python:
             classic_python = a.classic_python
-        elif not rc.has_module(python, "cassandra.cluster"):
+        elif not has_module(python, "cassandra.cluster"):
             c = peers.from_args(a, ["classic"])["classic"]
             classic_python = c.python if c.available else None
             if classic_python is None:
                 unavailable["classic"] = c.reason or "the classic driver is not installed"
         interpreters["classic"] = {"python": classic_python}
-    if any(m.startswith("turbocql") for m in models) and not rc.has_module(python, "turbocql"):
+    if any(m.startswith("turbocql") for m in models) and not has_module(python, "turbocql"):
         unavailable["turbocql"] = f"turbocql does not import in {python}"
     for m in ("uvloop-protocol", "uvloop-protocol-rows"):
-        if m in models and not rc.has_module(python, "uvloop"):
+        if m in models and not has_module(python, "uvloop"):
             unavailable[m] = f"uvloop is not installed in {python}"
 
     def python_of(key: str) -> str | None:
@@ -448,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
         return unavailable.get(key) or unavailable.get(key.split("-")[0]) or server_unavailable(key, n, a.server)
 
     results: list[dict] = []
-    server: rc.Server | None = None
+    server: Server | None = None
 
     def target(key: str, n: int) -> tuple[str, int]:
         """Where the client connects: the node, once it has closed the previous client's
@@ -461,7 +466,7 @@ def main(argv: list[str] | None = None) -> int:
             return a.host, a.port
         if server is not None:
             server.stop()
-        server = rc.Server(RESPONDER_BIN, pin_server, a.server_threads, ("--nodes", str(responder_nodes(key, n))))
+        server = Server(RESPONDER_BIN, pin_server, a.server_threads, ("--nodes", str(responder_nodes(key, n))))
         server.start(timeout=60 + n / 100)
         return "127.0.0.1", server.port
 
@@ -470,7 +475,7 @@ def main(argv: list[str] | None = None) -> int:
         return client_command(key, python_of(key), port, n, secs, warmup, host, a.server)
 
     with contextlib.ExitStack() as stack:
-        sysctls_set = stack.enter_context(rc.run_sysctls(a.port_range, a.tw_buckets))
+        sysctls_set = stack.enter_context(run_sysctls(a.port_range, a.tw_buckets))
         if cassandra:
             node["pinning"] = stack.enter_context(pinned_node(node["pid"], pin_server))
         try:
@@ -521,16 +526,12 @@ def main(argv: list[str] | None = None) -> int:
                         results.append({**base, "unavailable": reason(key, n)})
                         continue
                     cmd_of = lambda secs, key=key: command(key, n, secs, 0.0)  # noqa: E731
-                    s = rc.syscall_sample(cmd_of, n, a.strace_seconds, pin_client, a.syscall_tool)
+                    s = syscall_sample(cmd_of, n, a.strace_seconds, pin_client, a.syscall_tool)
                     results.append({**base, "seconds": a.strace_seconds, **s})
                     per = s.get("per_message")
                     log(
                         f"{a.syscall_tool}, {n:,} connections: {client} {model}: "
-                        + (
-                            f"{per['total']} calls/req = {rc.composition(per)}"
-                            if per
-                            else s.get("failed", "no requests")
-                        )
+                        + (f"{per['total']} calls/req = {composition(per)}" if per else s.get("failed", "no requests"))
                     )
         finally:
             if server is not None:
@@ -544,7 +545,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{', '.join(f'{n:,}' for n in counts)} connections, {seconds:g} s per run after {a.warmup:g} s of warm-up, "
         f"{repeat} run(s) each, clients on CPU {pin_client}, {against} on CPU {pin_server}; loopback.",
         scenario=SCENARIOS[a.server],
-        **rc.settings_meta(a, counts, seconds, repeat, models, (pin_client, pin_server), sysctls_set),
+        **settings_meta(a, counts, seconds, repeat, models, (pin_client, pin_server), sysctls_set),
         server=node if cassandra else {"kind": "responder", "binary": str(RESPONDER_BIN), "threads": a.server_threads},
         count_query=COUNT_QUERIES[a.server],
         client_binary=str(RUST_BIN),

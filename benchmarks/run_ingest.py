@@ -54,7 +54,7 @@ from benchmarks.common import (  # noqa: E402
     run_meta,
     write_json,
 )
-from benchmarks.run_connections import SPLICED_MARK, SPLICED_NOTE  # noqa: E402
+from benchmarks.connections_table import SPLICED_MARK, SPLICED_NOTE  # noqa: E402
 
 CLIENT = HERE / "clients" / "ingest.py"
 # (driver, model) in table order, and the peer whose interpreter runs it.

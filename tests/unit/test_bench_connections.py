@@ -16,6 +16,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from benchmarks import connections_host as host
 from benchmarks import run_connections as rc
 from benchmarks import runner as bench
 from benchmarks.clients import pingpong
@@ -389,18 +390,18 @@ def test_run_sysctls_widen_the_port_range_and_cap_time_wait_never_the_other_way(
 
 
 def test_run_sysctls_put_the_old_values_back(monkeypatch, tmp_path):
-    files = {rc.PORT_RANGE_SYSCTL: tmp_path / "range", rc.TW_BUCKETS_SYSCTL: tmp_path / "tw"}
-    files[rc.PORT_RANGE_SYSCTL].write_text("32768\t60999\n")
-    files[rc.TW_BUCKETS_SYSCTL].write_text("131072\n")
-    monkeypatch.setattr(rc, "_sysctl_path", files.__getitem__)
+    files = {host.PORT_RANGE_SYSCTL: tmp_path / "range", host.TW_BUCKETS_SYSCTL: tmp_path / "tw"}
+    files[host.PORT_RANGE_SYSCTL].write_text("32768\t60999\n")
+    files[host.TW_BUCKETS_SYSCTL].write_text("131072\n")
+    monkeypatch.setattr(host, "_sysctl_path", files.__getitem__)
     with pytest.raises(RuntimeError):
-        with rc.run_sysctls((10240, 65535), 1024) as done:
-            assert rc._sysctl(rc.PORT_RANGE_SYSCTL) == "10240 65535"
-            assert rc._sysctl(rc.TW_BUCKETS_SYSCTL) == "1024"
-            assert done[rc.TW_BUCKETS_SYSCTL] == {"before": "131072", "during": "1024"}
+        with host.run_sysctls((10240, 65535), 1024) as done:
+            assert host._sysctl(host.PORT_RANGE_SYSCTL) == "10240 65535"
+            assert host._sysctl(host.TW_BUCKETS_SYSCTL) == "1024"
+            assert done[host.TW_BUCKETS_SYSCTL] == {"before": "131072", "during": "1024"}
             raise RuntimeError("a run failed")
-    assert rc._sysctl(rc.PORT_RANGE_SYSCTL) == "32768 60999"
-    assert rc._sysctl(rc.TW_BUCKETS_SYSCTL) == "131072"
+    assert host._sysctl(host.PORT_RANGE_SYSCTL) == "32768 60999"
+    assert host._sysctl(host.TW_BUCKETS_SYSCTL) == "131072"
     # Not writable (not root, a read-only /proc/sys): kept, and the meta says why.
 
     class ReadOnly:
@@ -410,10 +411,10 @@ def test_run_sysctls_put_the_old_values_back(monkeypatch, tmp_path):
         def write_text(self, text):
             raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(rc, "_sysctl_path", lambda name: ReadOnly())
-    with rc.run_sysctls(None, 1024) as done:
+    monkeypatch.setattr(host, "_sysctl_path", lambda name: ReadOnly())
+    with host.run_sysctls(None, 1024) as done:
         assert done == {
-            rc.TW_BUCKETS_SYSCTL: {
+            host.TW_BUCKETS_SYSCTL: {
                 "before": "131072",
                 "during": "131072",
                 "reason": "not set to 1024: Permission denied",
