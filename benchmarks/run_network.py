@@ -55,6 +55,10 @@ Run (the cluster must be running, every node UP; about 4 minutes with the defaul
 Writes benchmarks/results/network-<date>.json and .md (``--out PATH``: the JSON's path, the
 Markdown beside it) and, when ``$TURBOCQL_RELIABILITY_OUT`` names a file, one record per scenario
 per driver in the reliability report's format (row "13").
+
+This module is the runner (the proxies, the keyspace, one client process per run, ``main``);
+the client is ``network_client`` (run as ``run_network.py --client DRIVER``), the scenarios
+and their injection ``network_faults``, the report and the records ``network_report``.
 """
 
 from __future__ import annotations
@@ -67,285 +71,42 @@ import logging
 import os
 import platform
 import queue
-import random
-import resource
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from array import array
-from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))  # run as a script: the checkout's root, for the benchmarks package
+from benchmarks.network_client import (  # noqa: E402, F401 - Load ... tcp_peers: names of run_network, moved
+    DRAIN_MARGIN_S,
+    FIRST_ADDRESS,
+    TABLE,
+    Load,
+    client_main,
+    latency_summary,
+    percentile,
+    process_cpu_s,
+    rss_mb,
+    tcp_peers,
+)
+from benchmarks.network_faults import (  # noqa: E402, F401 - LATENCY, STREAMS, STREAM_NAMES: idem
+    LATENCY,
+    SCENARIOS,
+    STREAM_NAMES,
+    STREAMS,
+    Stalls,
+    apply_toxics,
+    scenario_text,
+)
+from benchmarks.network_report import fmt, markdown, median_runs, reliability_records, unproxied  # noqa: E402, F401
 
-FIRST_ADDRESS = "127.0.0.11"
 DRIVERS = ("turbocql", "classic")
-SCENARIOS = ("baseline", "latency-20ms", "latency-50ms", "stalls")
-LATENCY = {"latency-20ms": (20, 10), "latency-50ms": (50, 40)}  # ms, jitter ms (each direction)
 PROXY_PREFIX = "turbocql_network"
 LOCAL_DC = "dc1"  # the contact point's, hence the clients' local DC
-STREAMS = ("upstream", "downstream")
-STREAM_NAMES = {"upstream": "requests", "downstream": "responses"}
-TABLE = "t"
-DRAIN_MARGIN_S = 10.0  # beyond the request timeout, the bound on waiting for every request
-
-
-# ---------------------------------------------------------------------------------------------
-# Figures (shared by the client and the report)
-
-
-def percentile(sorted_values: list[float], p: float) -> float | None:
-    """Nearest-rank percentile of an ascending list (None if empty)."""
-    if not sorted_values:
-        return None
-    idx = round(p / 100 * (len(sorted_values) - 1))
-    return sorted_values[min(idx, len(sorted_values) - 1)]
-
-
-def latency_summary(latencies_s: list[float]) -> dict:
-    """p50 / p95 / p99 / max in ms of a list of latencies in seconds."""
-    v = sorted(latencies_s)
-    out = {}
-    for name, p in (("p50", 50), ("p95", 95), ("p99", 99), ("max", 100)):
-        x = percentile(v, p)
-        out[name] = None if x is None else round(x * 1000, 2)
-    return out
-
-
-def tcp_peers() -> dict[str, int]:
-    """This process's established TCP connections (IPv4), counted by remote ``ip:port``: the
-    inodes of its socket descriptors looked up in /proc/net/tcp."""
-    inodes = set()
-    for fd in os.listdir("/proc/self/fd"):
-        with contextlib.suppress(OSError):
-            target = os.readlink(f"/proc/self/fd/{fd}")
-            if target.startswith("socket:["):
-                inodes.add(target[8:-1])
-    peers: Counter = Counter()
-    with open("/proc/net/tcp") as f:
-        next(f)
-        for line in f:
-            fields = line.split()
-            if len(fields) < 10 or fields[3] != "01" or fields[9] not in inodes:
-                continue
-            ip_hex, port_hex = fields[2].split(":")
-            ip = socket.inet_ntoa(int(ip_hex, 16).to_bytes(4, "little"))
-            peers[f"{ip}:{int(port_hex, 16)}"] += 1
-    return dict(sorted(peers.items()))
-
-
-def process_cpu_s() -> float:
-    """User + system CPU seconds of this process, all threads (``getrusage``: microsecond
-    resolution, where ``os.times`` counts 10 ms clock ticks)."""
-    ru = resource.getrusage(resource.RUSAGE_SELF)
-    return ru.ru_utime + ru.ru_stime
-
-
-def rss_mb() -> tuple[float, float]:
-    """(current RSS, peak RSS) of this process in MiB, from /proc/self/status."""
-    cur = peak = 0.0
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                cur = int(line.split()[1]) / 1024
-            elif line.startswith("VmHWM:"):
-                peak = int(line.split()[1]) / 1024
-    return round(cur, 1), round(peak, 1)
-
-
-# ---------------------------------------------------------------------------------------------
-# The client (one driver, one scenario, in its own process: ``--client DRIVER``)
-
-
-def _connect(driver: str, args):
-    """(cluster, session, driver version) through the proxy at FIRST_ADDRESS:proxy_port."""
-    timeout = args.request_timeout
-    if driver == "classic":
-        import warnings
-
-        warnings.simplefilter("ignore", DeprecationWarning)
-        import cassandra  # type: ignore[import-untyped]
-        from cassandra import ConsistencyLevel as CL
-        from cassandra.cluster import EXEC_PROFILE_DEFAULT as DEFAULT  # type: ignore[import-untyped]
-        from cassandra.cluster import Cluster as ClassicCluster
-        from cassandra.cluster import ExecutionProfile as Profile
-        from cassandra.connection import DefaultEndPoint, DefaultEndPointFactory  # type: ignore[import-untyped]
-
-        class ClusterPortEndPoints(DefaultEndPointFactory):
-            """Peers at their address and the cluster's port (the proxies'), not the
-            ``native_port`` of system.peers_v2."""
-
-            def create(self, row):
-                return DefaultEndPoint(super().create(row).address, self.port)
-
-        cluster = ClassicCluster(
-            [FIRST_ADDRESS],
-            port=args.proxy_port,
-            protocol_version=4,
-            compression=False,
-            endpoint_factory=ClusterPortEndPoints(args.proxy_port),
-            execution_profiles={DEFAULT: Profile(consistency_level=CL.LOCAL_QUORUM, request_timeout=timeout)},
-        )
-        version = cassandra.__version__
-    else:
-        import turbocql
-        from turbocql import ConsistencyLevel as TCL
-        from turbocql.cluster import EXEC_PROFILE_DEFAULT as TDEFAULT
-        from turbocql.cluster import Cluster as TurboCluster
-        from turbocql.cluster import ExecutionProfile as TProfile
-
-        cluster = TurboCluster(
-            [FIRST_ADDRESS],
-            port=args.proxy_port,
-            compression=False,
-            execution_profiles={TDEFAULT: TProfile(consistency_level=TCL.LOCAL_QUORUM, request_timeout=timeout)},
-        )
-        version = turbocql.__version__
-    return cluster, cluster.connect(args.keyspace), version
-
-
-class Load:
-    """One open-loop run: ``count`` requests, request ``i`` due at ``t0 + i / rate``; even ``i``
-    write a distinct key, odd ``i`` read one of the ``rows`` rows written before. Each
-    request's due time, issue lag and end time are kept in arrays (0.0: not resolved), its
-    error class name (if any) in a dict, filled by the drivers' callbacks."""
-
-    def __init__(self, session, insert, select, rate: float, count: int, prefix: str, rows: int, timeout: float):
-        self.session, self.insert, self.select = session, insert, select
-        self.rate, self.count, self.prefix, self.rows, self.timeout = rate, count, prefix, rows, timeout
-        self.due = array("d", bytes(8 * count))
-        self.end = array("d", bytes(8 * count))
-        self.errors: dict[int, str] = {}
-        self.lag_max = 0.0
-
-    def _ok(self, rows, i):
-        if i % 2 and not rows:
-            self.errors[i] = "EmptyRead"  # the row was written before the run
-        self.end[i] = time.monotonic()
-
-    def _err(self, exc, i):
-        self.errors[i] = type(exc).__name__
-        self.end[i] = time.monotonic()
-
-    def run(self) -> None:
-        """Issues every request on schedule (sleeping until each is due; late ones at once)."""
-        session, insert, select, timeout = self.session, self.insert, self.select, self.timeout
-        t0 = time.monotonic()
-        step = 1.0 / self.rate
-        for i in range(self.count):
-            due = t0 + i * step
-            now = time.monotonic()
-            if due > now:
-                time.sleep(due - now)
-            else:
-                self.lag_max = max(self.lag_max, now - due)
-            self.due[i] = due
-            try:
-                if i % 2 == 0:
-                    f = session.execute_async(insert, (f"{self.prefix}-{i}", i), timeout=timeout)
-                else:
-                    f = session.execute_async(select, (f"r{(i * 7919) % self.rows}",), timeout=timeout)
-            except Exception as e:  # noqa: BLE001 (a refusal at send is counted like any error)
-                self._err(e, i)
-                continue
-            f.add_callbacks(self._ok, self._err, callback_args=(i,), errback_args=(i,))
-
-    def wait(self, bound: float) -> int:
-        """Waits (at most ``bound`` s) until every request resolved; returns how many did not."""
-        deadline = time.monotonic() + bound
-        while True:
-            left = self.end.count(0.0)
-            if left == 0 or time.monotonic() >= deadline:
-                return left
-            time.sleep(0.01)
-
-    def figures(self) -> dict:
-        """Requests, successes, errors by class, unresolved, ops/s and latency (successes only)."""
-        ok_lat: dict[str, list[float]] = {"write": [], "read": []}
-        for i in range(self.count):
-            if self.end[i] and i not in self.errors:
-                ok_lat["read" if i % 2 else "write"].append(self.end[i] - self.due[i])
-        ends = [e for e in self.end if e]
-        succeeded = len(ok_lat["write"]) + len(ok_lat["read"])
-        span = (max(ends) - self.due[0]) if ends else 0.0
-        return {
-            "requests": self.count,
-            "succeeded": succeeded,
-            "failed": dict(Counter(self.errors.values())),
-            "hung": self.end.count(0.0),
-            "ops_per_s": round(succeeded / span, 1) if span > 0 else None,
-            "latency_ms": latency_summary(ok_lat["write"] + ok_lat["read"]),
-            "write_latency_ms": latency_summary(ok_lat["write"]),
-            "read_latency_ms": latency_summary(ok_lat["read"]),
-            "issue_lag_max_ms": round(self.lag_max * 1000, 2),
-        }
-
-
-def _say(tag: str, payload: dict) -> None:
-    print(f"{tag} {json.dumps(payload)}", flush=True)
-
-
-def _expect_stdin(word: str) -> None:
-    line = sys.stdin.readline().strip()
-    if line != word:
-        raise SystemExit(f"client: expected {word!r} from the runner, got {line!r}")
-
-
-def client_main(args) -> int:
-    """One driver's run of one scenario; the runner drives it through stdin/stdout (READY, GO,
-    RESULT, EXIT)."""
-    driver = args.client
-    cluster, session, version = _connect(driver, args)
-    try:
-        insert = session.prepare(f"INSERT INTO {TABLE} (k, v) VALUES (?, ?)")
-        select = session.prepare(f"SELECT v FROM {TABLE} WHERE k = ?")
-        prefix = f"{driver}-{args.scenario}-{os.getpid()}"
-        timeout = args.request_timeout
-        if args.warmup > 0:
-            n = max(2, int(args.rate * args.warmup))
-            warm = Load(session, insert, select, args.rate, n, prefix + "-warm", args.rows, timeout)
-            warm.run()
-            warm.wait(timeout + DRAIN_MARGIN_S)
-        _say("READY", {"connections": tcp_peers(), "version": version})
-        _expect_stdin("GO")
-
-        count = max(2, int(args.rate * args.duration))
-        load = Load(session, insert, select, args.rate, count, prefix, args.rows, timeout)
-        cpu0, t0 = process_cpu_s(), time.monotonic()
-        load.run()
-        hung = load.wait(timeout + DRAIN_MARGIN_S)
-        cpu1, t1 = process_cpu_s(), time.monotonic()
-        cpu_s = cpu1 - cpu0
-        result = load.figures()
-        cur, peak = rss_mb()
-        result.update(
-            driver=driver,
-            version=version,
-            scenario=args.scenario,
-            rate=args.rate,
-            duration_s=args.duration,
-            hung=hung,
-            wall_s=round(t1 - t0, 2),
-            cpu_s=round(cpu_s, 3),
-            cpu_us_per_request=round(cpu_s * 1e6 / count, 1),
-            rss_mb=cur,
-            peak_rss_mb=peak,
-            connections_after=tcp_peers(),
-        )
-        _say("RESULT", result)
-        _expect_stdin("EXIT")
-    finally:
-        cluster.shutdown()
-    return 0
-
-
-# ---------------------------------------------------------------------------------------------
-# The runner
 
 
 class ClientProcess:
@@ -399,99 +160,6 @@ class ClientProcess:
             rc = self.proc.wait()
         self.stderr.close()
         return rc
-
-
-class Stalls:
-    """The ``stalls`` scenario's injector: one stall at a time, an exponential gap between
-    them; each holds one direction of one node's proxy for a uniform length (a ``latency``
-    toxic of that length, added for that long). Keeps every stall's proxy, direction, planned
-    length and measured window."""
-
-    def __init__(self, proxies, gap_ms: float, stall_ms: tuple[int, int], seed: int):
-        self.proxies, self.gap_ms, self.stall_ms = proxies, gap_ms, stall_ms
-        self.rng = random.Random(seed)
-        self.stop = threading.Event()
-        self.done: list[dict] = []
-        self.errors: list[str] = []
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    def start(self) -> None:
-        self.thread.start()
-
-    def _run(self) -> None:
-        t0 = time.monotonic()
-        while not self.stop.wait(self.rng.expovariate(1000.0 / self.gap_ms)):
-            proxy = self.rng.choice(self.proxies)
-            stream = self.rng.choice(STREAMS)
-            length = self.rng.randint(*self.stall_ms)
-            a0 = time.monotonic()
-            try:
-                proxy.add_toxic("latency", stream, 1.0, name="stall", latency=length, jitter=0)
-            except Exception as e:  # noqa: BLE001 (reported, and the stalls stop)
-                self.errors.append(f"add: {e}")
-                return
-            a1 = time.monotonic()
-            time.sleep(max(0.0, length / 1000 - (a1 - a0)))
-            r0 = time.monotonic()
-            try:
-                proxy.remove_toxic("stall", missing_ok=True)
-            except Exception as e:  # noqa: BLE001
-                self.errors.append(f"remove: {e}")
-                return
-            r1 = time.monotonic()
-            self.done.append(
-                {
-                    "node": proxy.upstream.rsplit(":", 1)[0],
-                    "direction": STREAM_NAMES[stream],
-                    "at_s": round(a0 - t0, 3),
-                    "planned_ms": length,
-                    # The toxic took effect during the add call and ended during the remove call.
-                    "window_ms": [round((r0 - a1) * 1000, 1), round((r1 - a0) * 1000, 1)],
-                }
-            )
-
-    def finish(self) -> dict:
-        self.stop.set()
-        self.thread.join(30)
-        n = len(self.done)
-        span = sum((s["window_ms"][0] + s["window_ms"][1]) / 2 for s in self.done)
-        return {
-            "stalls": n,
-            "stall_ms_mean": round(span / n, 1) if n else None,
-            "stalled_ms_total": round(span, 1),
-            "by_direction": dict(Counter(s["direction"] for s in self.done)),
-            "by_node": dict(Counter(s["node"] for s in self.done)),
-            "errors": self.errors,
-            "each": self.done,
-        }
-
-
-def scenario_text(name: str, args) -> str:
-    """What a scenario injects, in words (the report's and the records' ``injected``)."""
-    if name == "baseline":
-        return "no toxic: every connection through its node's toxiproxy proxy"
-    if name in LATENCY:
-        lat, jit = LATENCY[name]
-        return (
-            f"latency toxic {lat} ms ± {jit} ms (uniform) on both directions of every node's proxy "
-            f"(round trip +{2 * lat} ms on average)"
-        )
-    lo, hi = args.stall_ms
-    return (
-        f"intermittent stalls as a TCP retransmission timeout after a lost segment causes them: one at a "
-        f"time, exponential gaps of mean {args.stall_gap_ms:.0f} ms, each holding ALL data of one direction "
-        f"of the proxy of node1 or node2 (dc1, the coordinators) for {lo}-{hi} ms (uniform) and then "
-        f"delivering it at once, in order "
-        f"(a latency toxic of that length added for that long); no packet is lost (no sch_netem here)"
-    )
-
-
-def apply_toxics(name: str, proxies) -> None:
-    if name in LATENCY:
-        lat, jit = LATENCY[name]
-        for p in proxies:
-            for stream in STREAMS:
-                p.latency(lat, jitter=jit, stream=stream)
 
 
 def run_one(args, driver: str, scenario: str, proxies, stall_proxies) -> dict:
@@ -549,11 +217,6 @@ def run_one(args, driver: str, scenario: str, proxies, stall_proxies) -> dict:
     return result
 
 
-def unproxied(result: dict, proxy_port: int) -> list[str]:
-    """The remote addresses of a client's connections that are not to a proxy."""
-    return [a for a in result.get("connections", {}) if not a.endswith(f":{proxy_port}")]
-
-
 def setup_keyspace(keyspace: str, rows: int) -> None:
     """The keyspace (dc1: 2, dc2: 1), its table and the rows the reads go over, written at ALL
     straight to the nodes (not through the proxies)."""
@@ -588,139 +251,6 @@ def drop_keyspace(keyspace: str) -> None:
         cluster.connect().execute(f"DROP KEYSPACE IF EXISTS {keyspace}", timeout=120)
     finally:
         cluster.shutdown()
-
-
-def median_runs(runs: list[dict]) -> list[dict]:
-    """Repeated runs (``--repeat``) collapsed per (scenario, driver), in first-seen order: the
-    run with the median p99 (the lower middle one for an even count), carrying ``runs`` (each
-    run's round, ops/s, latency, CPU, errors) and ``all_runs`` (requests, successes, errors by
-    class and unresolved requests summed over every run); a pair whose runs all failed keeps its
-    first failure. One run per pair: unchanged."""
-    groups: dict = {}
-    for r in runs:
-        groups.setdefault((r["scenario"], r["driver"]), []).append(r)
-    out = []
-    for group in groups.values():
-        ok = sorted((r for r in group if "run_failed" not in r), key=lambda r: r["latency_ms"]["p99"] or 0.0)
-        if not ok:
-            out.append(group[0])
-            continue
-        chosen = dict(ok[(len(ok) - 1) // 2])
-        if len(group) > 1:
-            failed: Counter = Counter()
-            for r in ok:
-                failed.update(r["failed"])
-            chosen["runs"] = [
-                {k: r.get(k) for k in ("round", "ops_per_s", "latency_ms", "cpu_us_per_request", "failed", "hung")}
-                for r in group
-            ]
-            chosen["all_runs"] = {
-                "runs": len(group),
-                "failed_runs": len(group) - len(ok),
-                "requests": sum(r["requests"] for r in ok),
-                "succeeded": sum(r["succeeded"] for r in ok),
-                "failed": dict(failed),
-                "hung": sum(r["hung"] for r in ok),
-            }
-        out.append(chosen)
-    return out
-
-
-def fmt(x, digits: int = 1) -> str:
-    return "" if x is None else f"{x:,.{digits}f}"
-
-
-def markdown(results: list[dict], meta: dict, args) -> str:
-    lines = [
-        "# Row 13: a slow network (toxiproxy), turbocql and the classic driver",
-        "",
-        f"{meta['date']}, `{meta['command']}`",
-        "",
-        meta["heading"],
-        "",
-        "| scenario | driver | requests | ops/s | p50 ms | p95 ms | p99 ms | max ms | errors | never resolved "
-        "| client CPU µs/req | late sends max ms | peak RSS MiB | p99 ms of each run |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-    ]
-    for r in results:
-        name = r["driver"] + (f" {r['version']}" if r.get("version") else "")
-        if "run_failed" in r:
-            lines.append(f"| {r['scenario']} | {name} | failed: {r['run_failed'].replace('|', '/')} |" + " |" * 11)
-            continue
-        lat = r["latency_ms"]
-        every = r.get("all_runs", r)  # errors and unresolved requests: every run's
-        errors = ", ".join(f"{k} {v}" for k, v in sorted(every["failed"].items())) or "0"
-        p99s = (
-            ", ".join(fmt(x["latency_ms"]["p99"], 1) for x in r["runs"] if x.get("latency_ms")) if "runs" in r else ""
-        )
-        lines.append(
-            f"| {r['scenario']} | {name} | {r['requests']:,} | {fmt(r['ops_per_s'])} | {fmt(lat['p50'], 2)} "
-            f"| {fmt(lat['p95'], 2)} | {fmt(lat['p99'], 2)} | {fmt(lat['max'], 1)} | {errors} | {every['hung']} "
-            f"| {fmt(r['cpu_us_per_request'])} | {fmt(r['issue_lag_max_ms'], 1)} | {fmt(r['peak_rss_mb'])} | {p99s} |"
-        )
-    lines += ["", "Scenarios:", ""]
-    for name in meta["scenarios"]:
-        lines.append(f"* `{name}`: {scenario_text(name, args)}.")
-    stall_runs = [r for r in results if r.get("stalls")]
-    if stall_runs:
-        lines += ["", "Stalls injected during each `stalls` run:", ""]
-        for r in stall_runs:
-            s = r["stalls"]
-            lines.append(
-                f"* {r['driver']}: {s['stalls']} stalls, mean {fmt(s['stall_ms_mean'])} ms, "
-                f"{fmt(s['stalled_ms_total'] / 1000, 2)} s in all over {args.duration:g} s of load "
-                f"(by direction {s['by_direction']}, by node {s['by_node']})"
-                + (f"; injector errors: {s['errors']}" if s["errors"] else "")
-            )
-    lines += ["", "Connections of each client after its warm-up (remote address: count):", ""]
-    for r in results:
-        if "connections" in r:
-            bad = unproxied(r, args.proxy_port)
-            flag = f" **NOT THROUGH A PROXY: {bad}**" if bad else ""
-            lines.append(f"* {r['scenario']}, {r['driver']}: {r['connections']}{flag}")
-    lines += [
-        "",
-        "Latency is from each request's scheduled send time to its callback, over the requests that "
-        "succeeded; ops/s are successes over the time from the first scheduled send to the last callback. "
-        "Client CPU is user + system time of the client process (all its threads) from the start of the "
-        "load until every request resolved, divided by the requests issued. Late sends: how far behind "
-        "its schedule the load's thread sent a request (the client itself falling behind).",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def reliability_records(results: list[dict], args) -> None:
-    from benchmarks.harness import reliability
-
-    for r in results:
-        figures: dict = {"injected": scenario_text(r["scenario"], args), "driver": r["driver"]}
-        if "run_failed" in r:
-            figures["notes"] = "the run failed: " + r["run_failed"]
-        else:
-            lat = r["latency_ms"]
-            every = r.get("all_runs", r)  # the correctness figures of every run
-            figures.update(
-                requests=every["requests"],
-                succeeded=every["succeeded"],
-                failed=every["failed"],
-                hung=every["hung"],
-                peak_rss_mb=r["peak_rss_mb"],
-                ops_per_s=r["ops_per_s"],
-                latency_ms=lat,
-                cpu_us_per_request=r["cpu_us_per_request"],
-                notes=(
-                    f"{r['driver']} {r.get('version', '')}: {args.rate:g} req/s open loop for {args.duration:g} s, "
-                    f"LOCAL_QUORUM one-row writes and reads; {r['ops_per_s']} ops/s, p50 {lat['p50']} ms, "
-                    f"p99 {lat['p99']} ms, max {lat['max']} ms, {r['cpu_us_per_request']} µs CPU/request"
-                    + (
-                        f" (the run with the median p99 of {len(r['runs'])}; p99 of each: "
-                        f"{[x['latency_ms']['p99'] for x in r['runs'] if x.get('latency_ms')]} ms)"
-                        if "runs" in r
-                        else ""
-                    )
-                ),
-            )
-        reliability.record("13", f"slow network, {r['scenario']}: {r['driver']}", **figures)
 
 
 def parse_stall_ms(text: str) -> tuple[int, int]:
