@@ -43,7 +43,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # run as a script: the checkout's root, for the benchmarks package
 from benchmarks import peers  # noqa: E402
-from benchmarks.clients import ingest  # noqa: E402  (clients/ingest.py: the schema and the generated data)
+from benchmarks.clients import ingest_data  # noqa: E402  (the ingestion client's schema and generated data)
 from benchmarks.common import (  # noqa: E402
     add_run_arguments,
     check_pin_client,
@@ -114,12 +114,12 @@ def setup_schema(host: str, port: int) -> None:
     cluster = Cluster([host], port=port, execution_profiles={EXEC_PROFILE_DEFAULT: profile})
     try:
         session = cluster.connect()
-        for cql in ingest.SCHEMA:
+        for cql in ingest_data.SCHEMA:
             session.execute(cql)
-        session.set_keyspace(ingest.KEYSPACE)
+        session.set_keyspace(ingest_data.KEYSPACE)
         session.execute("TRUNCATE dictionary")
-        insert = session.prepare(ingest.INSERT_DICTIONARY)
-        execute_concurrent_with_args(session, insert, ingest.dictionary_rows(), concurrency=64)
+        insert = session.prepare(ingest_data.INSERT_DICTIONARY)
+        execute_concurrent_with_args(session, insert, ingest_data.dictionary_rows(), concurrency=64)
     finally:
         cluster.shutdown()
 
@@ -148,7 +148,7 @@ def markdown(results: list[dict], pools: list[int], records: int, cpus: int | No
     :func:`answer`."""
     by = {(r["client"], r["model"], r["pool"]): r for r in results}
     rows = [rm for rm in ROWS if any((rm[0], rm[1], p) in by for p in pools)]
-    geo = ingest.geo_count(records)
+    geo = ingest_data.geo_count(records)
     head = ["driver", "model"]
     for p in pools:
         head += [f"{p}: geo rec/s", f"{p}: elements rec/s", f"{p}: CPU µs/rec", f"{p}: cores, user/sys %"]
@@ -312,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
         if interpreter_of(c, m) not in wanted:
             wanted.append(interpreter_of(c, m))
     resolved = peers.from_args(a, wanted)
-    log(f"ingest: {ingest.geo_count(records):,} geo + {records:,} element records per run, pools {pools}")
+    log(f"ingest: {ingest_data.geo_count(records):,} geo + {records:,} element records per run, pools {pools}")
     setup_schema(a.host, a.port)
     results: list[dict] = []
     for pool in pools:
@@ -324,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             cmd = [py.python, str(CLIENT), "--driver", DRIVER_ARG[client], "--model", model]
             cmd += ["--client-name", client, "--pool", str(pool), "--records", str(records)]
-            cmd += ["--host", a.host, "--port", str(a.port), "--keyspace", ingest.KEYSPACE]
+            cmd += ["--host", a.host, "--port", str(a.port), "--keyspace", ingest_data.KEYSPACE]
             if server_pid:
                 cmd += ["--server-pid", str(server_pid)]
             log(f"pool {pool}: {DRIVER_NAMES[client]}, {model} ...")
@@ -339,11 +339,11 @@ def main(argv: list[str] | None = None) -> int:
         sys.argv if argv is None else argv,
         load_start,
         server_pid,
-        f"Ingestion (document 003): {ingest.geo_count(records):,} geo + {records:,} element records "
+        f"Ingestion (document 003): {ingest_data.geo_count(records):,} geo + {records:,} element records "
         f"per run, pools {', '.join(map(str, pools))}.",
         clients=resolved,
         records=records,
-        geo_records=ingest.geo_count(records),
+        geo_records=ingest_data.geo_count(records),
         pools=pools,
         rows=[f"{c} {m}" for c, m in rows],
         unavailable=unavailable,
