@@ -32,15 +32,8 @@ import sys
 # Run as a script, by the interpreter of the driver measured: the checkout's root, from which the
 # clients import one another as modules of the benchmarks package.
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir)))
-from benchmarks.clients.patterns import (  # noqa: E402  (the pattern code of the request-pattern client)
-    EXIT_NO_API,
-    MissingAPI,
-    measure,
-    need,
-    run_read_pipeline,
-    run_write_pipeline,
-    take_row,
-)
+from benchmarks.clients.patterns_base import EXIT_NO_API, MissingAPI, measure, need, take_row  # noqa: E402
+from benchmarks.clients.patterns_threads import run_read_pipeline, run_write_pipeline  # noqa: E402
 from benchmarks.clients.sync_threads import CLIENT_NAMES, peak_rss_mb, read_key  # noqa: E402
 
 
