@@ -8,4 +8,4 @@ cd "$ROOT"
 echo "==> cargo test"
 cargo test --release -p turbocql-engine -p turbocql-pingpong
 echo "==> pytest"
-"$PY" -m pytest tests "$@"
+"$PY" -m pytest tests --durations=40 "$@"
