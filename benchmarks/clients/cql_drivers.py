@@ -48,7 +48,7 @@ import time
 # Run as a script, by the interpreter of the driver measured: the checkout's root, from which the
 # clients import one another as modules of the benchmarks package.
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir)))
-from benchmarks.clients.pingpong import (  # noqa: E402
+from benchmarks.clients.pingpong_common import (  # noqa: E402
     Failed,
     exit_without_teardown,
     now_ns,

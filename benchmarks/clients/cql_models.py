@@ -38,19 +38,16 @@ import sys
 # Run as a script, by the interpreter of the driver measured: the checkout's root, from which the
 # clients import one another as modules of the benchmarks package.
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir)))
-from benchmarks.clients.pingpong import (  # noqa: E402
+from benchmarks.clients.pingpong_asyncio import TimedProtocol, finish_protocols, new_event_loop, timed_window  # noqa: E402
+from benchmarks.clients.pingpong_common import (  # noqa: E402
     Failed,
-    TimedProtocol,
     connect_blocking,
     exit_without_teardown,
-    finish_protocols,
-    new_event_loop,
     now_ns,
     parse_addresses,
     print_outcome,
     raise_nofile,
     summary,
-    timed_window,
 )
 
 MODELS = ("asyncio-protocol", "uvloop-protocol", "selectors", "uvloop-protocol-rows", "selectors-rows")
