@@ -42,6 +42,10 @@ Usage:
     .venv/bin/python scripts/compat_suite.py [--source PATH] [--files a.py,b.py]
         [--turbocql-path DIR] [--only classic|turbocql] [--no-app] [--target single|multinode|cqlengine]
         [--report-only]
+
+This script holds steps 2 to 4 and ``main``; what the suite runs and where is
+``compat_suite_config``, step 1 ``compat_suite_source``, the report ``compat_suite_report``
+and the reasons it gives ``compat_suite_known``.
 """
 
 from __future__ import annotations
@@ -51,49 +55,31 @@ import collections
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tarfile
-import tempfile
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from compat_suite_known import UNEXPLAINED, regressions
+from compat_suite_config import (  # noqa: F401 - names of compat_suite, moved
+    CACHE,
+    CASSANDRA_VERSION,
+    CLASSIC_VERSION,
+    DEFAULT_FILES,
+    MULTINODE_FILES,
+    REPO_URL,
+    RUNS,
+    TAGS,
+    TARGETS,
+    log,
+    run,
+)
+from compat_suite_known import regressions
+from compat_suite_report import _cell, _regression_section, _table, write_report  # noqa: F401 - idem
+from compat_suite_source import _from_git_dir, _git_dir_of, obtain_tests  # noqa: F401 - idem
 
 HERE = Path(__file__).resolve().parent
 CHECKOUT = HERE.parent
-CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "turbocql"
-REPO_URL = "https://github.com/datastax/python-driver"
-CLASSIC_VERSION = "3.30.1"
-TAGS = ("3.30.1", "3.30.0")
-CASSANDRA_VERSION = "5.0.6"
-
-# tests/integration/standard files that need no DSE, no ccm control of the node (stop,
-# pause, reconfigure) and no protocol v5 feature. Left out: test_authentication,
-# test_authentication_misconfiguration, test_custom_cluster, test_single_interface (ccm
-# reconfigures or restarts the node), test_metrics (ccm pauses/stops the node; greplin
-# scales), test_dse (DSE).
-DEFAULT_FILES = (
-    "test_client_warnings.py",
-    "test_cluster.py",
-    "test_concurrent.py",
-    "test_connection.py",
-    "test_control_connection.py",
-    "test_custom_payload.py",
-    "test_custom_protocol_handler.py",
-    "test_cython_protocol_handlers.py",
-    "test_metadata.py",
-    "test_policies.py",
-    "test_prepared_statements.py",
-    "test_query.py",
-    "test_query_paging.py",
-    "test_routing.py",
-    "test_row_factories.py",
-    "test_types.py",
-    "test_udts.py",
-)
 
 SUITE_REQUIREMENTS = [
     "cassandra-driver==%s" % CLASSIC_VERSION,
@@ -117,182 +103,6 @@ from ccmlib.cluster import Cluster
 class HcdCluster(Cluster):
     pass
 '''
-
-RUNS = ("classic", "turbocql")
-
-# The multi-node target: `turbocql localdb start --nodes 3 --dcs 2 --first-address 127.0.0.11`.
-# Their harness reads CLUSTER_IP for its contact point (tests/integration/__init__.py:
-# CASSANDRA_IP, TestCluster.DEFAULT_CASSANDRA_IP); under USE_CASS_EXTERNAL it starts nothing.
-# The cqlengine target runs their object mapper's suite (every test file under
-# tests/integration/cqlengine) on the single node.
-TARGETS = {
-    "single": {"ip": "127.0.0.1", "title": "single node, 127.0.0.1:9042", "dir": "tests/integration/standard"},
-    "multinode": {
-        "ip": "127.0.0.11",
-        "title": "3 nodes in 2 DCs, 127.0.0.11-13:9042",
-        "dir": "tests/integration/standard",
-    },
-    "cqlengine": {
-        "ip": "127.0.0.1",
-        "title": "cqlengine, the object mapper's tests, single node, 127.0.0.1:9042",
-        "dir": "tests/integration/cqlengine",
-    },
-}
-
-# The files run on the multi-node cluster: the ones whose outcome depends on the topology
-# (replication factor 3 at QUORUM/ALL, token maps, several hosts and pools, routing,
-# paging at LOCAL_QUORUM, the control connection). Type, UDT, row-factory and protocol-handler
-# files test codecs that one node already covers.
-MULTINODE_FILES = (
-    "test_client_warnings.py",
-    "test_cluster.py",
-    "test_concurrent.py",
-    "test_connection.py",
-    "test_control_connection.py",
-    "test_metadata.py",
-    "test_policies.py",
-    "test_prepared_statements.py",
-    "test_query.py",
-    "test_query_paging.py",
-    "test_routing.py",
-)
-
-
-def log(msg: str) -> None:
-    print("[compat_suite] %s" % msg, flush=True)
-
-
-def run(cmd, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, capture_output=True, text=True, **kw)
-
-
-# -- 1. the tests ------------------------------------------------------------------------
-
-
-def _from_git_dir(git_dir: str, dest: Path) -> dict:
-    """Export tests/ of a clone (bare or not) at its 3.30.x tag, else HEAD."""
-    ref, note = "HEAD", "no 3.30.x tag in the clone: its default branch"
-    for tag in TAGS:
-        if (
-            run(["git", "--git-dir", git_dir, "rev-parse", "-q", "--verify", "refs/tags/%s^{commit}" % tag]).returncode
-            == 0
-        ):
-            ref, note = tag, "tag %s" % tag
-            break
-    commit = run(["git", "--git-dir", git_dir, "rev-parse", ref + "^{commit}"], check=True).stdout.strip()
-    date = run(["git", "--git-dir", git_dir, "show", "-s", "--format=%cI", commit], check=True).stdout.strip()
-    version = run(["git", "--git-dir", git_dir, "show", "%s:cassandra/__init__.py" % commit]).stdout
-    m = re.search(r"__version_info__ = \(([^)]*)\)", version)
-    tmp = Path(tempfile.mkdtemp(prefix="pydriver-", dir=dest.parent))
-    archive = run(["git", "--git-dir", git_dir, "archive", "--format=tar", "-o", str(tmp / "t.tar"), commit, "tests"])
-    if archive.returncode:
-        raise RuntimeError("git archive failed: %s" % archive.stderr.strip())
-    with tarfile.open(tmp / "t.tar") as tar:
-        tar.extractall(tmp / "out", filter="data")
-    if dest.exists():
-        shutil.rmtree(dest)
-    (tmp / "out").rename(dest)
-    shutil.rmtree(tmp)
-    return {
-        "ref": ref,
-        "commit": commit,
-        "commit_date": date,
-        "note": note,
-        "source_version": m.group(1).replace(", ", ".") if m else "?",
-    }
-
-
-def _git_dir_of(path: str) -> str | None:
-    p = Path(path)
-    for cand in (p / ".git", p):
-        if run(["git", "--git-dir", str(cand), "rev-parse", "--git-dir"]).returncode == 0:
-            return str(cand)
-    return None
-
-
-def obtain_tests(dest: Path, source: str | None) -> dict:
-    """Put the classic driver's tests/ in dest; return where they came from (and attempts)."""
-    attempts = []
-    marker = dest / "compat_suite_source.json"
-    if (dest / "tests" / "integration" / "standard").is_dir() and marker.is_file() and not source:
-        info = json.loads(marker.read_text())
-        info["attempts"] = ["cache: %s already holds the tests" % dest]
-        return info
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    work = dest.parent / (dest.name + ".new")
-    if work.exists():
-        shutil.rmtree(work)
-
-    def done(info: dict) -> dict:
-        info["attempts"] = attempts
-        (work / "compat_suite_source.json").write_text(json.dumps(info, indent=2) + "\n")
-        if dest.exists():
-            shutil.rmtree(dest)
-        work.rename(dest)
-        return info
-
-    if source:
-        git_dir = _git_dir_of(source)
-        if git_dir:
-            info = _from_git_dir(git_dir, work)
-            info["source"] = "local clone %s" % source
-            attempts.append("--source %s: ok (%s)" % (source, info["note"]))
-            return done(info)
-        if (Path(source) / "tests" / "integration" / "standard").is_dir():
-            shutil.copytree(Path(source) / "tests", work / "tests")
-            attempts.append("--source %s: ok (a checkout, copied)" % source)
-            return done({"source": "checkout %s" % source, "ref": "?", "commit": "?", "note": "a plain checkout"})
-        attempts.append("--source %s: not a clone or checkout of python-driver" % source)
-
-    with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
-        for tag in (*TAGS, None):
-            cmd = ["git", "clone", "-q", "--bare", "--depth", "1", REPO_URL, tmp + "/clone"]
-            if tag:
-                cmd[4:4] = ["--branch", tag]
-            proc = run(cmd, timeout=300)
-            if proc.returncode == 0:
-                info = _from_git_dir(tmp + "/clone", work)
-                info["source"] = REPO_URL
-                attempts.append("git clone %s%s: ok" % (REPO_URL, " --branch " + tag if tag else ""))
-                return done(info)
-            attempts.append("git clone %s (%s): %s" % (REPO_URL, tag or "default branch", proc.stderr.strip()[-200:]))
-            if "Could not resolve host" in proc.stderr or "unable to access" in proc.stderr:
-                break  # no network route to the host: the other refs will not do better
-            shutil.rmtree(tmp + "/clone", ignore_errors=True)
-
-        # The sdist: pip download would build its metadata (Cython, a failing license
-        # check); fetch the file pip resolves, without building, and look inside.
-        proc = run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--no-build-isolation"]
-            + ["-d", tmp, "-vv", "cassandra-driver==%s" % CLASSIC_VERSION],
-            timeout=600,
-        )
-        urls = sorted(set(re.findall(r"https://\S+?cassandra_driver-%s\.tar\.gz" % CLASSIC_VERSION, proc.stdout)))
-        sdist = next(Path(tmp).glob("cassandra_driver-*.tar.gz"), None)
-        if sdist is None and urls:
-            import urllib.request
-
-            sdist = Path(tmp) / urls[0].rsplit("/", 1)[1]
-            urllib.request.urlretrieve(urls[0], sdist)
-        if sdist is None:
-            attempts.append("pip sdist cassandra-driver==%s: not downloaded" % CLASSIC_VERSION)
-        else:
-            with tarfile.open(sdist) as tar:
-                names = [n for n in tar.getnames() if "/tests/" in n]
-            attempts.append(
-                "pip sdist %s: %s" % (sdist.name, "%d test files" % len(names) if names else "holds NO tests/")
-            )
-            if any("/tests/integration/standard/" in n for n in names):
-                with tarfile.open(sdist) as tar:
-                    tar.extractall(Path(tmp) / "x", filter="data")
-                top = next((Path(tmp) / "x").iterdir())
-                shutil.copytree(top / "tests", work / "tests")
-                return done({"source": "sdist %s" % sdist.name, "ref": CLASSIC_VERSION, "commit": "?", "note": ""})
-    raise SystemExit(
-        "compat_suite: could not obtain the classic driver's tests:\n  "
-        + "\n  ".join(attempts)
-        + "\nGive a clone of %s with --source PATH." % REPO_URL
-    )
 
 
 # -- 2. the virtualenv -------------------------------------------------------------------
@@ -613,154 +423,6 @@ def missing_imports(python: Path, files: list[Path], root: Path) -> dict:
         mod: {name: sorted({str(Path(p).relative_to(root)) for p in paths}) for name, paths in sorted(names.items())}
         for mod, names in sorted(found.items())
     }
-
-
-# -- report ------------------------------------------------------------------------------
-
-
-def _cell(counts: dict | None) -> str:
-    if not counts:
-        return "–"
-    return "%d / %d / %d / %d" % (counts["passed"], counts["failed"], counts["skipped"], counts["errors"])
-
-
-def _table(files: dict) -> list[str]:
-    lines = ["| file | " + " | ".join(RUNS) + " | passes on classic, not on turbocql |"]
-    lines.append("| --- | " + " | ".join("---" for _ in RUNS) + " | --- |")
-    totals = {r: collections.Counter() for r in RUNS}
-    lost = collections.Counter(r["test"].split("::", 1)[0] for r in regressions(files))
-    for name, per_run in files.items():
-        lines.append("| %s | %s | %d |" % (name, " | ".join(_cell(per_run.get(r)) for r in RUNS), lost.get(name, 0)))
-        for r in RUNS:
-            if per_run.get(r):
-                for k in ("passed", "failed", "skipped", "errors"):
-                    totals[r][k] += per_run[r][k]
-    lines.append(
-        "| **total** | %s | **%d** |"
-        % (" | ".join("**%s**" % _cell(dict(totals[r])) for r in RUNS), sum(lost.values()))
-    )
-    return lines
-
-
-def _regression_section(title: str, files: dict) -> list[str]:
-    regs = regressions(files)
-    unexplained = [r for r in regs if r["reason"] == UNEXPLAINED]
-    lines = [
-        "",
-        "## %s: tests that pass on the classic driver and not on turbocql (%d; unexplained: %d)"
-        % (title, len(regs), len(unexplained)),
-        "",
-        "Grouped by reason (`KNOWN_TESTS` / `KNOWN_ERRORS` in `scripts/compat_suite_known.py`); each test "
-        "with the first error line of its turbocql run.",
-    ]
-    groups: dict[str, list[dict]] = collections.defaultdict(list)
-    for r in regs:
-        groups[r["reason"]].append(r)
-    order = sorted(groups, key=lambda k: (k == UNEXPLAINED, -len(groups[k]), k))
-    for reason in order:
-        lines += ["", "### %s (%d)" % ("**Unexplained**" if reason == UNEXPLAINED else reason, len(groups[reason])), ""]
-        for r in groups[reason]:
-            lines.append("- `%s` (%s): `%s`" % (r["test"], r["status"], r["first_error"].replace("`", "'")[:200]))
-    return lines
-
-
-def write_report(data: dict, md_path: Path) -> None:
-    single = data["targets"].get("single") or {}
-    lines = [
-        "# The classic driver's integration tests on turbocql (compat suite)",
-        "",
-        "Written by `scripts/compat_suite.py` (%s). The test files of the classic driver's "
-        "repository, unmodified, run against a local Cassandra %s with their harness's variables for "
-        "an external node (USE_CASS_EXTERNAL=1 CASSANDRA_VERSION=%s PROTOCOL_VERSION=4 CLUSTER_IP=...): "
-        "once with the real `cassandra-driver` %s (**classic**), once through `python -m turbocql.compat "
-        "--allow-shadow -m pytest` (**turbocql**, nothing added)."
-        % (data["finished"], CASSANDRA_VERSION, CASSANDRA_VERSION, CLASSIC_VERSION),
-        "",
-        "Tests: %s (%s, commit `%s` of %s; %s). turbocql: `%s` (%s)."
-        % (
-            data["tests_source"].get("source"),
-            data["tests_source"].get("note"),
-            data["tests_source"].get("commit", "?")[:12],
-            data["tests_source"].get("commit_date", "?"),
-            "the driver source there says version %s" % data["tests_source"].get("source_version", "?"),
-            data["turbocql"]["path"],
-            data["turbocql"]["describe"],
-        ),
-        "",
-        "Reproduce: `.venv/bin/python scripts/compat_suite.py` (with the node up: `turbocql localdb "
-        "start`); the multi-node table: start `turbocql localdb start --nodes 3 --dcs 2 --first-address "
-        "127.0.0.11`, then `.venv/bin/python scripts/compat_suite.py --target multinode --no-app`; "
-        "the cqlengine table: `.venv/bin/python scripts/compat_suite.py --target cqlengine --no-app`. "
-        "`--source PATH` takes the tests from a local clone of datastax/python-driver. Per-run logs and "
-        "JUnit files: `~/.cache/turbocql/compat-suite-results/`.",
-        "",
-        "Cells: passed / failed / skipped / errors. Tests written for the three-node cluster of their CI "
-        "(replication factor 3 at QUORUM, `get_node(...)` ccm control) fail on the classic driver too on "
-        "a single node; compare the columns, not the absolute numbers. The last column counts the tests "
-        "that pass on the classic driver and fail, error or skip on turbocql; each is listed below with "
-        "its reason.",
-        "",
-        "The multi-node table runs MULTINODE_FILES (the files whose outcome depends on the topology) "
-        "against `turbocql localdb`'s 3 nodes in 2 datacenters (dc1: 127.0.0.11-12, dc2: 127.0.0.13); "
-        "their CI has 3 nodes in one datacenter named `datacenter1` at 127.0.0.1-3, so tests that name "
-        "those fail on both drivers there too.",
-    ]
-    for target, spec in TARGETS.items():
-        block = data["targets"].get(target)
-        if not block or not block.get("files"):
-            continue
-        lines += ["", "## %s (%s; %s)" % (target, spec["title"], block.get("finished", "?")), ""]
-        lines += _table(block["files"])
-    for target in TARGETS:
-        block = data["targets"].get(target)
-        if block and block.get("files"):
-            lines += _regression_section(target, block["files"])
-    lines += ["", "## Main failure reasons per file, single node (top 5 per run; count)", ""]
-    for name, per_run in (single.get("files") or {}).items():
-        parts = []
-        for r in RUNS:
-            reasons = (per_run.get(r) or {}).get("reasons") or {}
-            if reasons:
-                top = list(reasons.items())[:5]
-                parts.append("  - %s: " % r + "; ".join("`%s` (%d)" % (k.replace("`", "'"), v) for k, v in top))
-        if parts:
-            lines.append("- **%s**" % name)
-            lines += parts
-    for title, key in (
-        ("What the chosen test files (and their harness) import from cassandra that turbocql lacks", "missing_tests"),
-        ("What cqlsh imports from cassandra that turbocql lacks", "missing_cqlsh"),
-    ):
-        missing = data.get(key)
-        if missing:
-            lines += ["", "## " + title, "", "Static (every `from cassandra.X import Y` / `import cassandra.X`):", ""]
-            for mod, names in missing.items():
-                shown = ", ".join(
-                    "`%s`" % n if n != "(module)" else "**the module**"
-                    for n in sorted(names, key=lambda n: (n != "(module)", n))
-                )
-                lines.append("- `%s`: %s" % (mod, shown))
-    app = data.get("app")
-    if app:
-        lines += [
-            "",
-            "## An application: cqlsh %s (PyPI), unmodified, through the shim" % app.get("cqlsh"),
-            "",
-            "`python -m cqlshlib 127.0.0.1 9042 -e ...` (classic) and "
-            "`python -m turbocql.compat --allow-shadow -m cqlshlib 127.0.0.1 9042 -e ...` (turbocql), "
-            "in a separate venv with cqlsh and its cassandra-driver %s." % ", ".join(app.get("cassandra-driver", [])),
-            "",
-            "| command | classic | turbocql |",
-            "| --- | --- | --- |",
-        ]
-        for row in app["commands"]:
-            cells = []
-            for r in ("classic", "turbocql"):
-                res = row[r]
-                last = [ln for ln in res["output"].splitlines() if ln.strip()]
-                summary = "ok" if res["rc"] == 0 else "rc=%s: %s" % (res["rc"], (last[-1] if last else "")[:160])
-                cells.append(summary.replace("|", "\\|"))
-            lines.append("| `%s` | %s |" % (row["command"][:70].replace("|", "\\|"), " | ".join(cells)))
-    md_path.write_text("\n".join(lines) + "\n")
 
 
 def _load(json_path: Path) -> dict:
