@@ -39,6 +39,12 @@ fn _bootstrap(objects: &Bound<'_, PyDict>) -> PyResult<()> {
     pyrefs::register(objects)
 }
 
+/// Hands the codec the Python objects it needs (see [`pyrefs::CodecRefs`]).
+#[pyfunction]
+fn _bootstrap_codec(objects: &Bound<'_, PyDict>) -> PyResult<()> {
+    pyrefs::register_codec(objects)
+}
+
 /// Called in a forked child (`os.register_at_fork`): new runtime and completion queue.
 #[pyfunction]
 fn _after_fork() {
@@ -55,6 +61,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("EMPTY_VALUE_TYPES", pyo3::types::PyTuple::new(m.py(), codec::rows::EMPTY_KINDS)?)?;
     m.add_function(wrap_pyfunction!(_bootstrap, m)?)?;
+    m.add_function(wrap_pyfunction!(_bootstrap_codec, m)?)?;
     m.add_function(wrap_pyfunction!(_after_fork, m)?)?;
     m.add_function(wrap_pyfunction!(api::tls::tls_verifier, m)?)?;
     // codec

@@ -1,7 +1,8 @@
 //! Python references: every Python object the engine uses, held in one place.
 //!
-//! The package hands them over once, at import (`turbocql/cluster.py` calls `_bootstrap`
-//! with a dict), so no engine module imports a Python module or looks an object up by
+//! The package hands them over once, at import, in two steps: `turbocql.cqltypes` the
+//! codec's ([`CodecRefs`], `_bootstrap_codec`) as soon as its classes exist, and
+//! `turbocql/cluster.py` the rest ([`PyRefs`], `_bootstrap`) at the end of its import, so no engine module imports a Python module or looks an object up by
 //! name on its own. The engine imports no module of `turbocql`: what it needs of the
 //! package is handed over. The modules it does import, optional (`numpy`) or needed only
 //! to set up TLS (`ssl`, `_ssl`), are imported here, once, at their first use
@@ -9,7 +10,8 @@
 //! parent, so nothing here needs resetting after `fork()` (the runtime and the completion
 //! queue do: see [`crate::runtime::ForkLocal`]).
 //!
-//! The exception classes are named by [`Exc`]; the other objects are fields of [`PyRefs`].
+//! The exception classes are named by [`Exc`]; the other objects are fields of [`PyRefs`]
+//! and [`CodecRefs`].
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -63,27 +65,33 @@ exceptions!(
 );
 
 macro_rules! objects {
-    ($($(#[$doc:meta])* $field:ident),* $(,)?) => {
-        /// The Python objects the engine uses, besides the exception classes.
+    ($(#[$sdoc:meta])* $name:ident $({ $($xfield:ident: $xtype:ty = $xinit:expr),* $(,)? })?; $($(#[$doc:meta])* $field:ident),* $(,)?) => {
+        $(#[$sdoc])*
         #[allow(non_snake_case)]
-        pub struct PyRefs {
-            exceptions: Vec<Py<PyAny>>,
+        pub struct $name {
+            $($($xfield: $xtype,)*)?
             $($(#[$doc])* pub $field: Py<PyAny>,)*
         }
 
-        impl PyRefs {
+        impl $name {
             fn from_dict(d: &Bound<'_, PyDict>) -> PyResult<Self> {
-                let exceptions = Exc::ALL.iter().map(|e| take(d, e.name())).collect::<PyResult<_>>()?;
-                Ok(PyRefs { exceptions, $($field: take(d, stringify!($field))?,)* })
+                Ok($name { $($($xfield: $xinit(d)?,)*)? $($field: take(d, stringify!($field))?,)* })
             }
-
         }
     };
 }
 
+fn take_exceptions(d: &Bound<'_, PyDict>) -> PyResult<Vec<Py<PyAny>>> {
+    Exc::ALL.iter().map(|e| take(d, e.name())).collect()
+}
+
 objects!(
-    /// `turbocql.query.UNSET_VALUE`: leaves a bound column untouched.
-    UNSET_VALUE,
+    /// The Python objects the codec uses to make values: classes of the standard library,
+    /// of `turbocql.util` and of `turbocql.cqltypes`. `turbocql.cqltypes` hands them over
+    /// (`_bootstrap_codec`) as soon as its classes exist, so a value converts through the
+    /// engine without the rest of the package (`turbocql.cqltypes` alone, as the classic
+    /// unit tests use it).
+    CodecRefs;
     /// `uuid.UUID`.
     UUID,
     /// `decimal.Decimal`.
@@ -100,6 +108,14 @@ objects!(
     /// `turbocql.cqltypes.DateType`: its `deserialize` reads the timestamps datetime
     /// cannot hold (it raises, unless replaced, as cqlsh does).
     DateType,
+);
+
+objects!(
+    /// The Python objects the engine uses to run requests, besides the codec's
+    /// ([`CodecRefs`]): the exception classes (by [`Exc`]) and the package's objects.
+    PyRefs { exceptions: Vec<Py<PyAny>> = take_exceptions };
+    /// `turbocql.query.UNSET_VALUE`: leaves a bound column untouched.
+    UNSET_VALUE,
     /// `turbocql.cluster._make_udt(keyspace, name, field_names, values)`.
     make_udt,
     /// `turbocql.query._row_class(colnames)`: the named-tuple class of a column list.
@@ -160,6 +176,7 @@ fn take(d: &Bound<'_, PyDict>, key: &str) -> PyResult<Py<PyAny>> {
 }
 
 static REFS: PyOnceLock<PyRefs> = PyOnceLock::new();
+static CODEC_REFS: PyOnceLock<CodecRefs> = PyOnceLock::new();
 
 /// Stores the objects (once, at import).
 pub fn register(objects: &Bound<'_, PyDict>) -> PyResult<()> {
@@ -167,10 +184,22 @@ pub fn register(objects: &Bound<'_, PyDict>) -> PyResult<()> {
     REFS.set(objects.py(), refs).map_err(|_| PyRuntimeError::new_err("turbocql engine already bootstrapped"))
 }
 
+/// Stores the codec's objects (once, at `turbocql.cqltypes`'s import).
+pub fn register_codec(objects: &Bound<'_, PyDict>) -> PyResult<()> {
+    let refs = CodecRefs::from_dict(objects)?;
+    CODEC_REFS.set(objects.py(), refs).map_err(|_| PyRuntimeError::new_err("turbocql engine: codec already bootstrapped"))
+}
+
 /// The objects; a RuntimeError before `_bootstrap`.
 #[inline]
 pub fn get(py: Python<'_>) -> PyResult<&PyRefs> {
     REFS.get(py).ok_or_else(|| PyRuntimeError::new_err("turbocql engine: not bootstrapped (import turbocql.cluster first)"))
+}
+
+/// The codec's objects; a RuntimeError before `_bootstrap_codec`.
+#[inline]
+pub fn codec(py: Python<'_>) -> PyResult<&CodecRefs> {
+    CODEC_REFS.get(py).ok_or_else(|| PyRuntimeError::new_err("turbocql engine: codec not bootstrapped (import turbocql.cqltypes first)"))
 }
 
 /// An exception class.

@@ -1,15 +1,13 @@
 """The engine's bootstrap: ``_bootstrap_engine`` hands the engine, once, every Python object
-it uses (exception classes, value types, statement classes, result classes; see
-src/pyrefs.rs). ``turbocql.cluster`` calls it at the end of its import, so every module that
+it uses to run requests (exception classes, statement classes, result classes; see
+src/pyrefs.rs); the codec's value classes are handed over before, by the cqltypes classes'
+module (``_cqltypes_scalar``). ``turbocql.cluster`` calls it at the end of its import, so every module that
 runs requests (they import ``turbocql.cluster`` first) finds the engine ready. Imports the
 results, the session and the UDT helpers; nothing of the cluster layer imports it but
 cluster.py.
 """
 
-import decimal
-import uuid
-
-from turbocql import _engine, _loggers, cqltypes, protocol, util
+from turbocql import _engine, _loggers, protocol
 from turbocql._future import NoHostAvailable, QueryExhausted
 from turbocql._profiles import EXEC_PROFILE_DEFAULT
 from turbocql._results import ResultSet
@@ -84,15 +82,6 @@ def _bootstrap_engine():
         ConnectionBusy=ConnectionBusy,
         QueryExhausted=QueryExhausted,
         UNSET_VALUE=UNSET_VALUE,
-        UUID=uuid.UUID,
-        Decimal=decimal.Decimal,
-        Date=util.Date,
-        Time=util.Time,
-        Duration=util.Duration,
-        SortedSet=util.SortedSet,
-        OrderedMap=util.OrderedMap,
-        EMPTY=cqltypes.EMPTY,
-        DateType=cqltypes.DateType,
         make_udt=_make_udt,
         row_class=_row_class,
         PreparedStatement=PreparedStatement,

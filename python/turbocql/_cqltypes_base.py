@@ -20,38 +20,18 @@ _cqltypes: dict[str, type] = {}
 
 _engine_encode = _engine.encode
 _engine_decode = _engine.decode
-_engine_ready = False
 
 
 def _encode(cql_type, value):
     """The engine's bytes of ``value`` as a value of the engine's type ``cql_type``."""
-    if not _engine_ready:
-        _start_engine()
     return _engine_encode(cql_type, value)
 
 
 def _decode(cql_type, data):
     """The engine's Python value of the bytes ``data`` of the engine's type ``cql_type``."""
-    if not _engine_ready:
-        _start_engine()
     if data.__class__ is not bytes:
         data = bytes(data)  # a bytearray or memoryview (the classic codecs read any buffer)
     return _engine_decode(cql_type, data)
-
-
-def _start_engine():
-    """Makes sure the engine has its Python classes (UUID, Decimal, Date, ...) before it
-    converts: ``turbocql.cluster`` hands them over at the end of its import."""
-    global _engine_ready
-    # cluster imports cqltypes on its way to handing the engine its classes; a codec used
-    # before that (cqltypes alone, the classic unit tests) imports it then, once.
-    import turbocql.cluster  # noqa: F401 - import-cycle: cluster bootstraps the engine
-
-    try:
-        _engine_decode("uuid", bytes(16))
-    except RuntimeError:  # still under turbocql.cluster's import: the engine says why if it must
-        return
-    _engine_ready = True
 
 
 def trim_if_startswith(s, prefix):

@@ -23,8 +23,8 @@ import uuid
 from decimal import Decimal
 from typing import ClassVar
 
-from turbocql import util
-from turbocql._cqltypes_base import CassandraType, _decode, _encode, cql_timestamp_formats
+from turbocql import _engine, util
+from turbocql._cqltypes_base import EMPTY, CassandraType, _decode, _encode, cql_timestamp_formats
 from turbocql.marshal import int64_pack, int64_unpack, vints_pack
 
 
@@ -476,3 +476,21 @@ class UTF8Type(_Native):
 
 class VarcharType(UTF8Type):
     typename = "varchar"
+
+
+# The engine's codec makes values of these classes: handed over as soon as they exist, so
+# that the classes convert through the engine without the rest of the package (see
+# src/pyrefs.rs, CodecRefs).
+_engine._bootstrap_codec(
+    {
+        "UUID": uuid.UUID,
+        "Decimal": Decimal,
+        "Date": util.Date,
+        "Time": util.Time,
+        "Duration": util.Duration,
+        "SortedSet": util.SortedSet,
+        "OrderedMap": util.OrderedMap,
+        "EMPTY": EMPTY,
+        "DateType": DateType,
+    }
+)

@@ -28,6 +28,7 @@ from turbocql.query import BatchStatement, BoundStatement, PreparedStatement, Si
 __all__ = [
     "__version__",
     "_bootstrap",
+    "_bootstrap_codec",
     "_after_fork",
     "tls_verifier",
     "rows_as",
@@ -100,6 +101,7 @@ _HostEventKind = Literal["up", "down", "add", "remove", "moved"]
 __version__: str
 
 def _bootstrap(objects: dict[str, Any]) -> None: ...
+def _bootstrap_codec(objects: dict[str, Any]) -> None: ...
 def _after_fork() -> None: ...
 
 # The TLS verifier a context gets here (TURBOCQL_TLS_VERIFIER, else whether this Python's

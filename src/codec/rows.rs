@@ -152,7 +152,7 @@ pub fn to_py<'py>(py: Python<'py>, b: &[u8], typ: &ColumnType<'_>) -> PyResult<B
                 let n = u128::from_be_bytes(fixed(b, typ)?);
                 let kw = PyDict::new(py);
                 kw.set_item("int", n)?;
-                pyrefs::get(py)?.UUID.bind(py).call((), Some(&kw))?
+                pyrefs::codec(py)?.UUID.bind(py).call((), Some(&kw))?
             }
             NativeType::Timestamp => {
                 let ms = i64::from_be_bytes(fixed(b, typ)?);
@@ -177,7 +177,7 @@ pub fn to_py<'py>(py: Python<'py>, b: &[u8], typ: &ColumnType<'_>) -> PyResult<B
                     // classic driver decodes every timestamp with it. Its own raises (a
                     // DriverException naming the column, see `column_err`); code that
                     // replaces it (cqlsh shows such timestamps as numbers) is obeyed.
-                    let date_type = pyrefs::get(py)?.DateType.bind(py);
+                    let date_type = pyrefs::codec(py)?.DateType.bind(py);
                     match date_type.call_method1(pyo3::intern!(py, "deserialize"), (PyBytes::new(py, b), 4)) {
                         Ok(v) => v,
                         Err(e) => {
@@ -190,18 +190,18 @@ pub fn to_py<'py>(py: Python<'py>, b: &[u8], typ: &ColumnType<'_>) -> PyResult<B
             NativeType::Date => {
                 let raw = u32::from_be_bytes(fixed(b, typ)?);
                 let days = raw as i64 - (1i64 << 31);
-                pyrefs::get(py)?.Date.bind(py).call1((days,))?
+                pyrefs::codec(py)?.Date.bind(py).call1((days,))?
             }
             NativeType::Time => {
                 let ns = i64::from_be_bytes(fixed(b, typ)?);
-                pyrefs::get(py)?.Time.bind(py).call1((ns,))?
+                pyrefs::codec(py)?.Time.bind(py).call1((ns,))?
             }
             NativeType::Duration => {
                 let mut s = b;
                 let months = read_signed_vint(&mut s).ok_or_else(|| decode_err(typ, "bad vint"))?;
                 let days = read_signed_vint(&mut s).ok_or_else(|| decode_err(typ, "bad vint"))?;
                 let nanos = read_signed_vint(&mut s).ok_or_else(|| decode_err(typ, "bad vint"))?;
-                pyrefs::get(py)?.Duration.bind(py).call1((months, days, nanos))?
+                pyrefs::codec(py)?.Duration.bind(py).call1((months, days, nanos))?
             }
             NativeType::Decimal => {
                 if b.len() < 4 {
@@ -210,7 +210,7 @@ pub fn to_py<'py>(py: Python<'py>, b: &[u8], typ: &ColumnType<'_>) -> PyResult<B
                 let scale = i32::from_be_bytes(b[..4].try_into().unwrap());
                 let unscaled = varint_to_py(py, &b[4..])?;
                 let text = format!("{}E{}", unscaled.str()?, -(scale as i64));
-                pyrefs::get(py)?.Decimal.bind(py).call1((text,))?
+                pyrefs::codec(py)?.Decimal.bind(py).call1((text,))?
             }
             NativeType::Inet => {
                 let ip: std::net::IpAddr = match b.len() {
@@ -240,7 +240,7 @@ pub fn to_py<'py>(py: Python<'py>, b: &[u8], typ: &ColumnType<'_>) -> PyResult<B
                     for _ in 0..n {
                         items.push(cell_to_py(py, read_cell(&mut s, e)?, e)?);
                     }
-                    pyrefs::get(py)?.SortedSet.bind(py).call1((PyList::new(py, items)?,))?
+                    pyrefs::codec(py)?.SortedSet.bind(py).call1((PyList::new(py, items)?,))?
                 }
                 CollectionType::Map(kt, vt) => {
                     let mut pairs = Vec::with_capacity(n.min(s.len() / 8));
@@ -249,7 +249,7 @@ pub fn to_py<'py>(py: Python<'py>, b: &[u8], typ: &ColumnType<'_>) -> PyResult<B
                         let v = cell_to_py(py, read_cell(&mut s, vt)?, vt)?;
                         pairs.push(PyTuple::new(py, [k, v])?);
                     }
-                    pyrefs::get(py)?.OrderedMap.bind(py).call1((PyList::new(py, pairs)?,))?
+                    pyrefs::codec(py)?.OrderedMap.bind(py).call1((PyList::new(py, pairs)?,))?
                 }
                 _ => return Err(decode_err(typ, "unsupported collection")),
             }
@@ -402,7 +402,7 @@ pub(crate) fn column_to_py<'py>(py: Python<'py>, cell: Option<&[u8]>, typ: &Colu
         Some(b) if b.is_empty() && !matches!(typ, ColumnType::Native(NativeType::Text | NativeType::Ascii | NativeType::Blob)) => {
             let mask = EMPTY_VALUES.load(Ordering::Relaxed);
             if mask != 0 && empty_kind(typ).is_some_and(|i| mask & (1 << i) != 0) {
-                return Ok(pyrefs::get(py)?.EMPTY.bind(py).clone());
+                return Ok(pyrefs::codec(py)?.EMPTY.bind(py).clone());
             }
             Ok(py.None().into_bound(py))
         }

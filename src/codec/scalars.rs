@@ -76,7 +76,7 @@ pub(crate) fn timestamp_millis(v: &Bound<'_, PyAny>) -> Result<i64, Mismatch> {
 }
 
 pub(crate) fn uuid_bytes(v: &Bound<'_, PyAny>, timeuuid: bool) -> Result<[u8; 16], Mismatch> {
-    let is_uuid = Python::attach(|py| pyrefs::get(py).map(|r| v.is_instance(r.UUID.bind(py)).unwrap_or(false)).unwrap_or(false));
+    let is_uuid = Python::attach(|py| pyrefs::codec(py).map(|r| v.is_instance(r.UUID.bind(py)).unwrap_or(false)).unwrap_or(false));
     if !is_uuid {
         return Err(expected("uuid.UUID", v));
     }
@@ -141,7 +141,7 @@ pub(crate) fn write_varint(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>) -> Result<()
 pub(crate) fn write_decimal(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>) -> Result<(), Mismatch> {
     let py = v.py();
     let tuple = if v.is_instance_of::<PyFloat>() || (v.is_instance_of::<pyo3::types::PyInt>() && !v.is_instance_of::<PyBool>()) {
-        let dec = pyrefs::get(py).map_err(|e| value_err(format!("{e}")))?.Decimal.bind(py);
+        let dec = pyrefs::codec(py).map_err(|e| value_err(format!("{e}")))?.Decimal.bind(py);
         dec.call1((v.str().map_err(|e| value_err(format!("{e}")))?,)).and_then(|d| d.call_method0("as_tuple"))
     } else {
         v.call_method0("as_tuple")

@@ -99,7 +99,7 @@ impl Page {
             Some(id) => {
                 let kw = PyDict::new(py);
                 kw.set_item("bytes", PyBytes::new(py, id.as_bytes()))?;
-                pyrefs::get(py)?.UUID.bind(py).call((), Some(&kw))?.unbind()
+                pyrefs::codec(py)?.UUID.bind(py).call((), Some(&kw))?.unbind()
             }
             None => py.None(),
         };
