@@ -1,0 +1,129 @@
+"""The public modules keep every public name, and each name the same object by
+``__module__`` and ``__qualname__``, whatever private module holds the code (no server).
+
+``public_modules.json`` beside this file is a snapshot of every public module of turbocql
+(no component of its dotted name starts with ``_``): each public name (no leading
+underscore) and what it is bound to, as
+
+* ``"M:Q"`` for a class or function: its ``__module__`` and ``__qualname__``, what reprs,
+  pickles and the docs name it by;
+* ``"module M"`` for a module (its ``__name__``);
+* ``"a M:Q"`` for any other value: its class's ``__module__`` and ``__qualname__``.
+
+A name may be added, never lost; a class or function keeps its ``__module__`` and
+``__qualname__``. A name whose object lives in a private module that has since moved
+(``MOVED``: old module -> new module) is compared under its new module name.
+
+After a deliberate change to the public API, take the snapshot again:
+``python tests/unit/test_module_layout.py --write``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import pkgutil
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+import turbocql
+
+SNAPSHOT = Path(__file__).with_name("public_modules.json")
+
+# Private modules moved since the snapshot was taken (old -> new): a public name defined in
+# one of them has the new module as its __module__. Only private modules move: a public
+# module keeps its name.
+MOVED: dict[str, str] = {}
+
+
+def is_public(module_name: str) -> bool:
+    """Whether ``turbocql[.X...]`` is a public module: no component starts with ``_``."""
+    return not any(part.startswith("_") for part in module_name.split(".")[1:])
+
+
+def public_module_names() -> list[str]:
+    """Every public module of the package, ``turbocql`` first."""
+    names = [turbocql.__name__]
+    names += [m.name for m in pkgutil.walk_packages(turbocql.__path__, turbocql.__name__ + ".") if is_public(m.name)]
+    return names
+
+
+def describe(value: object) -> str:
+    """What a public name is bound to, as the snapshot records it."""
+    if isinstance(value, types.ModuleType):
+        return "module %s" % value.__name__
+    if inspect.isclass(value) or inspect.isroutine(value):
+        return "%s:%s" % (getattr(value, "__module__", None), getattr(value, "__qualname__", None))
+    return "a %s:%s" % (type(value).__module__, type(value).__qualname__)
+
+
+def public_names(module: types.ModuleType) -> dict[str, str]:
+    """The public names of ``module`` (its ``__all__`` too) and what each is bound to."""
+    names = {n for n in dir(module) if not n.startswith("_")} | set(getattr(module, "__all__", ()))
+    out = {}
+    for name in sorted(names):
+        value = getattr(module, name)
+        if type(value).__module__ == "__future__":  # from __future__ import annotations
+            continue
+        out[name] = describe(value)
+    return out
+
+
+def take_snapshot() -> dict[str, dict[str, str]]:
+    """Every public module's public names. All modules are imported before any is read, so
+    a package's submodules are its attributes whatever the order."""
+    modules = {name: importlib.import_module(name) for name in public_module_names()}
+    return {name: public_names(module) for name, module in modules.items()}
+
+
+def _moved(entry: str) -> str:
+    """A snapshot entry with a private module that moved named by its new name."""
+    kind, _, path = entry.rpartition(" ")
+    module, sep, qualname = path.partition(":")
+    module = MOVED.get(module, module)
+    return "%s%s%s%s" % (kind + " " if kind else "", module, sep, qualname)
+
+
+def _snapshot() -> dict[str, dict[str, str]]:
+    return json.loads(SNAPSHOT.read_text()) if SNAPSHOT.exists() else {}
+
+
+def test_moved_modules_are_private_and_gone():
+    for old, new in MOVED.items():
+        assert not is_public(old) and not is_public(new), (old, new)
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(old)
+        importlib.import_module(new)
+
+
+def test_every_public_module_is_in_the_snapshot():
+    # A new public module is added to the snapshot (--write) with its names.
+    assert set(public_module_names()) <= set(_snapshot()), "take the snapshot again (--write)"
+
+
+@pytest.mark.parametrize("module_name", sorted(_snapshot()))
+def test_public_names_kept(module_name):
+    expected = _snapshot()[module_name]
+    try:
+        importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and exc.name.split(".")[0] == "turbocql":
+            raise
+        pytest.skip("optional dependency missing: %s" % exc.name)
+    take_snapshot()  # every module imported, as when the snapshot was taken
+    actual = public_names(sys.modules[module_name])
+    lost = sorted(set(expected) - set(actual))
+    assert not lost, "%s lost public names: %s" % (module_name, lost)
+    changed = {name: (_moved(entry), actual[name]) for name, entry in expected.items() if _moved(entry) != actual[name]}
+    assert not changed, "%s: names bound to another object (expected, actual): %s" % (module_name, changed)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--write"]:
+        sys.exit("usage: python tests/unit/test_module_layout.py --write")
+    SNAPSHOT.write_text(json.dumps(take_snapshot(), indent=1, sort_keys=True) + "\n")
+    print("wrote", SNAPSHOT)
