@@ -11,7 +11,7 @@ checks that no module imports one that imports it back): ``_future`` (ResponseFu
 NoHostAvailable, QueryExhausted, query tracing), ``_results`` (ResultSet), ``_dispatcher``
 (the callback thread), ``_session`` (Session), ``_control`` (the control connection,
 system-table reads, host events), ``_cluster_profiles`` (legacy parameters, execution
-profiles, client timestamps), ``_cluster_pool`` (the pool size settings), ``_udt`` (UDT
+profiles, client timestamps), ``_cluster_pool`` (the pool size settings), ``_types.udt`` (UDT
 value classes), ``_bootstrap`` (the engine's Python objects, handed over at the end of this
 module's import), ``_profiles`` and ``_cluster_names``.
 """
@@ -157,7 +157,7 @@ from turbocql._results import (  # noqa: F401 - names of turbocql.cluster, moved
 from turbocql._session import _NOT_SET, Session, _NotSet  # noqa: F401 - moved
 from turbocql._tls import load_lazy_cas, tls_settings
 from turbocql._topology import Topology
-from turbocql._udt import _UDT_CLASSES, _make_udt, _udt_tuple_type  # noqa: F401 - moved
+from turbocql._types.udt import _UDT_CLASSES, _make_udt, _udt_tuple_type  # noqa: F401 - moved
 from turbocql.connection import ConnectionException  # noqa: F401 - a classic name of cassandra.cluster
 from turbocql.encoder import Encoder  # noqa: F401 - a classic name of cassandra.cluster
 from turbocql.metadata import Metadata

@@ -13,17 +13,32 @@ values it is given and its errors.
 
 These classes are for classic code that names, parses, compares or converts types itself.
 
-The classic module's names, gathered from the modules that hold them by concern: the base
-class and registry in ``_cqltypes_base``, the single-value types in ``_cqltypes_scalar``,
-the parameterized ones in ``_cqltypes_params``, the DSE ones in ``_cqltypes_dse``; the
-parsing of type strings apart from the classes, Cassandra's marshal strings in
-``_casstype_parse`` and CQL's in ``_cqltype_parse``.
+The classic module's names, gathered from the modules of ``turbocql._types`` that hold them
+by concern: the base class and registry in ``base``, the single-value types in ``scalar``,
+the parameterized ones in ``params``, the DSE ones in ``dse``; the parsing of type strings
+apart from the classes, Cassandra's marshal strings in ``casstype_parse`` and CQL's in
+``cqltype_parse``.
 """
 
 from __future__ import annotations
 
 from turbocql import util  # noqa: F401 - a name of cassandra.cqltypes
-from turbocql._casstype_parse import (  # noqa: F401 - private names: former callers
+from turbocql._types.base import (  # noqa: F401 - private names: former callers
+    EMPTY,
+    CassandraType,
+    CassandraTypeType,
+    EmptyValue,
+    _casstypes,
+    _cqltypes,
+    _UnrecognizedType,
+    apache_cassandra_type_prefix,
+    cassandra_empty_type,
+    cql_empty_type,
+    cql_timestamp_formats,
+    mkUnrecognizedType,
+    trim_if_startswith,
+)
+from turbocql._types.casstype_parse import (  # noqa: F401
     _CASS_TOKEN,
     _apply,
     _cass_tokens,
@@ -32,7 +47,7 @@ from turbocql._casstype_parse import (  # noqa: F401 - private names: former cal
     lookup_casstype_simple,
     parse_casstype_args,
 )
-from turbocql._cqltype_parse import (  # noqa: F401
+from turbocql._types.cqltype_parse import (  # noqa: F401
     _CQL_TOKEN,
     _RESULT_CQL_COLLECTIONS,
     _RESULT_CQL_NAMES,
@@ -49,22 +64,7 @@ from turbocql._cqltype_parse import (  # noqa: F401
     python_to_cqltype,
     strip_frozen,
 )
-from turbocql._cqltypes_base import (  # noqa: F401
-    EMPTY,
-    CassandraType,
-    CassandraTypeType,
-    EmptyValue,
-    _casstypes,
-    _cqltypes,
-    _UnrecognizedType,
-    apache_cassandra_type_prefix,
-    cassandra_empty_type,
-    cql_empty_type,
-    cql_timestamp_formats,
-    mkUnrecognizedType,
-    trim_if_startswith,
-)
-from turbocql._cqltypes_dse import (  # noqa: F401
+from turbocql._types.dse import (  # noqa: F401
     _WKB_LINESTRING,
     _WKB_POINT,
     _WKB_POLYGON,
@@ -77,7 +77,7 @@ from turbocql._cqltypes_dse import (  # noqa: F401
     _wkb_header,
     _wkb_read,
 )
-from turbocql._cqltypes_params import (  # noqa: F401
+from turbocql._types.params import (  # noqa: F401
     ColumnToCollectionType,
     CompositeType,
     DynamicCompositeType,
@@ -92,7 +92,7 @@ from turbocql._cqltypes_params import (  # noqa: F401
     _ParameterizedType,
     _SimpleParameterizedType,
 )
-from turbocql._cqltypes_scalar import (  # noqa: F401
+from turbocql._types.scalar import (  # noqa: F401
     _DATE_EPOCH_DAYS,
     AsciiType,
     BooleanType,
@@ -148,7 +148,7 @@ from turbocql.marshal import (  # noqa: F401 - classic names of cassandra.cqltyp
 # The type classes keep this module as theirs, as before they moved (reprs, docs and
 # pickles of the classes name turbocql.cqltypes, cassandra.cqltypes under the shim).
 for _moved in [v for v in tuple(globals().values()) if isinstance(v, CassandraTypeType)] + [EmptyValue, BoundKind]:
-    if _moved.__module__.startswith("turbocql._cqltypes_"):
+    if _moved.__module__.startswith("turbocql._types."):
         _moved.__module__ = __name__
 del _moved
 

@@ -5,10 +5,10 @@
 ...), the geometric values (:class:`Point`, :class:`LineString`, :class:`Polygon`),
 :class:`DateRange` and :class:`Version`.
 
-The classic module's names, gathered from the modules that hold them by concern: the
-values in ``_util_values``, the collections in ``_util_collections``, the time helpers in
-``_util_time``, the geometric values in ``_util_geo``. :class:`Version` (a server's
-version, not a CQL value) is here.
+The classic module's names, gathered from the modules of ``turbocql._util`` that hold them
+by concern: the values in ``values``, the collections in ``containers``, the time helpers in
+``times``, the geometric values in ``geo``. :class:`Version` (a server's version, not a CQL
+value) is here.
 """
 
 import re
@@ -17,7 +17,7 @@ from collections import OrderedDict  # noqa: F401 - classic code imports it from
 from collections.abc import ItemsView, KeysView, Mapping  # noqa: F401 - names this module had
 
 from turbocql import DriverException  # noqa: F401 - a classic name of cassandra.util
-from turbocql._util_collections import (  # noqa: F401 - private names: former callers and pickles
+from turbocql._util.containers import (  # noqa: F401 - private names: former callers and pickles
     _MAP_IMAGE,
     _OBJECT_IMAGE,
     OrderedMap,
@@ -35,7 +35,7 @@ from turbocql._util_collections import (  # noqa: F401 - private names: former c
     _UnhashableKeysView,
     sortedset,
 )
-from turbocql._util_geo import (  # noqa: F401
+from turbocql._util.geo import (  # noqa: F401
     _WKT_RE,
     Distance,
     LineString,
@@ -48,7 +48,7 @@ from turbocql._util_geo import (  # noqa: F401
     _wkt_points,
     list_contents_to_tuple,
 )
-from turbocql._util_time import (  # noqa: F401
+from turbocql._util.times import (  # noqa: F401
     _MAX_CLOCK_SEQ,
     _MAX_NODE,
     _MIN_CLOCK_SEQ,
@@ -65,7 +65,7 @@ from turbocql._util_time import (  # noqa: F401
     utc_datetime_from_ms_timestamp,
     uuid_from_time,
 )
-from turbocql._util_values import (  # noqa: F401
+from turbocql._util.values import (  # noqa: F401
     _BOUND_FORMATS,
     _EPOCH_ORDINAL,
     _NS_PER_DAY,

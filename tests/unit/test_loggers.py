@@ -16,7 +16,7 @@ MODULES = {
     "turbocql.cluster": "cluster",
     "turbocql._control": "cluster",
     "turbocql._results": "cluster",
-    "turbocql._udt": "cluster",
+    "turbocql._types.udt": "cluster",
     "turbocql.policies": "policies",
     "turbocql.metadata": "metadata",
     "turbocql._schema_read": "metadata",

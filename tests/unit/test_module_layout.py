@@ -37,7 +37,20 @@ SNAPSHOT = Path(__file__).with_name("public_modules.json")
 # Private modules moved since the snapshot was taken (old -> new): a public name defined in
 # one of them has the new module as its __module__. Only private modules move: a public
 # module keeps its name.
-MOVED: dict[str, str] = {}
+MOVED: dict[str, str] = {
+    # the CQL types and type names (turbocql._types) and util's pieces (turbocql._util)
+    "turbocql._cqltypes_base": "turbocql._types.base",
+    "turbocql._cqltypes_scalar": "turbocql._types.scalar",
+    "turbocql._cqltypes_params": "turbocql._types.params",
+    "turbocql._cqltypes_dse": "turbocql._types.dse",
+    "turbocql._casstype_parse": "turbocql._types.casstype_parse",
+    "turbocql._cqltype_parse": "turbocql._types.cqltype_parse",
+    "turbocql._udt": "turbocql._types.udt",
+    "turbocql._util_values": "turbocql._util.values",
+    "turbocql._util_collections": "turbocql._util.containers",
+    "turbocql._util_time": "turbocql._util.times",
+    "turbocql._util_geo": "turbocql._util.geo",
+}
 
 
 def is_public(module_name: str) -> bool:

@@ -59,7 +59,7 @@ def parse(cql: str, user_type) -> CqlType:
     """``cql`` (a column's type as the schema metadata prints it) as a tree; ``user_type``:
     a UDT's name -> (field names, field CQL types). Types Spark cannot hold raise
     ``ValueError`` naming them."""
-    from turbocql._cqltype_parse import cqltype_to_python, strip_frozen
+    from turbocql._types.cqltype_parse import cqltype_to_python, strip_frozen
 
     def build(items: list[Any]) -> CqlType:
         name = str(items[0])

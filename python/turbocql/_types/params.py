@@ -19,9 +19,10 @@ from __future__ import annotations
 from binascii import unhexlify
 from typing import Any, ClassVar
 
-from turbocql import _udt, util
-from turbocql._casstype_parse import lookup_casstype
-from turbocql._cqltypes_base import CassandraType, _decode, _encode
+from turbocql import util
+from turbocql._types import udt as _udt
+from turbocql._types.base import CassandraType, _decode, _encode
+from turbocql._types.casstype_parse import lookup_casstype
 from turbocql.marshal import int32_pack, int32_unpack, uint16_pack, uint16_unpack, uvint_pack, uvint_unpack
 
 
@@ -375,7 +376,7 @@ class UserType(TupleType):
     @classmethod
     def _make_registered_udt_namedtuple(cls, keyspace, name, field_names):
         """The class of the type's values, the one the engine makes them of too
-        (turbocql._udt)."""
+        (turbocql._types.udt)."""
         key = (keyspace, name, tuple(field_names))
         t = _udt._UDT_CLASSES.get(key)
         if t is None:

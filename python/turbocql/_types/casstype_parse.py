@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from turbocql._cqltypes_base import (
+from turbocql._types.base import (
     CassandraType,
     CassandraTypeType,
     _casstypes,

@@ -9,7 +9,7 @@ here (they have no ``_engine_type``, and collections of them are framed in Pytho
 from __future__ import annotations
 
 from turbocql import util
-from turbocql._cqltypes_base import CassandraType
+from turbocql._types.base import CassandraType
 from turbocql.marshal import (
     int8_pack,
     int8_unpack,

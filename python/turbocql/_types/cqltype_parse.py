@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from turbocql._casstype_parse import lookup_casstype, lookup_casstype_simple
-from turbocql._cqltypes_base import apache_cassandra_type_prefix
-from turbocql._cqltypes_params import ListType, MapType, SetType, TupleType, UserType, VectorType
+from turbocql._types.base import apache_cassandra_type_prefix
+from turbocql._types.casstype_parse import lookup_casstype, lookup_casstype_simple
+from turbocql._types.params import ListType, MapType, SetType, TupleType, UserType, VectorType
 
 
 def cql_typename(casstypename):

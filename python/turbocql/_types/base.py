@@ -106,7 +106,7 @@ class CassandraType(metaclass=CassandraTypeType):
     empty_binary_ok = False
     support_empty_values = False
     # The type as the engine's codec names it (``_engine.encode``), None for a type it does
-    # not convert (custom, DSE, legacy marshal types): see _cqltypes_scalar, _cqltypes_params.
+    # not convert (custom, DSE, legacy marshal types): see scalar, params.
     _engine_type: ClassVar[str | None] = None
     # Whether values need ``_to_engine`` before the engine converts them as classic code
     # means them (an int ``date`` is the raw value, ...), and decoded ones ``_from_engine``
@@ -167,7 +167,7 @@ class CassandraType(metaclass=CassandraTypeType):
     @classmethod
     def _derive_engine_type(cls):
         """Sets the engine's type of a class made with parameters (``subtypes``, a vector's
-        ``subtype``) from theirs; see _cqltypes_params."""
+        ``subtype``) from theirs; see params."""
 
     @classmethod
     def serial_size(cls):

@@ -8,7 +8,7 @@ import datetime
 import functools
 import re
 
-from turbocql._util_time import ms_timestamp_from_datetime, utc_datetime_from_ms_timestamp
+from turbocql._util.times import ms_timestamp_from_datetime, utc_datetime_from_ms_timestamp
 
 _EPOCH_ORDINAL = datetime.date(1970, 1, 1).toordinal()
 _NS_PER_DAY = 86_400 * 1_000_000_000

@@ -24,7 +24,7 @@ from decimal import Decimal
 from typing import ClassVar
 
 from turbocql import _engine, util
-from turbocql._cqltypes_base import EMPTY, CassandraType, _decode, _encode, cql_timestamp_formats
+from turbocql._types.base import EMPTY, CassandraType, _decode, _encode, cql_timestamp_formats
 from turbocql.marshal import int64_pack, int64_unpack, vints_pack
 
 
