@@ -44,7 +44,7 @@ _SINGLE_NODE_ORDER = (
 )
 _SCHEMA_PARSER = (
     "deliberate: the tests patch or call the classic driver's schema parser (get_schema_parser, "
-    "SchemaParserV4._build_*); turbocql reads system_schema itself (turbocql._schema_read) and "
+    "SchemaParserV4._build_*); turbocql reads system_schema itself (turbocql._metadata.schema_read) and "
     "get_schema_parser raises UnsupportedOperation; they first read the control connection's "
     "_connection (" + _CONTROL + ")"
 )

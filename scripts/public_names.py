@@ -75,7 +75,7 @@ _DSE = "DataStax Enterprise only: not supported (turbocql targets Apache Cassand
 _INSIGHTS = "DSE Insights monitor reporting: not supported"
 _POOL = "a connection-pool internal of the classic driver: the engine (the scylla crate) keeps the pools"
 _CONN = "an internal of the classic driver's connections: the engine opens and runs the connections"
-_SCHEMA_PARSER = "a schema parser of the classic driver: the schema is read by turbocql._schema_read"
+_SCHEMA_PARSER = "a schema parser of the classic driver: the schema is read by turbocql._metadata.schema_read"
 _COLUMN_ENCRYPTION = "client-side column encryption: not supported (Cluster(column_encryption_policy=) is ignored)"
 _CYTHON = "the classic driver's Cython/numpy decoding switch: the engine decodes rows in Rust"
 _V5 = "native protocol v5 framing (segments, CRCs): the engine speaks protocol v4"

@@ -30,10 +30,10 @@ from turbocql.query import (
 
 
 def _arrow_record_batch(names, columns):
-    """An Arrow page's columns as a ``pyarrow.RecordBatch`` (``turbocql._arrow.record_batch``).
-    ``turbocql._arrow`` imports pyarrow, which is optional: it is imported at the first Arrow
+    """An Arrow page's columns as a ``pyarrow.RecordBatch`` (``turbocql._query.arrow.record_batch``).
+    ``turbocql._query.arrow`` imports pyarrow, which is optional: it is imported at the first Arrow
     page, here, so that the engine itself imports no module of the package."""
-    from turbocql._arrow import record_batch
+    from turbocql._query.arrow import record_batch
 
     return record_batch(names, columns)
 

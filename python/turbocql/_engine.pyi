@@ -240,7 +240,7 @@ class Page:
 
 @final
 class ArrowColumn:
-    # One result column in Arrow's layout (src/codec/arrow.rs), wrapped by turbocql._arrow.
+    # One result column in Arrow's layout (src/codec/arrow.rs), wrapped by turbocql._query.arrow.
     @property
     def kind(self) -> str: ...
     @property

@@ -9,7 +9,7 @@ results make a future when asked for one), the session and the cluster import it
 """
 
 from turbocql import ConsistencyLevel, DriverException, _engine
-from turbocql._protocol_messages import _message_of
+from turbocql._query.messages import _message_of
 from turbocql.query import QueryTrace, TraceUnavailable
 
 # Session.max_trace_wait's default, kept here so that tracing does not import the session.

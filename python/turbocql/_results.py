@@ -33,7 +33,7 @@ _RESULT_CORE_RESPONSE_FUTURE = _engine.ResultCore.response_future
 @functools.lru_cache(maxsize=256)
 def _column_type_classes(names):
     """The cqltypes classes of a result's CQL type names (cached per column list)."""
-    from turbocql._prepared import _type_class
+    from turbocql._query.prepared import _type_class
 
     return tuple(_type_class(n) for n in names)
 
@@ -256,7 +256,7 @@ class ResultSet(_engine.ResultCore, metaclass=_ResultSetType):
         With ``row_factory = turbocql.query.arrow_factory`` the pages are decoded by the
         engine straight into Arrow buffers; with another row factory the rows are converted
         from their Python values (slower, types as pyarrow infers them)."""
-        from turbocql import _arrow
+        from turbocql._query import arrow as _arrow
 
         return _arrow.result_table(self)
 

@@ -259,7 +259,7 @@ class AsyncResultSet(ResultSet):
 
     async def to_arrow(self):
         """Every remaining page (awaited) as one ``pyarrow.Table`` (see ``ResultSet.to_arrow``)."""
-        from turbocql import _arrow
+        from turbocql._query import arrow as _arrow
 
         return _arrow.result_table(self, [item async for item in self])
 

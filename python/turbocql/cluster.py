@@ -140,6 +140,7 @@ from turbocql._future import (  # noqa: F401 - names of turbocql.cluster, moved
     _populated,
     _traces_seen,
 )
+from turbocql._metadata.topology import Topology
 from turbocql._profiles import (  # noqa: F401 - classic names of turbocql.cluster
     _UNSET,
     EXEC_PROFILE_DEFAULT,
@@ -156,7 +157,6 @@ from turbocql._results import (  # noqa: F401 - names of turbocql.cluster, moved
 )
 from turbocql._session import _NOT_SET, Session, _NotSet  # noqa: F401 - moved
 from turbocql._tls import load_lazy_cas, tls_settings
-from turbocql._topology import Topology
 from turbocql._types.udt import _UDT_CLASSES, _make_udt, _udt_tuple_type  # noqa: F401 - moved
 from turbocql.connection import ConnectionException  # noqa: F401 - a classic name of cassandra.cluster
 from turbocql.encoder import Encoder  # noqa: F401 - a classic name of cassandra.cluster

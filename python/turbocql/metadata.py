@@ -7,9 +7,9 @@ and the topology (hosts, token map, replicas: left to ``Metadata._topology``). T
 objects: :class:`KeyspaceMetadata`, :class:`TableMetadata`, :class:`ColumnMetadata`,
 :class:`IndexMetadata`, :class:`TriggerMetadata`, :class:`MaterializedViewMetadata`,
 :class:`UserType`, :class:`Function`, :class:`Aggregate`, and the replication strategies
-(defined in ``turbocql._replication``, re-exported here). Each renders the CQL that
-recreates it (``as_cql_query()``, ``export_as_string()``, from ``turbocql._schema_cql``);
-the rows are read and turned into these objects by ``turbocql._schema_read``, imported on
+(defined in ``turbocql._metadata.replication``, re-exported here). Each renders the CQL that
+recreates it (``as_cql_query()``, ``export_as_string()``, from ``turbocql._metadata.schema_cql``);
+the rows are read and turned into these objects by ``turbocql._metadata.schema_read``, imported on
 the first read.
 """
 
@@ -27,7 +27,7 @@ from turbocql import (  # noqa: F401 - classic names of cassandra.metadata
     _engine,
     _loggers,
 )
-from turbocql._replication import (  # noqa: F401 - classic names of cassandra.metadata
+from turbocql._metadata.replication import (  # noqa: F401 - classic names of cassandra.metadata
     REPLICATION_STRATEGY_CLASS_PREFIX,
     EverywhereStrategy,
     LocalStrategy,
@@ -37,7 +37,7 @@ from turbocql._replication import (  # noqa: F401 - classic names of cassandra.m
     SimpleStrategy,
     _UnknownStrategy,
 )
-from turbocql._schema_cql import (  # noqa: F401 - classic names of cassandra.metadata
+from turbocql._metadata.schema_cql import (  # noqa: F401 - classic names of cassandra.metadata
     _table_extensions,
     aggregate_cql,
     cql_keywords,
@@ -61,7 +61,7 @@ from turbocql._schema_cql import (  # noqa: F401 - classic names of cassandra.me
     user_types_in_order,
     view_cql,
 )
-from turbocql._schema_model import (  # noqa: F401 - classic names of cassandra.metadata
+from turbocql._metadata.schema_model import (  # noqa: F401 - classic names of cassandra.metadata
     Aggregate,
     ColumnMetadata,
     Function,
@@ -77,7 +77,7 @@ from turbocql._schema_model import (  # noqa: F401 - classic names of cassandra.
     UserType,
     _signature,
 )
-from turbocql._topology import (  # noqa: F401 - classic names of cassandra.metadata
+from turbocql._metadata.topology import (  # noqa: F401 - classic names of cassandra.metadata
     MAX_LONG,
     MIN_LONG,
     BytesToken,
@@ -201,14 +201,14 @@ class Metadata:
                 self._mark_stale()
 
     def _read(self, keyspace=None, target_type=None, name=None, follow=False):
-        """Reads schema and puts it into ``keyspaces`` (see :func:`turbocql._schema_read.read_into`).
+        """Reads schema and puts it into ``keyspaces`` (see :func:`turbocql._metadata.schema_read.read_into`).
         A whole read covers the changes marked so far: it takes the marks, and puts them
         back if it fails."""
         if self._fetch is None:
             from turbocql import DriverException
 
             raise DriverException("Schema metadata cannot be read before the cluster is connected")
-        from turbocql._schema_read import read_into
+        from turbocql._metadata.schema_read import read_into
 
         with self._lock:
             marks = self._take_stale() if keyspace is None else (False, [])
@@ -312,7 +312,7 @@ class Metadata:
         if self._topology is not None and self._topology.follows_schema_events():
             self._topology.check()
         else:
-            from turbocql._schema_change import NOT_SCHEMA, changed_keyspace
+            from turbocql._metadata.schema_change import NOT_SCHEMA, changed_keyspace
 
             text = getattr(query, "query_string", None) or getattr(
                 getattr(query, "prepared_statement", None), "query_string", query
@@ -339,11 +339,11 @@ class Metadata:
             # knows which are down), not whichever node a query lands on.
             agreed = self._topology.await_schema_agreement(wait)
             if not agreed and self._fetch is not None and wait and wait > 0:
-                from turbocql._schema_read import log_disagreement
+                from turbocql._metadata.schema_read import log_disagreement
 
                 log_disagreement(self._fetch, self._topology.control_host())
             return agreed
-        from turbocql._schema_read import wait_for_schema_agreement
+        from turbocql._metadata.schema_read import wait_for_schema_agreement
 
         return wait_for_schema_agreement(self._fetch, wait, self._peer_is_down)
 
@@ -454,7 +454,7 @@ class _RegisteredExtensionType(type):
 
 def get_schema_parser(connection, server_version, dse_version, timeout, metadata_request_timeout=None):
     """The classic driver's schema parser for a server version. turbocql reads the schema
-    itself (``turbocql._schema_read``) over the engine's connections, so there is no parser
+    itself (``turbocql._metadata.schema_read``) over the engine's connections, so there is no parser
     to hand out: raises UnsupportedOperation. ``cluster.metadata`` and
     ``cluster.refresh_schema_metadata()`` give the schema."""
     raise UnsupportedOperation(

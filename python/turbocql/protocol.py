@@ -29,7 +29,7 @@ from turbocql import (  # noqa: F401 - classic names of cassandra.protocol
     WriteType,
 )
 from turbocql import ConfigurationException as _ConfigurationException
-from turbocql._protocol_messages import (  # noqa: F401 - classic names of cassandra.protocol
+from turbocql._query.messages import (  # noqa: F401 - classic names of cassandra.protocol
     CUSTOM_TYPE,
     RESULT_KIND_PREPARED,
     RESULT_KIND_ROWS,

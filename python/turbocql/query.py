@@ -13,25 +13,25 @@
   :func:`arrow_factory` (pages as pyarrow record batches; turbocql's own).
 - Query tracing: :class:`QueryTrace`, :class:`TraceEvent`.
 
-Every name is re-exported from where it lives, one concern each: ``_statement`` (Statement,
-SimpleStatement, ``UNSET_VALUE``, ``FETCH_SIZE_UNSET``), ``_prepared`` (PreparedStatement,
-BoundStatement and their classic constructor forms), ``_batch`` (BatchStatement,
-BatchType), ``_row_factories`` and ``_trace``. The classes keep ``turbocql.query`` as their
-``__module__``.
+Every name is re-exported from where it lives in ``turbocql._query``, one concern each:
+``statement`` (Statement, SimpleStatement, ``UNSET_VALUE``, ``FETCH_SIZE_UNSET``),
+``prepared`` (PreparedStatement, BoundStatement and their classic constructor forms),
+``batch`` (BatchStatement, BatchType), ``row_factories`` and ``trace``. The classes keep
+``turbocql.query`` as their ``__module__``.
 """
 
 from __future__ import annotations
 
 from turbocql import ConsistencyLevel, OperationTimedOut, UnsupportedOperation, _loggers  # noqa: F401 - classic names of cassandra.query
-from turbocql._batch import BatchStatement, BatchType  # noqa: F401 - names of turbocql.query, moved (batches)
-from turbocql._prepared import (  # noqa: F401 - names of turbocql.query, moved (prepared and bound statements)
+from turbocql._query.batch import BatchStatement, BatchType  # noqa: F401 - names of turbocql.query, moved (batches)
+from turbocql._query.prepared import (  # noqa: F401 - names of turbocql.query, moved (prepared and bound statements)
     BoundStatement,
     ColumnMetadata,
     PreparedStatement,
     _ClassicBoundStatement,
     _ClassicPreparedStatement,
 )
-from turbocql._row_factories import (  # noqa: F401 - names of turbocql.query, moved (row factories)
+from turbocql._query.row_factories import (  # noqa: F401 - names of turbocql.query, moved (row factories)
     END_BADCHAR_REGEX,
     NON_ALPHA_REGEX,
     START_BADCHAR_REGEX,
@@ -47,7 +47,7 @@ from turbocql._row_factories import (  # noqa: F401 - names of turbocql.query, m
     ordered_dict_factory,
     tuple_factory,
 )
-from turbocql._statement import (  # noqa: F401 - names of turbocql.query, moved (statement base classes)
+from turbocql._query.statement import (  # noqa: F401 - names of turbocql.query, moved (statement base classes)
     _CUSTOM_PAYLOAD,
     _RETRY_POLICY,
     FETCH_SIZE_UNSET,
@@ -60,7 +60,7 @@ from turbocql._statement import (  # noqa: F401 - names of turbocql.query, moved
     _SerialConsistencyLevel,
     _UnsetValue,
 )
-from turbocql._trace import QueryTrace, TraceEvent, TraceUnavailable  # noqa: F401 - names of turbocql.query, moved
+from turbocql._query.trace import QueryTrace, TraceEvent, TraceUnavailable  # noqa: F401 - names of turbocql.query, moved
 from turbocql.encoder import Encoder, ValueSequence, bind_params  # noqa: F401 - classic re-exports
 from turbocql.util import unix_time_from_uuid1  # noqa: F401 - a name of the classic module
 

@@ -268,7 +268,7 @@ class Sentinel:
 def test_arrow_columns_take_part_in_the_cycle_collector(session, monkeypatch):
     """An ``_engine.ArrowColumn`` holds Python values (an ``objects`` column's): a cycle
     through it is collected (the pattern of tests/integration/test_gc.py)."""
-    from turbocql import _arrow
+    from turbocql._query import arrow as _arrow
 
     seen = []
     real = _arrow.record_batch

@@ -1,4 +1,4 @@
-"""turbocql._arrow's conversions of Python values (no server): the paths ``to_arrow()`` takes
+"""turbocql._query.arrow's conversions of Python values (no server): the paths ``to_arrow()`` takes
 for results read with another row factory than arrow_factory."""
 
 import decimal
@@ -8,7 +8,7 @@ import pytest
 pa = pytest.importorskip("pyarrow")
 np = pytest.importorskip("numpy")
 
-from turbocql import _arrow  # noqa: E402
+from turbocql._query import arrow as _arrow  # noqa: E402
 
 
 def test_numpy_pages_keep_their_nulls_and_vectors():

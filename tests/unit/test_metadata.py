@@ -16,8 +16,8 @@ import pytest
 
 from turbocql import DriverException, InvalidRequest
 from turbocql import metadata as md
-from turbocql._schema_cql import strip_frozen, type_names
-from turbocql._schema_read import function_target, wait_for_schema_agreement
+from turbocql._metadata.schema_cql import strip_frozen, type_names
+from turbocql._metadata.schema_read import function_target, wait_for_schema_agreement
 
 # -- comparison with the classic driver's metadata ----------------------------------------
 

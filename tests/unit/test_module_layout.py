@@ -50,6 +50,21 @@ MOVED: dict[str, str] = {
     "turbocql._util_collections": "turbocql._util.containers",
     "turbocql._util_time": "turbocql._util.times",
     "turbocql._util_geo": "turbocql._util.geo",
+    # cluster.metadata's pieces (turbocql._metadata)
+    "turbocql._schema_model": "turbocql._metadata.schema_model",
+    "turbocql._schema_read": "turbocql._metadata.schema_read",
+    "turbocql._schema_cql": "turbocql._metadata.schema_cql",
+    "turbocql._schema_change": "turbocql._metadata.schema_change",
+    "turbocql._replication": "turbocql._metadata.replication",
+    "turbocql._topology": "turbocql._metadata.topology",
+    # statements, row factories, Arrow results, protocol messages (turbocql._query)
+    "turbocql._statement": "turbocql._query.statement",
+    "turbocql._prepared": "turbocql._query.prepared",
+    "turbocql._batch": "turbocql._query.batch",
+    "turbocql._trace": "turbocql._query.trace",
+    "turbocql._row_factories": "turbocql._query.row_factories",
+    "turbocql._arrow": "turbocql._query.arrow",
+    "turbocql._protocol_messages": "turbocql._query.messages",
 }
 
 

@@ -14,7 +14,7 @@ the cluster's own token map asks the engine, which routes by the same rules.
 import bisect
 
 from turbocql import _loggers
-from turbocql._schema_cql import map_literal
+from turbocql._metadata.schema_cql import map_literal
 
 log = _loggers.metadata
 

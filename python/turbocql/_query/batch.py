@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from turbocql._prepared import _PREPARED_BY_ID, BoundStatement, PreparedStatement
-from turbocql._statement import SimpleStatement, Statement, _consistency_name
+from turbocql._query.prepared import _PREPARED_BY_ID, BoundStatement, PreparedStatement
+from turbocql._query.statement import SimpleStatement, Statement, _consistency_name
 from turbocql.encoder import Encoder, bind_params
 
 

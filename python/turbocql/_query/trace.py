@@ -8,7 +8,7 @@ import time
 from collections.abc import Mapping
 
 from turbocql import OperationTimedOut
-from turbocql._statement import SimpleStatement
+from turbocql._query.statement import SimpleStatement
 from turbocql.util import unix_time_from_uuid1
 
 

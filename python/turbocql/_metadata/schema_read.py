@@ -15,7 +15,7 @@ import time
 from collections.abc import Mapping
 
 from turbocql import InvalidRequest, Unauthorized, _loggers
-from turbocql._schema_model import (
+from turbocql._metadata.schema_model import (
     Aggregate,
     ColumnMetadata,
     Function,

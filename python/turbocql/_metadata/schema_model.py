@@ -3,15 +3,15 @@
 :class:`IndexMetadata`, :class:`TriggerMetadata`, :class:`MaterializedViewMetadata`,
 :class:`UserType`, :class:`Function`, :class:`Aggregate` and the table-extension hooks.
 
-Each renders the CQL that recreates it through :mod:`turbocql._schema_cql`; the rows of
-``system_schema`` become these objects in :mod:`turbocql._schema_read`; :mod:`turbocql.metadata`
+Each renders the CQL that recreates it through :mod:`turbocql._metadata.schema_cql`; the rows of
+``system_schema`` become these objects in :mod:`turbocql._metadata.schema_read`; :mod:`turbocql.metadata`
 holds :class:`~turbocql.metadata.Metadata` and re-exports these names. Nothing here imports
 those two modules back.
 """
 
 from turbocql import cqltypes
-from turbocql._replication import ReplicationStrategy
-from turbocql._schema_cql import (
+from turbocql._metadata.replication import ReplicationStrategy
+from turbocql._metadata.schema_cql import (
     _table_extensions,
     aggregate_cql,
     function_cql,

@@ -14,7 +14,7 @@ from collections import namedtuple
 
 from turbocql import UnsupportedOperation
 from turbocql._engine import encode as _engine_encode
-from turbocql._statement import (
+from turbocql._query.statement import (
     _CUSTOM_PAYLOAD,
     _RETRY_POLICY,
     FETCH_SIZE_UNSET,

@@ -330,7 +330,7 @@ def table_cql(table, formatted=False):
 
 
 # Table extensions (keys of system_schema.tables' extensions map) that add CQL after a
-# table's: filled by subclassing ``RegisteredTableExtension`` (turbocql._schema_model).
+# table's: filled by subclassing ``RegisteredTableExtension`` (turbocql._metadata.schema_model).
 _table_extensions: dict = {}
 
 

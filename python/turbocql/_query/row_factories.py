@@ -142,10 +142,10 @@ def arrow_factory(colnames, rows):
 
     Set as ``session.row_factory`` (or a profile's): the engine decodes each page column by
     column in Rust straight into Arrow buffers, with no Python object per value (the types
-    are listed in ``turbocql._arrow``). Iterating a ResultSet yields one batch per page (an
+    are listed in ``turbocql._query.arrow``). Iterating a ResultSet yields one batch per page (an
     empty page gives none); ``ResultSet.to_arrow()`` gives every page as one table.
     """
-    from turbocql import _arrow
+    from turbocql._query import arrow as _arrow
 
     if isinstance(rows, _arrow.pa.RecordBatch):
         return [rows] if rows.num_rows else []
@@ -160,7 +160,7 @@ def cql_text_factory(colnames, rows):
     ``turbocql unload`` writes CSV from). The engine writes the text straight from each
     value's bytes, with no Python object per value.
     """
-    from turbocql import _arrow
+    from turbocql._query import arrow as _arrow
 
     if isinstance(rows, _arrow.pa.RecordBatch):
         return [rows] if rows.num_rows else []
