@@ -18,7 +18,7 @@ from uuid import UUID
 
 from typing_extensions import disjoint_base
 
-from turbocql._profiles import ExecutionProfile
+from turbocql._policies.profiles import ExecutionProfile
 from turbocql.cluster import ResultSet, _NotSet
 from turbocql.cluster import Session as _ClusterSession
 from turbocql.policies import LoadBalancingPolicy, RetryPolicy

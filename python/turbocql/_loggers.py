@@ -2,7 +2,7 @@
 
 Every record turbocql emits goes through one of the objects here: the Python modules keep
 them (``log = _loggers.cluster``), and so does the engine (src/pyrefs.rs ``cluster_log``,
-``pool_log``, ``protocol_log``, handed over by ``_bootstrap``). Each is a
+``pool_log``, ``protocol_log``, handed over by ``_cluster.bootstrap``). Each is a
 :class:`logging.LoggerAdapter` that adds nothing to a record: it passes every call to the
 :class:`logging.Logger` of its concern's current name, so a record is the one a
 ``logging.getLogger(name).warning(...)`` call would make (caller, level, arguments), and a

@@ -7,13 +7,16 @@ in the Rust engine with the GIL released, so one Session serves many threads.
 This module holds :class:`Cluster`; the rest of the classic module's names are
 re-exported from where they live, one concern each, importing only downward (engine ->
 future -> results / dispatcher -> session -> control -> cluster; ``scripts/import_cycles.py``
-checks that no module imports one that imports it back): ``_future`` (ResponseFuture,
-NoHostAvailable, QueryExhausted, query tracing), ``_results`` (ResultSet), ``_dispatcher``
-(the callback thread), ``_session`` (Session), ``_control`` (the control connection,
-system-table reads, host events), ``_cluster_profiles`` (legacy parameters, execution
-profiles, client timestamps), ``_cluster_pool`` (the pool size settings), ``_types.udt`` (UDT
-value classes), ``_bootstrap`` (the engine's Python objects, handed over at the end of this
-module's import), ``_profiles`` and ``_cluster_names``.
+checks that no module imports one that imports it back). A session and its requests in
+``turbocql._session``: ``future`` (ResponseFuture, NoHostAvailable, QueryExhausted, query
+tracing), ``results`` (ResultSet), ``dispatcher`` (the callback thread), ``session``
+(Session). The cluster's own pieces in ``turbocql._cluster``: ``control`` (the control
+connection, system-table reads, host events), ``request_settings`` (legacy parameters,
+execution profiles, client timestamps), ``pool_size`` (the pool size settings),
+``arguments`` (the arguments checked, honoured or refused), ``connect`` and ``tls`` (what
+``connect()`` hands the engine), ``bootstrap`` (the engine's Python objects, handed over at
+the end of this module's import) and ``classic_names``. Also ``turbocql._policies.profiles``
+(ExecutionProfile) and ``turbocql._types.udt`` (UDT value classes).
 """
 
 import atexit
@@ -42,21 +45,20 @@ from turbocql import (  # noqa: F401 - classic names re-exported from turbocql.c
     UnsupportedOperation,
     WriteFailure,
     WriteTimeout,
-    _dispatcher,
     _engine,
     _loggers,
     protocol,
     util,
 )
-from turbocql._bootstrap import _bootstrap_engine
-from turbocql._cluster_args import (
+from turbocql._cluster.arguments import (
     ProtocolAndAuthSettings,
     check_cluster_arguments,
     check_policy_instances,
     checked_settings,
     protocol_version_refusal,
 )
-from turbocql._cluster_names import (  # noqa: F401 - classic names of cassandra.cluster
+from turbocql._cluster.bootstrap import _bootstrap_engine
+from turbocql._cluster.classic_names import (  # noqa: F401 - classic names of cassandra.cluster
     DEFAULT_MAX_CONNECTIONS_PER_LOCAL_HOST,
     DEFAULT_MAX_CONNECTIONS_PER_REMOTE_HOST,
     DEFAULT_MAX_REQUESTS,
@@ -123,25 +125,18 @@ from turbocql._cluster_names import (  # noqa: F401 - classic names of cassandra
     murmur3,
     protect_name,
 )
-from turbocql._cluster_pool import ClusterPoolSize
-from turbocql._cluster_profiles import ClusterProfiles
-from turbocql._connect import engine_connect
-from turbocql._control import (  # noqa: F401 - names of turbocql.cluster, moved
+from turbocql._cluster.connect import engine_connect
+from turbocql._cluster.control import (  # noqa: F401 - names of turbocql.cluster, moved
     ClusterControl,
     ControlConnection,
     _relay_host_event,
     _SystemReader,
 )
-from turbocql._dispatcher import _forget_dispatcher, _start_dispatcher, _stop_dispatcher  # noqa: F401 - moved
-from turbocql._future import (  # noqa: F401 - names of turbocql.cluster, moved
-    NoHostAvailable,
-    QueryExhausted,
-    ResponseFuture,
-    _populated,
-    _traces_seen,
-)
+from turbocql._cluster.pool_size import ClusterPoolSize
+from turbocql._cluster.request_settings import ClusterProfiles
+from turbocql._cluster.tls import load_lazy_cas, tls_settings
 from turbocql._metadata.topology import Topology
-from turbocql._profiles import (  # noqa: F401 - classic names of turbocql.cluster
+from turbocql._policies.profiles import (  # noqa: F401 - classic names of turbocql.cluster
     _UNSET,
     EXEC_PROFILE_DEFAULT,
     ExecutionProfile,
@@ -149,14 +144,22 @@ from turbocql._profiles import (  # noqa: F401 - classic names of turbocql.clust
     _ConfigMode,
     _execution_profile_to_string,
 )
-from turbocql._results import (  # noqa: F401 - names of turbocql.cluster, moved
+from turbocql._session import dispatcher as _dispatcher
+from turbocql._session.dispatcher import _forget_dispatcher, _start_dispatcher, _stop_dispatcher  # noqa: F401 - moved
+from turbocql._session.future import (  # noqa: F401 - names of turbocql.cluster, moved
+    NoHostAvailable,
+    QueryExhausted,
+    ResponseFuture,
+    _populated,
+    _traces_seen,
+)
+from turbocql._session.results import (  # noqa: F401 - names of turbocql.cluster, moved
     _RESULT_CORE_COLUMN_NAMES,
     _RESULT_CORE_COLUMN_TYPES,
     ResultSet,
     _column_type_classes,
 )
-from turbocql._session import _NOT_SET, Session, _NotSet  # noqa: F401 - moved
-from turbocql._tls import load_lazy_cas, tls_settings
+from turbocql._session.session import _NOT_SET, Session, _NotSet  # noqa: F401 - moved
 from turbocql._types.udt import _UDT_CLASSES, _make_udt, _udt_tuple_type  # noqa: F401 - moved
 from turbocql.connection import ConnectionException  # noqa: F401 - a classic name of cassandra.cluster
 from turbocql.encoder import Encoder  # noqa: F401 - a classic name of cassandra.cluster
@@ -182,11 +185,11 @@ from turbocql.query import (  # noqa: F401 - classic names of cassandra.cluster
 log = _loggers.cluster
 
 if TYPE_CHECKING:
-    from turbocql._dispatcher import _dispatcher_lock, _dispatcher_thread  # noqa: F401
+    from turbocql._session.dispatcher import _dispatcher_lock, _dispatcher_thread  # noqa: F401
 else:
 
     def __getattr__(name):
-        # The dispatcher's state, rebound in turbocql._dispatcher (the thread once started,
+        # The dispatcher's state, rebound in turbocql._session.dispatcher (the thread once started,
         # both in a forked child): read there when asked for here, never a stale copy.
         if name in ("_dispatcher_thread", "_dispatcher_lock"):
             return getattr(_dispatcher, name)
@@ -219,7 +222,7 @@ class Cluster(ClusterProfiles, ClusterControl, ClusterPoolSize, ProtocolAndAuthS
 
     Takes the classic driver's arguments: each is honoured, kept because the engine
     already does what its value asks, or refused with ``UnsupportedOperation`` naming it,
-    when given and when assigned later (``turbocql._cluster_args``;
+    when given and when assigned later (``turbocql._cluster.arguments``;
     docs/audit-accepted-settings.md).
     """
 
@@ -508,7 +511,7 @@ class Cluster(ClusterProfiles, ClusterControl, ClusterPoolSize, ProtocolAndAuthS
 
     def _engine_connect(self, keyspace=None, on_host_event=None):
         """An engine session; under the rustls verifier, a handshake of Python's own first
-        (``_tls.load_lazy_cas``: the CA certificates OpenSSL loads only on demand, and the
+        (``_cluster.tls.load_lazy_cas``: the CA certificates OpenSSL loads only on demand, and the
         classic error for a rejected certificate)."""
         rejected = load_lazy_cas(self._tls, self.contact_points, self.port, float(self.connect_timeout))
         if rejected:

@@ -19,7 +19,7 @@ from collections import namedtuple
 from collections.abc import Mapping
 from itertools import repeat  # noqa: F401 - kept for callers that import it from here
 
-from turbocql._session import _execute_async_replaced
+from turbocql._session.session import _execute_async_replaced
 from turbocql.cluster import _NOT_SET, EXEC_PROFILE_DEFAULT, ResultSet
 from turbocql.query import BatchStatement, BoundStatement, PreparedStatement
 from turbocql.tracing import _of as _tracing_of

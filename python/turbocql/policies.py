@@ -1,6 +1,6 @@
 """Load-balancing policies and address translators, under the classic driver's names
 (``cassandra.policies``, which also re-exports the retry, speculative-execution,
-reconnection and conviction policies of ``turbocql._failure_policies``).
+reconnection and conviction policies of ``turbocql._policies.failure``).
 
 The engine routes, not Python: each built-in load-balancing policy describes itself to the
 engine once (``_engine_policy()``), when the execution profile holding it is first used,
@@ -30,7 +30,7 @@ from turbocql import (  # noqa: F401 - ConsistencyLevel, OperationTimedOut, Writ
     _engine,
     _loggers,
 )
-from turbocql._failure_policies import (  # noqa: F401 - classic names of cassandra.policies
+from turbocql._policies.failure import (  # noqa: F401 - classic names of cassandra.policies
     ConstantReconnectionPolicy,
     ConstantSpeculativeExecutionPolicy,
     ConvictionPolicy,
@@ -108,7 +108,7 @@ class _NotIgnored:
 
 def _policy_changed(policy):
     """``policy`` changed after an execution profile's engine form was built from it: those
-    profiles (noted by ``turbocql._profiles._used_by``) are built again at their next use;
+    profiles (noted by ``turbocql._policies.profiles._used_by``) are built again at their next use;
     no other profile is touched."""
     for profile in list(policy.__dict__.get("_engine_users", ())):
         profile._engine_changed()

@@ -1,5 +1,5 @@
 """Cluster(...) arguments of the classic driver: honoured, configuration only, or refused
-with UnsupportedOperation naming the argument (python/turbocql/_cluster_args.py)."""
+with UnsupportedOperation naming the argument (python/turbocql/_cluster/arguments.py)."""
 
 import socket
 

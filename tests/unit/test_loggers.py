@@ -14,8 +14,8 @@ from turbocql import _loggers
 # The modules that log, and the concern each logs on.
 MODULES = {
     "turbocql.cluster": "cluster",
-    "turbocql._control": "cluster",
-    "turbocql._results": "cluster",
+    "turbocql._cluster.control": "cluster",
+    "turbocql._session.results": "cluster",
     "turbocql._types.udt": "cluster",
     "turbocql.policies": "policies",
     "turbocql.metadata": "metadata",

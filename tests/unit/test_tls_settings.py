@@ -1,12 +1,12 @@
 """`ssl_context` / `ssl_options` checked and turned into the context the engine reads
-(turbocql._tls), without a server."""
+(turbocql._cluster.tls), without a server."""
 
 import ssl
 import warnings
 
 import pytest
 
-from turbocql._tls import tls_settings
+from turbocql._cluster.tls import tls_settings
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using ssl_options without ssl_context:DeprecationWarning")
 

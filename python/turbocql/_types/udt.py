@@ -1,6 +1,6 @@
 """User-defined type values the engine decodes: the class a UDT's values are made of (a
 class given to ``Cluster.register_user_type``, else a namedtuple named after the type, as the
-classic driver makes). ``_make_udt`` is handed to the engine by ``turbocql._bootstrap``.
+classic driver makes). ``_make_udt`` is handed to the engine by ``turbocql._cluster.bootstrap``.
 """
 
 import keyword

@@ -6,7 +6,7 @@ import logging
 import threading
 
 from turbocql import ConsistencyLevel
-from turbocql._profiles import _ConfigMode
+from turbocql._policies.profiles import _ConfigMode
 from turbocql.cluster import _NOT_SET, Cluster, NoHostAvailable
 from turbocql.cqlengine import CQLEngineException, columns
 from turbocql.cqlengine.statements import BaseCQLStatement

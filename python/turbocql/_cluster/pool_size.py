@@ -5,7 +5,7 @@ base class of ``Cluster``.
 """
 
 from turbocql import UnsupportedOperation
-from turbocql._connect import check_pool_size
+from turbocql._cluster.connect import check_pool_size
 from turbocql.policies import HostDistance
 
 

@@ -3,7 +3,7 @@ by ``turbocql.cluster``): :class:`ResultSet`, the rows, a page at a time, in its
 (made by the engine, or by the classic constructor from a future that is not one of ours).
 
 :class:`ResultSet` is built on the engine's core (``_engine.ResultCore``), which the engine
-also makes it from. This module imports, of the cluster layer, only ``_future`` (the
+also makes it from. This module imports, of the cluster layer, only ``future`` (the
 response future a result makes when asked for one, the errors and the query-tracing
 helpers): the session and the cluster import it.
 """
@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Mapping
 
 from turbocql import ConsistencyLevel, _engine, _loggers
-from turbocql._future import ResponseFuture, _populated, _traces_seen
+from turbocql._session.future import ResponseFuture, _populated, _traces_seen
 from turbocql.query import (
     BatchStatement,
     dict_factory,

@@ -1,17 +1,17 @@
 """The engine's bootstrap: ``_bootstrap_engine`` hands the engine, once, every Python object
 it uses to run requests (exception classes, statement classes, result classes; see
 src/pyrefs.rs); the codec's value classes are handed over before, by the cqltypes classes'
-module (``turbocql._types.scalar``). ``turbocql.cluster`` calls it at the end of its import, so every module that
-runs requests (they import ``turbocql.cluster`` first) finds the engine ready. Imports the
-results, the session and the UDT helpers; nothing of the cluster layer imports it but
-cluster.py.
+module (``turbocql._types.scalar``). ``turbocql.cluster`` calls it at the end of its
+import, so every module that runs requests (they import ``turbocql.cluster`` first) finds
+the engine ready. Imports the results, the session and the UDT helpers; nothing of the
+cluster layer imports it but cluster.py.
 """
 
 from turbocql import _engine, _loggers, protocol
-from turbocql._future import NoHostAvailable, QueryExhausted
-from turbocql._profiles import EXEC_PROFILE_DEFAULT
-from turbocql._results import ResultSet
-from turbocql._session import _NOT_SET
+from turbocql._policies.profiles import EXEC_PROFILE_DEFAULT
+from turbocql._session.future import NoHostAvailable, QueryExhausted
+from turbocql._session.results import ResultSet
+from turbocql._session.session import _NOT_SET
 from turbocql._types.udt import _make_udt
 from turbocql.connection import ConnectionBusy, ConnectionException
 from turbocql.encoder import bind_params

@@ -9,11 +9,17 @@ import concurrent.futures
 import copy
 import warnings
 
-from turbocql import ConsistencyLevel, UnsupportedOperation, _dispatcher, _engine, protocol
-from turbocql._cluster_names import UserTypeDoesNotExist
-from turbocql._future import _MAX_TRACE_WAIT, ResponseFuture
-from turbocql._profiles import EXEC_PROFILE_DEFAULT, ExecutionProfile, _ConfigMode, _execution_profile_to_string
-from turbocql._results import ResultSet
+from turbocql import ConsistencyLevel, UnsupportedOperation, _engine, protocol
+from turbocql._cluster.classic_names import UserTypeDoesNotExist
+from turbocql._policies.profiles import (
+    EXEC_PROFILE_DEFAULT,
+    ExecutionProfile,
+    _ConfigMode,
+    _execution_profile_to_string,
+)
+from turbocql._session import dispatcher as _dispatcher
+from turbocql._session.future import _MAX_TRACE_WAIT, ResponseFuture
+from turbocql._session.results import ResultSet
 from turbocql.encoder import Encoder
 from turbocql.pool import Host
 from turbocql.query import PreparedStatement, SimpleStatement, named_tuple_factory

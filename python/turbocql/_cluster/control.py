@@ -10,8 +10,8 @@ the cluster imports it.
 """
 
 from turbocql import ConsistencyLevel, DriverException, _loggers
-from turbocql._profiles import ExecutionProfile
-from turbocql._session import Session
+from turbocql._policies.profiles import ExecutionProfile
+from turbocql._session.session import Session
 from turbocql.query import tuple_factory
 
 log = _loggers.cluster

@@ -2,11 +2,11 @@
 (``load_balancing_policy``, ``default_retry_policy``) against execution profiles
 (``add_execution_profile``), and the client timestamp generator with its engine clock.
 ``ClusterProfiles`` is a base class of ``Cluster``; the profiles themselves are
-``turbocql._profiles``'s.
+``turbocql._policies.profiles``'s.
 """
 
 from turbocql import _engine
-from turbocql._profiles import ExecutionProfile, _ConfigMode
+from turbocql._policies.profiles import ExecutionProfile, _ConfigMode
 from turbocql.timestamps import MonotonicTimestampGenerator
 
 

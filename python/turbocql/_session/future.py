@@ -4,7 +4,7 @@ errors of a request :class:`NoHostAvailable` and :class:`QueryExhausted`, and th
 query-tracing helpers futures and results share (``_traces_seen``, ``_populated``).
 
 :class:`ResponseFuture` is built on the engine's core (``_engine.ResponseFutureCore``), which
-settles it. This module imports no other module of the cluster layer: ``_results`` (whose
+settles it. This module imports no other module of the cluster layer: ``results`` (whose
 results make a future when asked for one), the session and the cluster import it.
 """
 
