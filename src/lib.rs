@@ -55,7 +55,8 @@ fn _after_fork() {
 }
 
 // Not yet reviewed for free-threaded CPython (docs/ARCHITECTURE.md): a free-threaded
-// interpreter turns the GIL back on when it imports the module.
+// interpreter turns the GIL back on when it imports the module. Since PyO3 0.28 a module
+// without `gil_used = true` is declared free-threading safe, so this must stay.
 #[pymodule(gil_used = true)]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -7,7 +7,6 @@
 
 use pyo3::ffi;
 use pyo3::gc::PyVisit;
-use pyo3::impl_::pyclass_init::PyObjectInit;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::pyclass_init::PyClassInitializer;
@@ -79,9 +78,12 @@ pub fn make_result<'py>(cls: &Bound<'py, PyAny>, page: Bound<'py, PyAny>, args: 
                 query: args[3].clone().unbind(),
                 response_future: opt(5).unwrap_or_else(|| py.None()),
             };
+            // PyO3 has no public constructor for an instance of a Python subclass (PyO3
+            // issue 4608): `tp_new_impl` is what its `#[new]` slot calls (hidden `impl_`
+            // API, checked at each PyO3 upgrade).
             // SAFETY: `tp` is ResultCore's type or a subclass of it (checked by
-            // `plain_subclass`), which is what `into_new_object` requires.
-            let obj = unsafe { PyObjectInit::into_new_object(PyClassInitializer::from(core), py, tp)? };
+            // `plain_subclass`), which is what `tp_new_impl` requires.
+            let obj = unsafe { pyo3::impl_::pymethods::tp_new_impl::<_, ResultCore>(py, PyClassInitializer::from(core), tp)? };
             // SAFETY: a new, owned reference to a live object.
             return Ok(unsafe { Bound::from_owned_ptr(py, obj) });
         }
