@@ -284,7 +284,7 @@ class Cluster(ClusterProfiles, ClusterControl, ClusterPoolSize, ProtocolAndAuthS
             default_retry_policy=default_retry_policy,
             address_translator=address_translator,
         )
-        # Classic arguments the engine cannot honour raise here (see _cluster_args).
+        # Classic arguments the engine cannot honour raise here (see _cluster.arguments).
         check_cluster_arguments(
             address_translator,
             conviction_policy_factory,
@@ -390,7 +390,7 @@ class Cluster(ClusterProfiles, ClusterControl, ClusterPoolSize, ProtocolAndAuthS
         self.metrics_enabled = metrics_enabled
         # Counted by the engine on every path (turbocql.metrics); weakly held, as classic.
         self.metrics = Metrics(weakref.proxy(self)) if metrics_enabled else None
-        # Configuration only (see _cluster_args): kept as the classic attributes.
+        # Configuration only (see _cluster.arguments): kept as the classic attributes.
         self.address_translator = address_translator if address_translator is not None else IdentityTranslator()
         self.conviction_policy_factory = conviction_policy_factory or SimpleConvictionPolicy
         self.endpoint_factory = endpoint_factory if endpoint_factory is not None else DefaultEndPointFactory()

@@ -175,7 +175,7 @@ class ControlConnection:
     connection-level internals (``_refresh_schema``, ``_connection``, event handlers) are
     not here."""
 
-    # The classic module's name (reprs, tracebacks, pickles): the class lives in _control.
+    # The classic module's name (reprs, tracebacks, pickles): the class lives in _cluster.control.
     __module__ = "turbocql.cluster"
 
     def __init__(self, cluster):

@@ -19,7 +19,7 @@ _MAX_TRACE_WAIT = 2.0
 class NoHostAvailable(Exception):
     """No host could serve the request. ``errors`` maps each host tried to its exception."""
 
-    # The classic module's name (reprs, tracebacks, pickles): the class lives in _future.
+    # The classic module's name (reprs, tracebacks, pickles): the class lives in _session.future.
     __module__ = "turbocql.cluster"
 
     errors = None
@@ -32,7 +32,7 @@ class NoHostAvailable(Exception):
 class QueryExhausted(Exception):
     """``start_fetching_next_page()`` was called on the last page."""
 
-    # The classic module's name (reprs, tracebacks, pickles): the class lives in _future.
+    # The classic module's name (reprs, tracebacks, pickles): the class lives in _session.future.
     __module__ = "turbocql.cluster"
 
 
@@ -101,7 +101,7 @@ class ResponseFuture(_engine.ResponseFutureCore):
     (``_engine.ResponseFutureCore``) settles it: the request's target is the future itself.
     """
 
-    # The classic module's name (reprs, tracebacks, pickles): the class lives in _future.
+    # The classic module's name (reprs, tracebacks, pickles): the class lives in _session.future.
     __module__ = "turbocql.cluster"
 
     @property
