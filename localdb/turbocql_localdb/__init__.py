@@ -127,11 +127,14 @@ of memory (RSS); with the single node (1G heap, 1.6 GB) beside them, 5.3 GB of t
 Modules: ``node`` (settings, defaults, directory layout, file helpers), ``config``
 (cassandra.yaml, logback.xml, cassandra-rackdc.properties, the java command line),
 ``classpath`` (java and the Maven classpath), ``probe`` (the CQL probe, port checks),
-``process`` (start, stop, status of one node), ``cluster`` (several nodes) and ``cli``
+``process`` (start, stop, status of one node), ``cluster`` (several nodes: building, loading
+and finding them; with ``cluster_layout``, their addresses, datacenters, racks and JMX ports,
+and ``cluster_life``, :class:`LocalCluster` and its nodes' start, stop and state) and ``cli``
 (``turbocql localdb``), ``tls`` (the CA and certificates of ``--tls``; needs ``cryptography``).
 Everything is re-exported here: use ``localdb.X``. Apart: ``toxiproxy`` (a fault-injecting TCP
-proxy for the fault tests, built with Go on first use), used as its own namespace:
-``from turbocql_localdb import toxiproxy``.
+proxy for the fault tests, built with Go on first use; with ``toxiproxy_client``, the client of
+its API, and ``toxiproxy_requests``, the requests' checks and JSON bodies), used as its own
+namespace: ``from turbocql_localdb import toxiproxy``.
 """
 
 from __future__ import annotations

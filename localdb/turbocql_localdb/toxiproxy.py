@@ -55,411 +55,50 @@ run one proxy per node on that node's own address with one common port
 
 Failures of the API raise :class:`ToxiproxyError` (a ``LocalDBError`` with the HTTP status);
 a missing Go or a failed build raise ``LocalDBError``.
+
+This module builds and runs the server; the checks and JSON bodies of the API's requests are
+in :mod:`.toxiproxy_requests`, the client (:class:`Toxiproxy`, :class:`Proxy`,
+:class:`ToxiproxyError`) in :mod:`.toxiproxy_client`. Every name of both is re-exported here.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ipaddress
-import json
 import os
 import shutil
 import subprocess
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from .node import EXIT_FAILED, EXIT_USAGE, LocalDBError, _locked, _tail, cache_base
 from .probe import port_in_use
+from .toxiproxy_client import (  # noqa: F401 - re-exported: toxiproxy's names stay importable from here
+    DEFAULT_API_HOST,
+    DEFAULT_API_PORT,
+    Proxy,
+    Toxiproxy,
+    ToxiproxyError,
+)
+from .toxiproxy_requests import (  # noqa: F401 - re-exported: toxiproxy's names stay importable from here
+    DOWNSTREAM,
+    STREAMS,
+    TOXIC_ATTRIBUTES,
+    UPSTREAM,
+    check_listen,
+    is_loopback,
+    node_proxy_name,
+    proxy_body,
+    split_address,
+    toxic_body,
+    toxic_update_body,
+)
 
 TOXIPROXY_MODULE = "github.com/Shopify/toxiproxy/v2"
 # Pinned: the Go module proxy serves v2.3.0 and v2.5.0 here; v2.5.0 has every toxic used below.
 TOXIPROXY_VERSION = "v2.5.0"
-DEFAULT_API_HOST = "127.0.0.1"
-DEFAULT_API_PORT = 8475
 GO_FALLBACK = "/usr/local/go/bin/go"
 BUILD_TIMEOUT = 900.0
 START_TIMEOUT = 30.0
-
-UPSTREAM = "upstream"
-DOWNSTREAM = "downstream"
-STREAMS = (UPSTREAM, DOWNSTREAM)
-
-# The attributes of each toxic type (toxiproxy v2.5.0, toxics/*.go), all integers.
-TOXIC_ATTRIBUTES: dict[str, tuple[str, ...]] = {
-    "latency": ("latency", "jitter"),
-    "bandwidth": ("rate",),
-    "slow_close": ("delay",),
-    "timeout": ("timeout",),
-    "reset_peer": ("timeout",),
-    "limit_data": ("bytes",),
-    "slicer": ("average_size", "size_variation", "delay"),
-}
-
-
-class ToxiproxyError(LocalDBError):
-    """A request to toxiproxy's API failed; ``status`` is the HTTP status (0: no answer)."""
-
-    def __init__(self, message: str, status: int = 0):
-        super().__init__(message, EXIT_FAILED)
-        self.status = status
-
-
-# --------------------------------------------------------------------------
-# Validation and request bodies (pure)
-
-
-def split_address(address: str) -> tuple[str, int]:
-    """``("host", port)`` of ``"host:port"`` or ``"[v6]:port"``; ValueError if malformed."""
-    if not isinstance(address, str):
-        raise ValueError(f"an address is a 'host:port' string, not {address!r}")
-    host, sep, port_text = address.rpartition(":")
-    if not sep or not host or not port_text.isdigit():
-        raise ValueError(f"{address!r} is not 'host:port'")
-    if host.startswith("["):
-        if not host.endswith("]"):
-            raise ValueError(f"{address!r} is not 'host:port'")
-        host = host[1:-1]
-    elif ":" in host:
-        raise ValueError(f"{address!r}: write an IPv6 address as '[addr]:port'")
-    port = int(port_text)
-    if not 0 <= port <= 65535:
-        raise ValueError(f"{address!r}: port {port} is out of range")
-    return host, port
-
-
-def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and loopback IP addresses (127.0.0.0/8, ::1)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def check_listen(listen: str) -> str:
-    """``listen`` if it is a loopback ``host:port``; ValueError otherwise (never expose a proxy)."""
-    host, _port = split_address(listen)
-    if not is_loopback(host):
-        raise ValueError(f"a proxy listens on a loopback address only (127.0.0.0/8, ::1, localhost), not {listen!r}")
-    return listen
-
-
-def _check_name(kind: str, name: str) -> str:
-    if not isinstance(name, str) or not name or "/" in name or name.strip() != name:
-        raise ValueError(f"a {kind} name is a non-empty string without '/' or surrounding spaces, not {name!r}")
-    return name
-
-
-def proxy_body(name: str, listen: str, upstream: str, enabled: bool = True) -> dict[str, Any]:
-    """The JSON body of ``POST /proxies`` (checked: loopback ``listen``, ``host:port`` upstream)."""
-    _check_name("proxy", name)
-    check_listen(listen)
-    split_address(upstream)
-    return {"name": name, "listen": listen, "upstream": upstream, "enabled": bool(enabled)}
-
-
-def _check_toxicity(toxicity: float) -> float:
-    if isinstance(toxicity, bool) or not isinstance(toxicity, (int, float)) or not 0.0 <= toxicity <= 1.0:
-        raise ValueError(f"toxicity is a probability between 0 and 1, not {toxicity!r}")
-    return float(toxicity)
-
-
-def _check_attributes(toxic_type: str, attributes: Mapping[str, Any]) -> dict[str, int]:
-    allowed = TOXIC_ATTRIBUTES[toxic_type]
-    out = {}
-    for key, value in attributes.items():
-        if key not in allowed:
-            raise ValueError(f"a {toxic_type} toxic has the attributes {', '.join(allowed)}, not {key!r}")
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"{toxic_type} toxic: {key} is a non-negative integer, not {value!r}")
-        out[key] = value
-    return out
-
-
-def toxic_body(
-    toxic_type: str,
-    stream: str = DOWNSTREAM,
-    toxicity: float = 1.0,
-    name: str | None = None,
-    attributes: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The JSON body of ``POST /proxies/{proxy}/toxics``; the name defaults to toxiproxy's
-    own ``<type>_<stream>``."""
-    if toxic_type not in TOXIC_ATTRIBUTES:
-        raise ValueError(f"unknown toxic type {toxic_type!r} (known: {', '.join(TOXIC_ATTRIBUTES)})")
-    if stream not in STREAMS:
-        raise ValueError(f"a toxic's stream is 'upstream' or 'downstream', not {stream!r}")
-    return {
-        "name": _check_name("toxic", name) if name is not None else f"{toxic_type}_{stream}",
-        "type": toxic_type,
-        "stream": stream,
-        "toxicity": _check_toxicity(toxicity),
-        "attributes": _check_attributes(toxic_type, attributes or {}),
-    }
-
-
-def toxic_update_body(
-    toxic_type: str, toxicity: float | None = None, attributes: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
-    """The JSON body of ``POST /proxies/{proxy}/toxics/{toxic}``: what changes (toxiproxy keeps
-    the attributes and the toxicity left out)."""
-    if toxic_type not in TOXIC_ATTRIBUTES:
-        raise ValueError(f"unknown toxic type {toxic_type!r}")
-    body: dict[str, Any] = {"attributes": _check_attributes(toxic_type, attributes or {})}
-    if toxicity is not None:
-        body["toxicity"] = _check_toxicity(toxicity)
-    return body
-
-
-def node_proxy_name(address: str, prefix: str = "cassandra") -> str:
-    """The name of the proxy of the node at ``address``: ``cassandra_127.0.0.11``."""
-    return f"{prefix}_{address}"
-
-
-# --------------------------------------------------------------------------
-# The client
-
-
-class Toxiproxy:
-    """A client of the toxiproxy server whose API is at ``host:port`` (loopback only)."""
-
-    def __init__(self, host: str = DEFAULT_API_HOST, port: int = DEFAULT_API_PORT, timeout: float = 10.0):
-        if not is_loopback(host):
-            raise ValueError(f"toxiproxy's API is reached on a loopback address only, not {host!r}")
-        self.host = host
-        self.port = port
-        self.timeout = timeout
-        self.base_url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
-        # No environment proxy (http_proxy) between us and a loopback server.
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-    def __repr__(self) -> str:
-        return f"Toxiproxy({self.base_url})"
-
-    def request(self, method: str, path: str, body: Any = None) -> Any:
-        """One API call: the decoded JSON answer (None when empty). Raises ToxiproxyError."""
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.base_url + path, data=data, method=method)
-        if data is not None:
-            req.add_header("Content-Type", "application/json")
-        try:
-            with self._opener.open(req, timeout=self.timeout) as resp:
-                raw = resp.read()
-        except urllib.error.HTTPError as e:
-            with e:  # the error holds the answer's connection (Python 3.14 warns if left to the GC)
-                text = e.read().decode(errors="replace").strip()
-            with contextlib.suppress(ValueError, AttributeError):
-                text = json.loads(text).get("error", text)
-            raise ToxiproxyError(f"toxiproxy {method} {path}: {e.code} {text}", e.code) from None
-        except (urllib.error.URLError, OSError) as e:
-            reason = getattr(e, "reason", e)
-            raise ToxiproxyError(f"toxiproxy at {self.base_url} does not answer ({reason})") from None
-        if not raw.strip():
-            return None
-        try:
-            return json.loads(raw)
-        except ValueError:  # GET /version answers text/plain
-            return raw.decode(errors="replace").strip()
-
-    def version(self) -> str:
-        """The server's version (``GET /version``; "git" for a server built by ``go install``)."""
-        answer = self.request("GET", "/version")
-        return str(answer.get("version", "")) if isinstance(answer, dict) else str(answer)
-
-    def is_up(self) -> bool:
-        """True if a toxiproxy answers there."""
-        try:
-            self.version()
-        except ToxiproxyError:
-            return False
-        return True
-
-    def wait_up(self, timeout: float, alive=None) -> bool:
-        """Polls until the server answers (True), ``timeout`` passes or ``alive()`` is false."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.is_up():
-                return True
-            if alive is not None and not alive():
-                return False
-            time.sleep(0.05)
-        return self.is_up()
-
-    def proxies(self) -> dict[str, Proxy]:
-        """Every proxy of the server, by name."""
-        answer = self.request("GET", "/proxies") or {}
-        return {name: Proxy(self, fields) for name, fields in answer.items()}
-
-    def get_proxy(self, name: str) -> Proxy:
-        return Proxy(self, self.request("GET", f"/proxies/{_check_name('proxy', name)}"))
-
-    def create_proxy(self, name: str, listen: str, upstream: str, enabled: bool = True, replace: bool = False) -> Proxy:
-        """Creates the proxy ``name``: ``listen`` (a loopback ``host:port``) to ``upstream``.
-        ``replace``: delete a proxy of that name first (else it is a 409 ToxiproxyError)."""
-        body = proxy_body(name, listen, upstream, enabled)
-        if replace:
-            self.delete_proxy(name, missing_ok=True)
-        return Proxy(self, self.request("POST", "/proxies", body))
-
-    def delete_proxy(self, name: str, missing_ok: bool = False) -> None:
-        try:
-            self.request("DELETE", f"/proxies/{_check_name('proxy', name)}")
-        except ToxiproxyError as e:
-            if not (missing_ok and e.status == 404):
-                raise
-
-    def reset(self) -> None:
-        """Every proxy of the server enabled, every toxic removed (``POST /reset``)."""
-        self.request("POST", "/reset")
-
-    def proxy_nodes(
-        self,
-        addresses: Sequence[str],
-        listen_port: int = 19042,
-        upstream_port: int = 9042,
-        prefix: str = "cassandra",
-        replace: bool = True,
-    ) -> list[Proxy]:
-        """One proxy per node, each on the node's own (loopback) address: ``A:listen_port ->
-        A:upstream_port`` (the crate reaches peers at their IP with the contact port)."""
-        return [
-            self.create_proxy(
-                node_proxy_name(address, prefix),
-                listen=f"{address}:{listen_port}",
-                upstream=f"{address}:{upstream_port}",
-                replace=replace,
-            )
-            for address in addresses
-        ]
-
-
-class Proxy:
-    """One proxy of a toxiproxy server (as last read: ``name``, ``listen``, ``upstream``,
-    ``enabled``); its methods call the API."""
-
-    def __init__(self, api: Toxiproxy, fields: Mapping[str, Any]):
-        self.api = api
-        self.name: str = fields["name"]
-        self._load(fields)
-
-    def _load(self, fields: Mapping[str, Any]) -> Proxy:
-        self.listen: str = fields.get("listen", "")
-        self.upstream: str = fields.get("upstream", "")
-        self.enabled: bool = bool(fields.get("enabled", True))
-        return self
-
-    def __repr__(self) -> str:
-        state = "" if self.enabled else ", disabled"
-        return f"Proxy({self.name!r}, {self.listen} -> {self.upstream}{state})"
-
-    @property
-    def _path(self) -> str:
-        return f"/proxies/{self.name}"
-
-    @property
-    def listen_address(self) -> tuple[str, int]:
-        """``(host, port)`` the proxy listens on (the port toxiproxy chose, for port 0)."""
-        return split_address(self.listen)
-
-    def _update(self, **fields: Any) -> Proxy:
-        return self._load(self.api.request("POST", self._path, fields))
-
-    def refresh(self) -> Proxy:
-        """Reads the proxy's fields again."""
-        return self._load(self.api.request("GET", self._path))
-
-    def enable(self) -> Proxy:
-        return self._update(enabled=True)
-
-    def disable(self) -> Proxy:
-        """Takes the proxy down: its connections are closed, new ones refused."""
-        return self._update(enabled=False)
-
-    def delete(self) -> None:
-        self.api.delete_proxy(self.name, missing_ok=True)
-
-    def toxics(self) -> list[dict[str, Any]]:
-        return self.api.request("GET", self._path + "/toxics") or []
-
-    def add_toxic(
-        self, toxic_type: str, stream: str = DOWNSTREAM, toxicity: float = 1.0, name: str | None = None, **attributes
-    ) -> str:
-        """Adds a toxic; returns its name (``<type>_<stream>`` unless ``name`` is given)."""
-        body = toxic_body(toxic_type, stream, toxicity, name, attributes)
-        answer = self.api.request("POST", self._path + "/toxics", body)
-        return answer["name"] if isinstance(answer, dict) and "name" in answer else body["name"]
-
-    def update_toxic(self, name: str, toxicity: float | None = None, **attributes) -> dict[str, Any]:
-        """Changes a toxic's attributes and/or toxicity; the others keep their values."""
-        path = f"{self._path}/toxics/{_check_name('toxic', name)}"
-        current = self.api.request("GET", path)
-        return self.api.request("POST", path, toxic_update_body(current["type"], toxicity, attributes))
-
-    def remove_toxic(self, name: str, missing_ok: bool = False) -> None:
-        try:
-            self.api.request("DELETE", f"{self._path}/toxics/{_check_name('toxic', name)}")
-        except ToxiproxyError as e:
-            if not (missing_ok and e.status == 404):
-                raise
-
-    def reset(self) -> Proxy:
-        """This proxy alone back to normal: every toxic removed, enabled."""
-        for toxic in self.toxics():
-            self.remove_toxic(toxic["name"], missing_ok=True)
-        return self if self.refresh().enabled else self.enable()
-
-    @contextlib.contextmanager
-    def toxic(self, toxic_type: str, stream: str = DOWNSTREAM, toxicity: float = 1.0, **attributes) -> Iterator[str]:
-        """A toxic for the duration of the block (its name is yielded)."""
-        name = self.add_toxic(toxic_type, stream, toxicity, **attributes)
-        try:
-            yield name
-        finally:
-            self.remove_toxic(name, missing_ok=True)
-
-    # One method per toxic type, with its attributes spelled out.
-
-    def latency(self, latency_ms: int, jitter: int = 0, stream: str = DOWNSTREAM, toxicity: float = 1.0) -> str:
-        """Every chunk delayed by ``latency_ms`` +/- ``jitter`` ms (in order)."""
-        return self.add_toxic("latency", stream, toxicity, latency=latency_ms, jitter=jitter)
-
-    def bandwidth(self, rate_kb: int, stream: str = DOWNSTREAM, toxicity: float = 1.0) -> str:
-        """At most ``rate_kb`` KB/s."""
-        return self.add_toxic("bandwidth", stream, toxicity, rate=rate_kb)
-
-    def slow_close(self, delay: int, stream: str = DOWNSTREAM, toxicity: float = 1.0) -> str:
-        """The close of the connection delayed by ``delay`` ms."""
-        return self.add_toxic("slow_close", stream, toxicity, delay=delay)
-
-    def timeout(self, timeout: int = 0, stream: str = DOWNSTREAM, toxicity: float = 1.0) -> str:
-        """No data passes; the connection is closed after ``timeout`` ms (0: never, data held)."""
-        return self.add_toxic("timeout", stream, toxicity, timeout=timeout)
-
-    def reset_peer(self, timeout: int = 0, stream: str = DOWNSTREAM, toxicity: float = 1.0) -> str:
-        """On the next data (after ``timeout`` ms), the connection is reset (TCP RST)."""
-        return self.add_toxic("reset_peer", stream, toxicity, timeout=timeout)
-
-    def limit_data(self, nbytes: int, stream: str = DOWNSTREAM, toxicity: float = 1.0) -> str:
-        """``nbytes`` more bytes pass (counted from now on open connections), then it is closed."""
-        return self.add_toxic("limit_data", stream, toxicity, bytes=nbytes)
-
-    def slicer(
-        self,
-        average_size: int,
-        size_variation: int = 0,
-        delay_us: int = 0,
-        stream: str = DOWNSTREAM,
-        toxicity: float = 1.0,
-    ) -> str:
-        """Data cut into chunks of ``average_size`` +/- ``size_variation`` bytes, ``delay_us`` apart."""
-        return self.add_toxic(
-            "slicer", stream, toxicity, average_size=average_size, size_variation=size_variation, delay=delay_us
-        )
 
 
 # --------------------------------------------------------------------------
