@@ -134,13 +134,13 @@ objects!(
     numpy_factory,
     NumpyProtocolHandler,
     /// `turbocql.query.arrow_factory` (pages as `pyarrow.RecordBatch`, made by
-    /// `turbocql._arrow`, imported at its first use: pyarrow is optional).
+    /// `turbocql._query.arrow`, imported at its first use: pyarrow is optional).
     arrow_factory,
     /// `turbocql.query.cql_text_factory` (pages as a `pyarrow.RecordBatch` of each value's
     /// CQL text).
     cql_text_factory,
-    /// `turbocql._bootstrap._arrow_record_batch(names, columns)`: an Arrow page's
-    /// `ArrowColumn`s as a `pyarrow.RecordBatch` (`turbocql._arrow`, imported by it at the
+    /// `turbocql._cluster.bootstrap._arrow_record_batch(names, columns)`: an Arrow page's
+    /// `ArrowColumn`s as a `pyarrow.RecordBatch` (`turbocql._query.arrow`, imported by it at the
     /// first Arrow page: pyarrow is optional).
     arrow_record_batch,
     /// The engine's own `named_rows` (`turbocql.query.named_tuple_factory`).

@@ -6,7 +6,7 @@
 //! Each column becomes an [`ArrowColumn`]: its kind, length, validity bitmap and buffers in
 //! Arrow's layout (little-endian values, `i32` offsets, bitmaps least significant bit
 //! first), and its children for nested types, each buffer copied once into a `bytes`.
-//! `turbocql._arrow` wraps them as pyarrow arrays without copying again; nothing here
+//! `turbocql._query.arrow` wraps them as pyarrow arrays without copying again; nothing here
 //! imports pyarrow, which stays optional. Types
 //! with no Arrow form of their own (decimal, varint, a vector of text, custom types) are
 //! gathered as the usual Python values, which pyarrow converts.
@@ -323,7 +323,7 @@ fn count(r: &mut &[u8], typ: &ColumnType<'_>) -> PyResult<usize> {
     usize::try_from(n).map_err(|_| decode_err(typ, &format!("negative element count {n}")))
 }
 
-/// One column of a page in Arrow's layout (see the module doc), read by `turbocql._arrow`.
+/// One column of a page in Arrow's layout (see the module doc), read by `turbocql._query.arrow`.
 #[pyclass(frozen, module = "turbocql._engine")]
 pub struct ArrowColumn {
     /// int8, int16, int32, int64, float32, float64, bool, timestamp_ms, time64_ns, date32,
