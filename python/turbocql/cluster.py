@@ -161,6 +161,7 @@ from turbocql._session.results import (  # noqa: F401 - names of turbocql.cluste
 )
 from turbocql._session.session import _NOT_SET, Session, _NotSet  # noqa: F401 - moved
 from turbocql._types.udt import _UDT_CLASSES, _make_udt, _udt_tuple_type  # noqa: F401 - moved
+from turbocql._util.homes import publish as _publish
 from turbocql.connection import ConnectionException  # noqa: F401 - a classic name of cassandra.cluster
 from turbocql.encoder import Encoder  # noqa: F401 - a classic name of cassandra.cluster
 from turbocql.metadata import Metadata
@@ -566,5 +567,28 @@ for _name, _setting in checked_settings().items():
     _setting.__set_name__(Cluster, _name)
 del _name, _setting
 
+
+# This module is the home of the classic names of cassandra.cluster that live in
+# turbocql._cluster, turbocql._session and turbocql._policies (reprs, tracebacks, docs and
+# pickles name turbocql.cluster), and of _NotSet and _SystemReader, as before. The names of
+# turbocql.policies, turbocql.query and turbocql.metadata it passes on have those modules as
+# theirs, and its helpers (check_cluster_arguments, ClusterControl...) stay where they are.
+_publish(
+    __name__,
+    [
+        "ContinuousPagingOptions",
+        "ControlConnection",
+        "ExecutionProfile",
+        "NoHostAvailable",
+        "ProfileManager",
+        "QueryExhausted",
+        "ResponseFuture",
+        "ResultSet",
+        "Session",
+        "UserTypeDoesNotExist",
+        "_NotSet",
+        "_SystemReader",
+    ],
+)
 
 _bootstrap_engine()

@@ -117,6 +117,7 @@ from turbocql._types.scalar import (  # noqa: F401
     UUIDType,
     VarcharType,
 )
+from turbocql._util.homes import publish as _publish
 from turbocql.marshal import (  # noqa: F401 - classic names of cassandra.cqltypes
     double_pack,
     double_unpack,
@@ -145,13 +146,6 @@ from turbocql.marshal import (  # noqa: F401 - classic names of cassandra.cqltyp
     vints_unpack,
 )
 
-# The type classes keep this module as theirs, as before they moved (reprs, docs and
-# pickles of the classes name turbocql.cqltypes, cassandra.cqltypes under the shim).
-for _moved in [v for v in tuple(globals().values()) if isinstance(v, CassandraTypeType)] + [EmptyValue, BoundKind]:
-    if _moved.__module__.startswith("turbocql._types."):
-        _moved.__module__ = __name__
-del _moved
-
 
 def is_reversed_casstype(data_type):
     return issubclass(data_type, ReversedType)
@@ -161,3 +155,27 @@ def is_counter_type(t):
     if isinstance(t, str):
         t = lookup_casstype(t)
     return issubclass(t, CounterColumnType)
+
+
+# This module is the home of the classes and functions of cassandra.cqltypes that live in
+# turbocql._types (reprs, docs and pickles name turbocql.cqltypes): every type class bound
+# here, and the names below.
+_publish(
+    __name__,
+    [name for name, value in tuple(globals().items()) if isinstance(value, CassandraTypeType)]
+    + [
+        "BoundKind",
+        "CassandraTypeType",
+        "EmptyValue",
+        "cql_typename",
+        "cql_types_from_string",
+        "cqltype_to_python",
+        "lookup_casstype",
+        "lookup_casstype_simple",
+        "mkUnrecognizedType",
+        "parse_casstype_args",
+        "python_to_cqltype",
+        "strip_frozen",
+        "trim_if_startswith",
+    ],
+)

@@ -87,6 +87,7 @@ from turbocql._metadata.topology import (  # noqa: F401 - classic names of cassa
     Token,
     TokenMap,
 )
+from turbocql._util.homes import publish as _publish
 from turbocql.connection import EndPoint  # noqa: F401 - a classic name of cassandra.metadata
 from turbocql.cqltypes import trim_if_startswith  # noqa: F401 - a classic name of cassandra.metadata
 from turbocql.encoder import Encoder  # noqa: F401 - a classic name of cassandra.metadata
@@ -483,3 +484,45 @@ def group_keys_by_replica(session, keyspace, table, keys):
         target = random.choice(valid) if valid else NO_VALID_REPLICA
         keys_per_host.setdefault(target, []).append(key)
     return keys_per_host
+
+
+# This module is the home of the classic names of cassandra.metadata that live in
+# turbocql._metadata (reprs, docs and pickles name turbocql.metadata), and of
+# EverywhereStrategy (turbocql's, documented here). The CQL-rendering helpers it imports
+# (keyspace_cql, table_export...) are not its API and stay where they are.
+_publish(
+    __name__,
+    [
+        "Aggregate",
+        "BytesToken",
+        "ColumnMetadata",
+        "EverywhereStrategy",
+        "Function",
+        "HashToken",
+        "IndexMetadata",
+        "KeyspaceMetadata",
+        "LocalStrategy",
+        "MD5Token",
+        "MaterializedViewMetadata",
+        "Murmur3Token",
+        "NetworkTopologyStrategy",
+        "RLACTableExtension",
+        "RegisteredTableExtension",
+        "ReplicationFactor",
+        "ReplicationStrategy",
+        "SimpleStrategy",
+        "TableExtensionInterface",
+        "TableMetadata",
+        "Token",
+        "TokenMap",
+        "TriggerMetadata",
+        "UserType",
+        "_UnknownStrategy",
+        "escape_name",
+        "is_valid_name",
+        "maybe_escape_name",
+        "protect_name",
+        "protect_names",
+        "protect_value",
+    ],
+)

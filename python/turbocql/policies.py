@@ -47,6 +47,7 @@ from turbocql._policies.failure import (  # noqa: F401 - classic names of cassan
     SpeculativeExecutionPolicy,
     _overrides,
 )
+from turbocql._util.homes import publish as _publish
 
 log = _loggers.policies
 
@@ -87,7 +88,7 @@ def _engine_form(policy):
     if engine.is_custom:
         return engine
     cls = type(policy)
-    builtin = next((c for c in cls.__mro__ if c.__module__ == __name__), None)
+    builtin = next((c for c in cls.__mro__ if c in _BUILT_IN_LOAD_BALANCING), None)
     if builtin is not None and builtin is not cls and _overrides(cls, builtin, ("distance",)):
         return _engine.LoadBalancing.host_filter(engine, _NotIgnored(policy))
     return engine
@@ -557,6 +558,24 @@ class EC2MultiRegionTranslator(AddressTranslator):
         return addr
 
 
+# The load-balancing policies defined here: the nearest of them in a policy's class's MRO is
+# the built-in one it extends (_engine_form). Named, not found by __module__: the policies of
+# turbocql._policies.failure have this module as theirs too.
+_BUILT_IN_LOAD_BALANCING = frozenset(
+    {
+        LoadBalancingPolicy,
+        RoundRobinPolicy,
+        DCAwareRoundRobinPolicy,
+        RackAwareRoundRobinPolicy,
+        TokenAwarePolicy,
+        WhiteListRoundRobinPolicy,
+        HostFilterPolicy,
+        WrapperPolicy,
+        DefaultLoadBalancingPolicy,
+    }
+)
+
+
 __all__ = [
     "AddressTranslator",
     "ConstantReconnectionPolicy",
@@ -587,3 +606,25 @@ __all__ = [
     "WrapperPolicy",
     "default_lbp_factory",
 ]
+
+# This module is the home of the classic names of cassandra.policies that live in
+# turbocql._policies.failure (reprs, docs and pickles name turbocql.policies).
+_publish(
+    __name__,
+    [
+        "ConstantReconnectionPolicy",
+        "ConstantSpeculativeExecutionPolicy",
+        "ConvictionPolicy",
+        "DowngradingConsistencyRetryPolicy",
+        "ExponentialReconnectionPolicy",
+        "FallthroughRetryPolicy",
+        "NeverRetryPolicy",
+        "NoSpeculativeExecutionPlan",
+        "NoSpeculativeExecutionPolicy",
+        "ReconnectionPolicy",
+        "RetryPolicy",
+        "SimpleConvictionPolicy",
+        "SpeculativeExecutionPlan",
+        "SpeculativeExecutionPolicy",
+    ],
+)

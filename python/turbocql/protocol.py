@@ -42,6 +42,7 @@ from turbocql._query.messages import (  # noqa: F401 - classic names of cassandr
     ResultMessage,
     _MessageType,
 )
+from turbocql._util.homes import publish as _publish
 from turbocql.cqltypes import (  # noqa: F401 - classic names of cassandra.protocol
     AsciiType,
     BooleanType,
@@ -440,3 +441,8 @@ def _check_protocol_handler(handler):
                 "(ProtocolHandler, LazyProtocolHandler and NumpyProtocolHandler are supported)"
                 % (getattr(handler, "__name__", handler), attr)
             )
+
+
+# This module is the home of the classic message classes of turbocql._query.messages (reprs,
+# pickles name turbocql.protocol).
+_publish(__name__, ["BatchMessage", "ExecuteMessage", "QueryMessage", "ResultMessage"])

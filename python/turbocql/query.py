@@ -61,6 +61,7 @@ from turbocql._query.statement import (  # noqa: F401 - names of turbocql.query,
     _UnsetValue,
 )
 from turbocql._query.trace import QueryTrace, TraceEvent, TraceUnavailable  # noqa: F401 - names of turbocql.query, moved
+from turbocql._util.homes import publish as _publish
 from turbocql.encoder import Encoder, ValueSequence, bind_params  # noqa: F401 - classic re-exports
 from turbocql.util import unix_time_from_uuid1  # noqa: F401 - a name of the classic module
 
@@ -85,3 +86,31 @@ __all__ = [
     "arrow_factory",
     "cql_text_factory",
 ]
+
+# This module is the home of the classes and functions of turbocql._query it re-exports
+# (reprs, tracebacks, docs and pickles name turbocql.query).
+# _UnsetValue is named by UNSET_VALUE's pickle, the _Classic* forms by their reprs.
+_publish(
+    __name__,
+    [
+        "BatchStatement",
+        "BatchType",
+        "BoundStatement",
+        "ColumnMetadata",
+        "PreparedStatement",
+        "QueryTrace",
+        "SimpleStatement",
+        "Statement",
+        "TraceEvent",
+        "TraceUnavailable",
+        "_ClassicBoundStatement",
+        "_ClassicPreparedStatement",
+        "_UnsetValue",
+        "arrow_factory",
+        "cql_text_factory",
+        "dict_factory",
+        "numpy_factory",
+        "ordered_dict_factory",
+        "tuple_factory",
+    ],
+)

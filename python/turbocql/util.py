@@ -48,6 +48,7 @@ from turbocql._util.geo import (  # noqa: F401
     _wkt_points,
     list_contents_to_tuple,
 )
+from turbocql._util.homes import publish as _publish
 from turbocql._util.times import (  # noqa: F401
     _MAX_CLOCK_SEQ,
     _MAX_NODE,
@@ -77,29 +78,6 @@ from turbocql._util.values import (  # noqa: F401
     Duration,
     Time,
 )
-
-# The classes and functions keep this module as theirs, as before they moved: pickles
-# name turbocql.util (cassandra.util under the shim) whatever module holds the code, so
-# they load across turbocql versions, and reprs and docs name the public module.
-for _moved in (
-    Date,
-    Time,
-    Duration,
-    DateRange,
-    DateRangeBound,
-    DateRangePrecision,
-    SortedSet,
-    OrderedMap,
-    OrderedMapSerializedKey,
-    _rebuild,
-    Point,
-    LineString,
-    Polygon,
-    _LinearRing,
-    Distance,
-):
-    _moved.__module__ = __name__
-del _moved
 
 inet_pton = socket.inet_pton
 inet_ntop = socket.inet_ntop
@@ -168,3 +146,38 @@ class Version:
         if self.prerelease:
             parts.append(self.prerelease)
         return "Version(%s)" % ", ".join(parts)
+
+
+# This module is the home of the classes and functions of cassandra.util that live in
+# turbocql._util: pickles name turbocql.util whatever module holds the code, so they load
+# across turbocql versions, and reprs and docs name the public module. _rebuild and
+# _LinearRing are named by pickles of OrderedMap and Polygon.
+_publish(
+    __name__,
+    [
+        "Date",
+        "DateRange",
+        "DateRangeBound",
+        "DateRangePrecision",
+        "Distance",
+        "Duration",
+        "LineString",
+        "OrderedMap",
+        "OrderedMapSerializedKey",
+        "Point",
+        "Polygon",
+        "SortedSet",
+        "Time",
+        "_LinearRing",
+        "_rebuild",
+        "datetime_from_timestamp",
+        "datetime_from_uuid1",
+        "list_contents_to_tuple",
+        "max_uuid_from_time",
+        "min_uuid_from_time",
+        "ms_timestamp_from_datetime",
+        "unix_time_from_uuid1",
+        "utc_datetime_from_ms_timestamp",
+        "uuid_from_time",
+    ],
+)

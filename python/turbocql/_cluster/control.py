@@ -175,9 +175,6 @@ class ControlConnection:
     connection-level internals (``_refresh_schema``, ``_connection``, event handlers) are
     not here."""
 
-    # The classic module's name (reprs, tracebacks, pickles): the class lives in _cluster.control.
-    __module__ = "turbocql.cluster"
-
     def __init__(self, cluster):
         self._cluster = cluster
 
@@ -207,8 +204,6 @@ class _SystemReader(Session):
     with fixed settings: plain tuples, ``ONE``, the engine's default routing and retries,
     the cluster's ``control_connection_timeout``, no client timestamps; the user's profiles
     and session attributes do not apply."""
-
-    __module__ = "turbocql.cluster"  # as ControlConnection's
 
     _profile = None
     use_client_timestamp = False

@@ -1,4 +1,5 @@
-"""The pieces of ``cluster.metadata`` (``turbocql.metadata`` re-exports their classic names):
+"""The pieces of ``cluster.metadata`` (``turbocql.metadata`` re-exports their classic names
+and is their ``__module__``):
 the schema, read from ``system_schema``, and the topology, read from the engine.
 
 ``schema_model``: ``KeyspaceMetadata``, ``TableMetadata`` and the other schema objects.

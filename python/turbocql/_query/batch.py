@@ -1,8 +1,8 @@
 """The batches of ``turbocql.query`` (which re-exports every name here):
 :class:`BatchStatement`, several statements applied as one, and :class:`BatchType`, its
 kind. Items are kept as the engine reads them; code written for the classic driver may fill
-``_statements_and_parameters`` with the classic triples. The classes keep
-``turbocql.query`` as their ``__module__`` (reprs, pickles).
+``_statements_and_parameters`` with the classic triples. ``turbocql.query`` names itself
+their ``__module__`` (reprs, pickles).
 """
 
 from __future__ import annotations
@@ -41,8 +41,6 @@ def _may_give_routing_key(statement):
 class BatchType:
     """The kind of a :class:`BatchStatement`."""
 
-    __module__ = "turbocql.query"  # named as a class of turbocql.query, which re-exports it (reprs, pickles)
-
     LOGGED: ClassVar[BatchType]
     UNLOGGED: ClassVar[BatchType]
     COUNTER: ClassVar[BatchType]
@@ -68,8 +66,6 @@ class BatchStatement(Statement):
 
     Every value is converted before anything is sent: one bad value sends nothing.
     """
-
-    __module__ = "turbocql.query"  # named as a class of turbocql.query, which re-exports it (reprs, pickles)
 
     _rk_source = None
 

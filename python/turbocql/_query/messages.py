@@ -69,8 +69,6 @@ class _MessageType:
 class QueryMessage(_MessageType):
     """A QUERY request's fields (the classic class's constructor); never sent by turbocql."""
 
-    __module__ = "turbocql.protocol"  # the classic module's name (reprs, pickles)
-
     opcode = 0x07
     name = "QUERY"
 
@@ -99,8 +97,6 @@ class QueryMessage(_MessageType):
 
 class ExecuteMessage(_MessageType):
     """An EXECUTE request's fields (the classic class's constructor); never sent by turbocql."""
-
-    __module__ = "turbocql.protocol"  # the classic module's name (reprs, pickles)
 
     opcode = 0x0A
     name = "EXECUTE"
@@ -132,8 +128,6 @@ class ExecuteMessage(_MessageType):
 
 class BatchMessage(_MessageType):
     """A BATCH request's fields (the classic class's constructor); never sent by turbocql."""
-
-    __module__ = "turbocql.protocol"  # the classic module's name (reprs, pickles)
 
     opcode = 0x0D
     name = "BATCH"
@@ -181,8 +175,6 @@ def _message_of(sent, paging_state=None):
 class ResultMessage(_MessageType):
     """A RESULT response's fields; ``type_codes`` maps the protocol's type codes to the
     :mod:`turbocql.cqltypes` classes. turbocql's results are decoded by the engine."""
-
-    __module__ = "turbocql.protocol"  # the classic module's name (reprs, pickles)
 
     opcode = 0x08
     name = "RESULT"

@@ -3,7 +3,7 @@ here): :class:`PreparedStatement` (from ``Session.prepare``), :class:`BoundState
 values, converted and checked when bound), :class:`ColumnMetadata` (a bind marker or result
 column), and the forms their classic constructors make (``_ClassicPreparedStatement``,
 ``_ClassicBoundStatement``: values serialized in Python by their column's cqltypes class).
-The classes keep ``turbocql.query`` as their ``__module__`` (reprs, pickles).
+``turbocql.query`` names itself their ``__module__`` (reprs, pickles).
 """
 
 from __future__ import annotations
@@ -28,8 +28,6 @@ from turbocql._query.statement import (
 class ColumnMetadata(namedtuple("ColumnMetadata", "keyspace_name table_name name type", module="turbocql.query")):
     """A bind marker or result column: keyspace, table, name and CQL type name."""
 
-    __module__ = "turbocql.query"  # named as a class of turbocql.query, which re-exports it (reprs, pickles)
-
 
 def _type_class(cql_type):
     """The cqltypes class of a CQL type name (the name itself for a type cqltypes does not
@@ -52,8 +50,6 @@ class PreparedStatement:
     Execute it with ``session.execute(prepared, values)`` or bind it first with
     :meth:`bind`. Values go by position (``?``) or by name (``:name``, a dict).
     """
-
-    __module__ = "turbocql.query"  # named as a class of turbocql.query, which re-exports it (reprs, pickles)
 
     consistency_level = None
     serial_consistency_level = None
@@ -142,8 +138,6 @@ class PreparedStatement:
 
 class BoundStatement(Statement):
     """A prepared statement with its values, converted and checked when bound."""
-
-    __module__ = "turbocql.query"  # named as a class of turbocql.query, which re-exports it (reprs, pickles)
 
     def __init__(
         self,
@@ -253,8 +247,6 @@ class _ClassicPreparedStatement(PreparedStatement):
     binds as the classic one (:class:`_ClassicBoundStatement`). The engine has no
     prepared statement for it, so it cannot be executed or batched."""
 
-    __module__ = "turbocql.query"  # named as a class of turbocql.query, which re-exports it (reprs, pickles)
-
     column_encryption_policy = None
     result_metadata_id = None
     is_lwt = False
@@ -317,8 +309,6 @@ class _ClassicBoundStatement(BoundStatement):
     column's cqltypes class at the statement's ``protocol_version`` (``values`` is the list of
     bytes, ``raw_values`` what was given); before v4 a missing value is an error, from v4 it
     is ``UNSET_VALUE``."""
-
-    __module__ = "turbocql.query"  # named as a class of turbocql.query, which re-exports it (reprs, pickles)
 
     raw_values = ()
 

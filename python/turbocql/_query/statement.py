@@ -11,8 +11,6 @@ from turbocql import ConsistencyLevel
 class _UnsetValue:
     """Leaves a bound column untouched (protocol v4 'unset')."""
 
-    __module__ = "turbocql.query"  # named as a class of turbocql.query, which re-exports it (reprs, pickles)
-
     _instance = None
 
     def __new__(cls):
@@ -85,8 +83,6 @@ _CUSTOM_PAYLOAD = _Refused("custom payloads are not supported by turbocql (the s
 class Statement:
     """Options shared by every kind of statement."""
 
-    __module__ = "turbocql.query"  # named as a class of turbocql.query, which re-exports it (reprs, pickles)
-
     retry_policy = _RETRY_POLICY
     consistency_level = None
     fetch_size = FETCH_SIZE_UNSET
@@ -155,8 +151,6 @@ def _consistency_name(level):
 
 class SimpleStatement(Statement):
     """A query string, with optional ``%s`` / ``%(name)s`` parameters encoded client-side."""
-
-    __module__ = "turbocql.query"  # named as a class of turbocql.query, which re-exports it (reprs, pickles)
 
     def __init__(
         self,

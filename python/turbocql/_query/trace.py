@@ -17,8 +17,6 @@ class QueryTrace:
     ``system_traces`` by :meth:`populate`, as the classic driver does: ``events`` is a
     tuple of :class:`TraceEvent`; the rows are read whatever the session's row factory."""
 
-    __module__ = "turbocql.query"  # named as a class of turbocql.query, which re-exports it (reprs, pickles)
-
     trace_id = None
     request_type = None
     duration = None
@@ -97,13 +95,9 @@ class QueryTrace:
 class TraceUnavailable(Exception):
     """Trace data was not (yet) available."""
 
-    __module__ = "turbocql.query"  # named as a class of turbocql.query, which re-exports it (reprs, pickles)
-
 
 class TraceEvent:
     """One event of a query trace (a row of ``system_traces.events``)."""
-
-    __module__ = "turbocql.query"  # named as a class of turbocql.query, which re-exports it (reprs, pickles)
 
     description = None
     datetime = None

@@ -19,9 +19,6 @@ _MAX_TRACE_WAIT = 2.0
 class NoHostAvailable(Exception):
     """No host could serve the request. ``errors`` maps each host tried to its exception."""
 
-    # The classic module's name (reprs, tracebacks, pickles): the class lives in _session.future.
-    __module__ = "turbocql.cluster"
-
     errors = None
 
     def __init__(self, message, errors):
@@ -31,9 +28,6 @@ class NoHostAvailable(Exception):
 
 class QueryExhausted(Exception):
     """``start_fetching_next_page()`` was called on the last page."""
-
-    # The classic module's name (reprs, tracebacks, pickles): the class lives in _session.future.
-    __module__ = "turbocql.cluster"
 
 
 _CORE_START_FETCHING_NEXT_PAGE = _engine.ResponseFutureCore.start_fetching_next_page
@@ -100,9 +94,6 @@ class ResponseFuture(_engine.ResponseFutureCore):
     Built as ``ResponseFuture(session, request, query, row_factory, timeout)``; the engine
     (``_engine.ResponseFutureCore``) settles it: the request's target is the future itself.
     """
-
-    # The classic module's name (reprs, tracebacks, pickles): the class lives in _session.future.
-    __module__ = "turbocql.cluster"
 
     @property
     def is_schema_agreed(self):

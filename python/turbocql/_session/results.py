@@ -97,9 +97,6 @@ class ResultSet(_engine.ResultCore, metaclass=_ResultSetType):
     ``current_rows`` and ``one()`` come from the engine (``_engine.ResultCore``).
     """
 
-    # The classic module's name (reprs, tracebacks, pickles): the class lives in _session.results.
-    __module__ = "turbocql.cluster"
-
     _list_mode = False
     _page_iter = None
 

@@ -26,8 +26,6 @@ from turbocql.query import PreparedStatement, SimpleStatement, named_tuple_facto
 
 
 class _NotSet:
-    __module__ = "turbocql.cluster"  # as Session's
-
     def __repr__(self):
         return "_NOT_SET"
 
@@ -102,9 +100,6 @@ class Session(metaclass=_SessionType):
     client-side timeout), ``default_consistency_level``, ``default_serial_consistency_level``,
     ``default_fetch_size`` (``None`` = unpaged) and ``row_factory``.
     """
-
-    # The classic module's name (reprs, tracebacks, pickles): the class lives in _session.
-    __module__ = "turbocql.cluster"
 
     default_timeout = 10.0
     default_consistency_level = ConsistencyLevel.LOCAL_ONE

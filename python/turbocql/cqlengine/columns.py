@@ -11,6 +11,7 @@ import decimal
 import uuid as _uuid
 
 from turbocql import util
+from turbocql._util.homes import publish as _publish
 from turbocql.cqlengine import ValidationError
 from turbocql.cqlengine._column_base import BaseValueManager, Column, _cql_type_of  # noqa: F401
 from turbocql.cqlengine._containers import (  # noqa: F401
@@ -364,3 +365,25 @@ class Decimal(Column):
 
     def to_database(self, value):
         return self.validate(value)
+
+
+# This module is the home of the classic names of cqlengine.columns that live in
+# turbocql.cqlengine._column_base and _containers (reprs, docs and pickles name
+# turbocql.cqlengine.columns), and of encode_udt_value (turbocql's, documented here).
+_publish(
+    __name__,
+    [
+        "BaseCollectionColumn",
+        "BaseContainerColumn",
+        "BaseValueManager",
+        "Column",
+        "List",
+        "Map",
+        "Set",
+        "Tuple",
+        "UDTValueManager",
+        "UserDefinedType",
+        "encode_udt_value",
+        "resolve_udts",
+    ],
+)

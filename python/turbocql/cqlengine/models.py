@@ -6,6 +6,7 @@ import re
 import uuid
 import warnings
 
+from turbocql._util.homes import publish as _publish
 from turbocql.cqlengine import CQLEngineException, ValidationError, _column_base, columns, query
 from turbocql.cqlengine import connection as _connection
 from turbocql.cqlengine._model_meta import (  # noqa: F401 - classic names of cqlengine.models
@@ -573,3 +574,19 @@ class Model(BaseModel, metaclass=ModelMetaClass):
     """The base class of a user's models (``__abstract__ = True`` for one with no table)."""
 
     __abstract__ = True
+
+
+# This module is the home of the classic names of cqlengine.models that live in
+# turbocql.cqlengine._model_meta and _querybase (reprs, tracebacks, docs and pickles name
+# turbocql.cqlengine.models).
+_publish(
+    __name__,
+    [
+        "ColumnDescriptor",
+        "ColumnQueryEvaluator",
+        "ModelDefinitionException",
+        "ModelException",
+        "ModelMetaClass",
+        "PolymorphicModelException",
+    ],
+)

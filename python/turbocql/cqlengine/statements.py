@@ -7,6 +7,7 @@ the statement's ``context_id`` (``get_context()`` is the parameters, ``str()`` t
 import time
 from datetime import datetime, timedelta
 
+from turbocql._util.homes import publish as _publish
 from turbocql.cqlengine import UnicodeMixin
 from turbocql.cqlengine._clauses import (
     AssignmentClause,
@@ -482,3 +483,19 @@ class IsNotNull(WhereClause):
 
 
 __all__ = ["MapDeleteClause"]
+
+
+# This module is the home of the classic clause classes of turbocql.cqlengine._clauses (reprs
+# and docs name turbocql.cqlengine.statements).
+_publish(
+    __name__,
+    [
+        "AssignmentClause",
+        "BaseClause",
+        "FieldDeleteClause",
+        "ListUpdateClause",
+        "MapDeleteClause",
+        "MapUpdateClause",
+        "SetUpdateClause",
+    ],
+)
