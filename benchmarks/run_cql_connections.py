@@ -72,7 +72,9 @@ from benchmarks.connections_table import composition, fmt_ms, kernel_note, table
 from benchmarks.cql_node import CpuSampler, node_reachable, open_sockets, pinned_node, settle  # noqa: E402
 
 DRIVERS, MODELS_PY = HERE / "clients" / "cql_drivers.py", HERE / "clients" / "cql_models.py"
-BIN_DIR = ROOT / "target" / "release"
+# The test command (scripts/test.sh) builds these two in a debug build of its own and names
+# its directory here; a benchmark run takes the release build.
+BIN_DIR = Path(os.environ.get("TURBOCQL_RUST_BIN_DIR") or ROOT / "target" / "release")
 RESPONDER_BIN = BIN_DIR / "cql-responder"
 RUST_BIN = BIN_DIR / "cql-connections"
 # --models key -> (client, model) of the table, in table order.
@@ -351,6 +353,9 @@ def ensure_bins(build: bool, responder: bool = True) -> str | None:
     """Build the responder (turbocql-pingpong, unless not ``responder``) and the Rust client
     (turbocql-rust-ref) when missing or with ``build``; the reason when they cannot be built."""
     wanted = ((("turbocql-pingpong", RESPONDER_BIN),) if responder else ()) + (("turbocql-rust-ref", RUST_BIN),)
+    if BIN_DIR != ROOT / "target" / "release":  # built by whoever named the directory
+        missing = [b.name for _, b in wanted if not b.exists()]
+        return f"missing {', '.join(missing)} in TURBOCQL_RUST_BIN_DIR={BIN_DIR}" if missing else None
     for pkg, binary in wanted:
         if build or not binary.exists():
             print(f"building {pkg} (cargo build --release -p {pkg})...", file=sys.stderr)

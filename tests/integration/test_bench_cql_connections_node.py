@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import HOST, PORT
+from tests.integration._rust_bins import bin_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNNER = ROOT / "benchmarks" / "run_cql_connections.py"
-RUST_CLIENT = ROOT / "target" / "release" / "cql-connections"
+RUST_CLIENT = bin_dir() / "cql-connections"
 
 
 def _rust_usable() -> str | None:

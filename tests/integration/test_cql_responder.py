@@ -5,12 +5,12 @@ crate (benchmarks/rust_ref's ``cql-connections``) each connect, refresh their me
 the benchmark's prepared one-row SELECT through it; and the Python I/O models' own CQL framing
 (benchmarks/clients/cql_models.py) does too. The responder counts the connections it holds,
 so the pool sizes are checked from the server's side. No Cassandra needed; the binaries are
-built with cargo when missing (skipped with the reason if cargo is not there)."""
+the test command's debug build, or the release build, made with cargo when missing
+(tests/integration/_rust_bins.py)."""
 
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -19,29 +19,21 @@ from pathlib import Path
 
 import pytest
 
-# A test that finds its binary missing builds it first (the Rust client takes two minutes
-# and more on two busy cores), within its own timeout.
+from tests.integration._rust_bins import rust_binary
+
+# A test that finds its release binary missing builds it first (the Rust client takes two
+# minutes and more on two busy cores), within its own timeout.
 pytestmark = pytest.mark.timeout(600)
 
 ROOT = Path(__file__).resolve().parents[2]
-BIN = ROOT / "target" / "release"
-RESPONDER, RUST_CLIENT = BIN / "cql-responder", BIN / "cql-connections"
 QUERY = "SELECT k, v FROM bench.kv WHERE k = ?"
-
-
-def _build(binary: Path, package: str) -> None:
-    if binary.exists():
-        return
-    if shutil.which("cargo") is None:
-        pytest.skip(f"{binary.name} is not built and cargo is not installed")
-    subprocess.run(["cargo", "build", "--release", "-p", package], cwd=ROOT, check=True)
 
 
 class Responder:
     def __init__(self, nodes: int) -> None:
-        _build(RESPONDER, "turbocql-pingpong")
+        responder = rust_binary("cql-responder", "turbocql-pingpong")
         self.proc = subprocess.Popen(
-            [str(RESPONDER), "--listen", "127.0.0.1:0", "--nodes", str(nodes)],
+            [str(responder), "--listen", "127.0.0.1:0", "--nodes", str(nodes)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
@@ -150,10 +142,10 @@ def test_the_classic_driver_connects_downgrades_and_runs(responder, reactor):
 
 
 def test_the_rust_scylla_crate_client_runs_with_its_pool(responder):
-    _build(RUST_CLIENT, "turbocql-rust-ref")
+    client = rust_binary("cql-connections", "turbocql-rust-ref")
     r = responder()
     out = subprocess.run(
-        [str(RUST_CLIENT), "--connect", f"127.0.0.1:{r.port}", "--connections", "16", "--seconds", "0.5"]
+        [str(client), "--connect", f"127.0.0.1:{r.port}", "--connections", "16", "--seconds", "0.5"]
         + ["--warmup", "0.2"],
         capture_output=True,
         text=True,
