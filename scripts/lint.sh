@@ -2,7 +2,8 @@
 # The lint gates: ruff (lint and format), mypy, stubtest of the engine's stub (when
 # python/turbocql/_engine.pyi exists), no import cycle in python/turbocql
 # (scripts/import_cycles.py), the engine's layers and no circle in src/
-# (scripts/engine_layers.py), cargo fmt and clippy. Every check runs; the script
+# (scripts/engine_layers.py), docs/ARCHITECTURE.md against the code
+# (scripts/architecture_check.py), cargo fmt and clippy. Every check runs; the script
 # fails at the end if any of them had a finding. Settings: pyproject.toml ([tool.ruff],
 # [tool.mypy]), rustfmt.toml, Cargo.toml ([lints]).
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
@@ -21,6 +22,7 @@ check "ruff format" "$VENV/bin/ruff" format --check "${PY_PATHS[@]}"
 check "mypy" "$PY" -m mypy python/turbocql localdb/turbocql_localdb benchmarks/runner
 check "import cycles" "$PY" scripts/import_cycles.py
 check "engine layers" "$PY" scripts/engine_layers.py
+check "architecture doc" "$PY" scripts/architecture_check.py
 if [ -f python/turbocql/_engine.pyi ]; then
     ALLOW=()
     [ -f scripts/stubtest-allowlist.txt ] && ALLOW=(--allowlist scripts/stubtest-allowlist.txt)
