@@ -22,7 +22,7 @@
 //! - [`tracing`]: OpenTelemetry spans' timing and events (`turbocql.tracing`);
 //! - [`completion`]: outcomes handed back in batches to a dispatcher thread or a sink.
 //!
-//! It imports from `codec`, `errors`, `pyrefs` and `runtime` only.
+//! It imports from `codec` and the base (`errors`, `pyrefs`, `runtime`, `sync`) only.
 
 pub mod attempts;
 pub mod completion;

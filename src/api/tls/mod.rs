@@ -1,5 +1,5 @@
 //! TLS: the crate's rustls client configuration, built from the application's
-//! `ssl.SSLContext` (`ssl_options` alone become one in the Python layer, `_tls.py`).
+//! `ssl.SSLContext` (`ssl_options` alone become one in the Python layer, `_cluster/tls.py`).
 //!
 //! The handshake is always rustls' (aws-lc-rs underneath), so the engine links no OpenSSL.
 //! What the context asks for is honoured, or refused with an error naming it:
