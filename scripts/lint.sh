@@ -22,6 +22,7 @@ check "ruff format" "$VENV/bin/ruff" format --check "${PY_PATHS[@]}"
 check "mypy" "$PY" -m mypy python/turbocql localdb/turbocql_localdb benchmarks/runner
 check "import cycles" "$PY" scripts/import_cycles.py
 check "engine layers" "$PY" scripts/engine_layers.py
+check "vendored crates" "$PY" scripts/vendor_crates.py check
 check "architecture doc" "$PY" scripts/architecture_check.py
 if [ -f python/turbocql/_engine.pyi ]; then
     ALLOW=()

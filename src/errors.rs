@@ -14,9 +14,10 @@ use std::time::Duration;
 
 use crate::pyrefs::{self, Exc};
 use scylla::errors::{
-    ConnectionError, ConnectionPoolError, ConnectionSetupRequestError, ConnectionSetupRequestErrorKind, DbError, ExecutionError, NewSessionError, PrepareError,
-    RequestAttemptError, UseKeyspaceError,
+    BrokenConnectionError, BrokenConnectionErrorKind, ConnectionError, ConnectionPoolError, ConnectionSetupRequestError, ConnectionSetupRequestErrorKind,
+    DbError, ExecutionError, NewSessionError, PrepareError, RequestAttemptError, UseKeyspaceError,
 };
+use scylla_cql::frame::frame_errors::{FrameBodyExtensionsParseError, FrameHeaderParseError};
 
 /// Builds an instance of the classic driver's exception class `exc`.
 pub fn make<'py>(py: Python<'py>, exc: Exc, args: impl pyo3::call::PyCallArgs<'py>, kwargs: Option<&Bound<'py, PyDict>>) -> PyErr {
@@ -192,13 +193,38 @@ fn attempt_error(py: Python<'_>, err: &RequestAttemptError, host: &str) -> PyErr
             (format!("Connection to {host} has every stream id in use (requests sent to it wait for answers, or timed out and were never answered)"),),
             None,
         ),
+        RequestAttemptError::BodyExtensionsParseError(
+            FrameBodyExtensionsParseError::Lz4DecompressError(e) | FrameBodyExtensionsParseError::SnapDecompressError(e),
+        ) if decompresses_too_large(e.as_ref()) => {
+            make(py, Exc::DriverException, (format!("A response of {host} was refused: {} (Cluster max_frame_length)", e),), None)
+        }
         other => make(py, Exc::DriverException, (format!("{other}"),), None),
     }
 }
 
-/// What a `ConnectionException` of a broken connection says.
-fn broken(e: &impl std::fmt::Display) -> String {
-    format!("Connection broken: {e}")
+/// Whether a decompression error is the patched scylla-cql's frame limit refusing the
+/// uncompressed length a compressed body declares.
+fn decompresses_too_large(e: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
+    e.downcast_ref::<std::io::Error>().and_then(|io| io.get_ref()).is_some_and(|inner| inner.is::<scylla_cql::frame::FrameTooLarge>())
+}
+
+/// What a `ConnectionException` of a broken connection says; a frame refused by the frame
+/// limit also names the setting that raises it.
+fn broken(e: &BrokenConnectionError) -> String {
+    match frame_too_large(e) {
+        Some(_) => format!("Connection broken: {e} (Cluster max_frame_length)"),
+        None => format!("Connection broken: {e}"),
+    }
+}
+
+/// The refusal of the patched scylla-cql's frame limit (src/api/frame_limit.rs), if `e` is one.
+fn frame_too_large(e: &BrokenConnectionError) -> Option<scylla_cql::frame::FrameTooLarge> {
+    match e.downcast_ref::<BrokenConnectionErrorKind>()? {
+        BrokenConnectionErrorKind::FrameHeaderParseError(FrameHeaderParseError::HeaderIoError(io)) => {
+            io.get_ref()?.downcast_ref::<scylla_cql::frame::FrameTooLarge>().copied()
+        }
+        _ => None,
+    }
 }
 
 /// A query plan run out by `RETRY_NEXT_HOST` decisions: the classic

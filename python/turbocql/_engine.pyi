@@ -377,6 +377,7 @@ def connect(
     max_schema_agreement_wait: float = 10.0,
     # Seconds each read of the system tables may take (None: the crate's 31 s).
     control_connection_timeout: float | None = ...,
+    max_frame_length: int = ...,
 ) -> Session: ...
 
 # The Murmur3 token of a routing key (a serialized partition key).

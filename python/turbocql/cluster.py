@@ -278,6 +278,7 @@ class Cluster(ClusterProfiles, ClusterControl, ClusterPoolSize, ProtocolAndAuthS
         max_requests_in_flight=32768,
         connections_per_host=None,
         connections_per_shard=None,
+        max_frame_length=256 * 1024 * 1024,
     ):
         check_policy_instances(
             load_balancing_policy=load_balancing_policy,
@@ -411,6 +412,11 @@ class Cluster(ClusterProfiles, ClusterControl, ClusterPoolSize, ProtocolAndAuthS
         # a slot (at most the request's timeout) and asyncio requests wait in the engine,
         # or raise ConnectionBusy once as many wait.
         self.max_requests_in_flight = max_requests_in_flight
+        # turbocql's own (src/api/frame_limit.rs): a response frame declaring a longer body
+        # fails its connection before anything is allocated for it (ConnectionException, the
+        # request going on by the retry policy). One limit per process: Clusters connected at
+        # the same time must agree on it.
+        self.max_frame_length = max_frame_length
         self._set_pool_size(connections_per_host, connections_per_shard)
         self.schema_event_refresh_window = schema_event_refresh_window
         self.topology_event_refresh_window = topology_event_refresh_window

@@ -10,6 +10,7 @@
 //! - [`pool_log`]: the pools' failed reconnection attempts, logged (a `tracing` subscriber);
 //! - [`auth`]: a Python `AuthProvider`'s authenticator, called during the handshake;
 //! - [`tls`]: the engine's rustls context, built from the application's `ssl.SSLContext`;
+//! - [`frame_limit`]: `max_frame_length`, the process's cap on a response frame's body;
 //! - [`session`]: the connection (connect, prepare, keyspace, shutdown) and the engine's
 //!   view of the cluster;
 //! - [`concurrent`]: `execute_concurrent*`, with the requests kept in flight in Rust;
@@ -23,6 +24,7 @@ pub mod auth;
 pub mod builder;
 pub mod concurrent;
 pub mod execute;
+pub mod frame_limit;
 pub mod future;
 pub mod hosts;
 pub mod pipeline;

@@ -24,6 +24,7 @@ use scylla::cluster::ClusterState;
 use scylla::routing::Token;
 
 use super::auth::PyAuthProvider;
+use super::frame_limit::{self, FrameLimitHold};
 use super::hosts::{PyHostListener, Reconnection};
 use super::tls::{tls_context, TlsRequest, Verifier};
 use crate::errors;
@@ -51,6 +52,8 @@ pub struct Session {
     generation: u64,
     /// How its TLS connections verify certificates (none for clear text).
     tls_verifier: Option<Verifier>,
+    /// Its hold on the process's frame limit (`max_frame_length`), released at shutdown.
+    frame_limit: Mutex<FrameLimitHold>,
 }
 
 impl Session {
@@ -178,6 +181,7 @@ impl Session {
     /// Closes every connection; later requests raise.
     fn shutdown(&self, py: Python<'_>) {
         let taken = self.inner.write().take();
+        self.frame_limit.lock().release();
         // The last cluster state seen holds the nodes, hence their connection pools: kept,
         // it would keep every pool connection open after shutdown (the control connection
         // alone closing) for as long as this Python object lives.
@@ -248,7 +252,7 @@ fn pool_size(per_host: Option<usize>, per_shard: Option<usize>) -> PyResult<Pool
 /// Raises `NoHostAvailable` if no contact point answers within `connect_timeout`,
 /// `InvalidRequest` for an unknown `keyspace`.
 #[pyfunction]
-#[pyo3(signature = (contact_points, port=9042, username=None, password=None, keyspace=None, compression=None, connect_timeout=5.0, tcp_nodelay=true, reconnection=None, on_host_event=None, *, auth_provider=None, ssl_context=None, server_hostname=None, client_certfile=None, client_keyfile=None, application_name=None, application_version=None, client_id=None, heartbeat_interval=Some(30.0), heartbeat_timeout=Some(30.0), unresponsive_node_threshold=Some(2.0), max_requests_in_flight=inflight::DEFAULT_MAX, connections_per_host=None, connections_per_shard=None, max_schema_agreement_wait=10.0, control_connection_timeout=Some(2.0)))]
+#[pyo3(signature = (contact_points, port=9042, username=None, password=None, keyspace=None, compression=None, connect_timeout=5.0, tcp_nodelay=true, reconnection=None, on_host_event=None, *, auth_provider=None, ssl_context=None, server_hostname=None, client_certfile=None, client_keyfile=None, application_name=None, application_version=None, client_id=None, heartbeat_interval=Some(30.0), heartbeat_timeout=Some(30.0), unresponsive_node_threshold=Some(2.0), max_requests_in_flight=inflight::DEFAULT_MAX, connections_per_host=None, connections_per_shard=None, max_schema_agreement_wait=10.0, control_connection_timeout=Some(2.0), max_frame_length=frame_limit::DEFAULT_MAX_FRAME_LENGTH))]
 #[allow(clippy::too_many_arguments)]
 pub fn connect(
     py: Python<'_>,
@@ -278,11 +282,14 @@ pub fn connect(
     connections_per_shard: Option<usize>,
     max_schema_agreement_wait: f64,
     control_connection_timeout: Option<f64>,
+    max_frame_length: usize,
 ) -> PyResult<Session> {
     if max_requests_in_flight == 0 {
         return Err(PyValueError::new_err("max_requests_in_flight must be at least 1"));
     }
     let pool_size = pool_size(connections_per_host, connections_per_shard)?;
+    // Held before the first connection reads a frame, released if the connect fails.
+    let frame_limit = frame_limit::hold(max_frame_length)?;
     if contact_points.is_empty() {
         return Err(PyValueError::new_err("contact_points must name at least one host"));
     }
@@ -386,6 +393,7 @@ pub fn connect(
                 generation: runtime::generation(),
                 in_flight: InFlight::new(max_requests_in_flight),
                 tls_verifier,
+                frame_limit: Mutex::new(frame_limit),
             })
         }
     }

@@ -15,15 +15,15 @@ NoHostAvailable, or OperationTimedOut) or a result, within the request timeout; 
 PanicException and no panic message; the process alive; its resident memory not grown by the
 declared length (a few MiB at most). The classic driver's outcome is recorded beside it.
 
-The scylla crate sizes buffers by counts read from the frame before reading what they count
+The scylla crate sized buffers by counts read from the frame before reading what they count
 (scylla-cql 2.0.0: frame/mod.rs read_response_frame ``Vec::with_capacity(length)`` of the
 declared body length; result.rs the column specs by the column count, partition key indexes by
-their count). The engine's allocator (src/alloc.rs) maps blocks of 1 GiB and more with
-MAP_NORESERVE, so under the default overcommit such a reservation is address space only (VmSize
-grows, RSS by the bytes really sent: measured below), even one of 223 GB for 2^31 column specs,
-which aborted the process before. With the address space capped (RLIMIT_AS, as a container
-without overcommit) the reservation still fails and a failed allocation aborts a Rust program:
-those two cases stay known failures, as the crate has no hook to cap a frame before it reserves.
+their count), and a failed allocation aborts a Rust program. The engine builds the crate with
+vendor/patches/scylla-cql: a declared body over ``Cluster(max_frame_length)`` (256 MiB by
+default) fails its connection before anything is allocated, with an error naming the length,
+the limit and the setting, and the counts reserve no more than the bytes received can hold. So
+every case also runs with the address space capped (RLIMIT_AS, as a container without
+overcommit): a typed error, never an abort.
 """
 
 import json
@@ -57,25 +57,21 @@ EXPECT["rows-list-element-length-negative"] = {"typed", "ok"}
 # None left: 2^31 column specs (a 223 GB reservation) aborted the process until src/alloc.rs.
 KNOWN: dict = {}
 # With the address space capped at what the process uses + 1 GiB (RLIMIT_AS): an allocation
-# of a count read from the frame fails, and a failed allocation aborts a Rust program.
+# of a count read from the frame would fail, and a failed allocation aborts a Rust program.
 RLIMIT_MB = 1024
-RLIMIT_KNOWN = {
-    "2GiB-length-then-stall": (
-        "aborts ('memory allocation of 2147483648 bytes failed'): scylla-cql 2.0.0 frame/mod.rs "
-        "read_response_frame reserves the declared body length (Vec::with_capacity(length), no cap; the "
-        "protocol limits a frame to 256 MiB). The classic driver closes the connection at once "
-        "(ConnectionShutdown 'Received negative body length')"
-    ),
-    "prepared-pk-count-2G": (
-        "aborts ('memory allocation of 8589934588 bytes failed'): scylla-cql 2.0.0 frame/response/result.rs "
-        "deser_prepared_metadata, Vec::with_capacity(pk_count) with pk_count read from the frame"
-    ),
-}
+RLIMIT_KNOWN: dict = {}
 # The classic driver is not run on these (its outcome is noted instead).
 CLASSIC_NOT_RUN = {
     "numpy-rows-row-count-2G-vector": "not run: its NumpyProtocolHandler had not finished after 40 s (killed)",
 }
-RLIMIT_OK = ["short-body-then-stall", "unknown-opcode", "empty-result-body"]
+RLIMIT_OK = [
+    # the two that aborted before the crate's patch (a 2 GiB body, 8 GiB of key indexes)
+    "2GiB-length-then-stall",
+    "prepared-pk-count-2G",
+    "short-body-then-stall",
+    "unknown-opcode",
+    "empty-result-body",
+]
 
 
 def _unknown_code_kept(e):
@@ -222,13 +218,14 @@ def test_hostile_frame_with_capped_address_space(outcomes, mode):
 
 
 @pytest.mark.parametrize("declared", ["2GiB", "4GiB"])
-def test_lying_length_reserves_address_space_not_memory(outcomes, declared):
-    """The frame reader's Vec::with_capacity(declared length): VmSize grows by the declared
-    length (a reservation), RSS does not (nothing is written to it). Measured while the
-    request waits for the body that never comes."""
-    r = outcomes[("turbocql", "%s-length-then-stall" % declared, None)]["result"]
-    assert r is not None
-    size_mb = {"2GiB": 2048, "4GiB": 4096}[declared]
+def test_lying_length_is_refused_before_anything_is_reserved(outcomes, declared):
+    """A declared body over max_frame_length fails the connection before the body is read:
+    no reservation (VmSize grows by thread stacks at most, not by the declared length), no
+    memory, and an error naming the length, the limit and the setting."""
+    child = outcomes[("turbocql", "%s-length-then-stall" % declared, None)]
+    r = child["result"]
+    assert r is not None, _summary(child)
+    size = {"2GiB": 2**31, "4GiB": 2**32 - 1}[declared]
     vm_growth = r["vmsize_during_mb"] - r["vmsize_before_mb"]
     rss_growth = r["rss_during_mb"] - r["rss_before_mb"]
     record(
@@ -240,9 +237,12 @@ def test_lying_length_reserves_address_space_not_memory(outcomes, declared):
         % (vm_growth, rss_growth, r["rss_after_mb"], r["rss_before_mb"]),
     )
     assert rss_growth < RSS_GROWTH_LIMIT_MB
-    # The reservation is there (the crate's behaviour, measured, not wished for): if this
-    # changes, the note in the module docstring is out of date.
-    assert vm_growth >= size_mb - 64
+    assert vm_growth < 256, "VmSize grew by %.0f MiB: the declared length was reserved" % vm_growth
+    (error,) = set(r["exception"]["errors"].values())
+    assert error.startswith("ConnectionException"), error
+    assert "body of %d bytes, over the limit of %d bytes" % (size, 256 * 2**20) in error, error
+    assert "max_frame_length" in error, error
+    assert r["elapsed_s"] < 1.0, "refused at the header, not after a timeout: %.1f s" % r["elapsed_s"]
 
 
 # --------------------------------------------------------------------------

@@ -59,6 +59,7 @@ def engine_connect(cluster, keyspace=None, on_host_event=None):
         heartbeat_interval=float(cluster.idle_heartbeat_interval or 0),
         heartbeat_timeout=float(cluster.idle_heartbeat_timeout) if cluster.idle_heartbeat_timeout else None,
         max_requests_in_flight=int(cluster.max_requests_in_flight),
+        max_frame_length=int(cluster.max_frame_length),
         connections_per_host=cluster.connections_per_host,
         connections_per_shard=cluster.connections_per_shard,
         unresponsive_node_threshold=(
