@@ -23,6 +23,9 @@
   ``aio.Session.execute``, ``_engine.connect``) names a module of the package, a name
   defined or imported there, and an attribute of that class. Informal references are
   listed in ``EXCEPTIONS`` below, each with its reason.
+- **unsafe**: section ``## unsafe: the inventory`` lists every ``unsafe`` of src/, file by
+  file, kind by kind (blocks, fns, impls, ...): the counting rule and the entries' form are
+  scripts/unsafe_inventory.py's, which this runs.
 
     python scripts/architecture_check.py [doc]
 """
@@ -30,6 +33,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 import sys
 from collections.abc import Iterator
@@ -51,6 +55,8 @@ EXTERNAL_RUST = {
     "scylla": "the scylla crate",
     "pyo3": "the pyo3 crate",
     "Python": "pyo3's Python token (Python::try_attach, Python::assume_attached)",
+    "libc": "the libc crate",
+    "arrow_array": "the arrow-array crate",
 }
 
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -175,18 +181,23 @@ def check_rust_files(diagram: Diagram, src: Path) -> list[str]:
     return findings
 
 
+def _sibling(name: str):
+    """Module ``name`` of scripts/ (scripts/ put on sys.path first: this file may be loaded
+    by path, as its tests do)."""
+    scripts = str(Path(__file__).resolve().parent)
+    if scripts not in sys.path:
+        sys.path.insert(0, scripts)
+    return importlib.import_module(name)
+
+
 def check_api_order(diagram: Diagram, src: Path) -> list[str]:
     """``api``'s entries in the order of dependence, by scripts/engine_layers.py's graph."""
     _, entries = rust_diagram(diagram.rust)
     order = entries.get("api")
     if not order or not (Path(__file__).resolve().parent / "engine_layers.py").exists():
         return []
-    scripts = str(Path(__file__).resolve().parent)
-    if scripts not in sys.path:
-        sys.path.insert(0, scripts)
-    from engine_layers import graph  # noqa: PLC0415  (the engine layers' own edge reading)
-
-    _, counted, _ = graph(src)
+    # The engine layers' own edge reading.
+    _, counted, _ = _sibling("engine_layers").graph(src)
     position = {"crate::api::" + name.replace("/", "::"): i for i, name in enumerate(order)}
     findings = []
     for module, i in position.items():
@@ -496,6 +507,7 @@ def check(doc: str, root: Path = ROOT) -> list[str]:
     findings += check_python_modules(doc, diagram, package)
     findings += check_paths(doc, root)
     findings += check_references(doc, src, package)
+    findings += _sibling("unsafe_inventory").check(doc, src)
     return findings
 
 
@@ -508,7 +520,7 @@ def main(argv: list[str]) -> int:
     if findings:
         print("architecture doc: %d finding(s) in %s" % (len(findings), shown), file=sys.stderr)
         return 1
-    print("architecture doc: %s matches the code (files, modules, paths, references)" % shown)
+    print("architecture doc: %s matches the code (files, modules, paths, references, unsafe)" % shown)
     return 0
 
 

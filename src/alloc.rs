@@ -109,7 +109,9 @@ unsafe fn unmap(_ptr: *mut u8, _size: usize) {
 
 // SAFETY: every block is either mimalloc's (and goes back to it) or a mapping
 // of exactly its layout's size (and is unmapped with that size): `is_huge` of the same layout
-// decides both ways, and a reallocation that crosses the line moves the block.
+// decides both ways, and a reallocation that crosses the line moves the block. A mapping is
+// page-aligned, and `is_huge` takes no alignment above a page. The blocks in the methods pass
+// the caller's GlobalAlloc contract on to mimalloc or to map / unmap / remap unchanged.
 unsafe impl GlobalAlloc for EngineAlloc {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {

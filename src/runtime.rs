@@ -31,6 +31,10 @@ impl<T> ForkLocal<T> {
     /// The value, created by `init` on first use. Two threads racing on the first use may
     /// both call `init`; one value wins and the other is dropped. No lock is taken, so a
     /// lock held by a vanished thread can never block a forked child.
+    ///
+    /// `T` must be `Sync` (the value is shared with every thread). Not enforced: the
+    /// `AtomicPtr` makes `ForkLocal<T>` `Sync` for any `T`. The four in use are; the missing
+    /// bound is open (docs/ARCHITECTURE.md, "unsafe: the inventory").
     #[inline]
     pub fn get_or_init(&'static self, init: impl FnOnce() -> T) -> &'static T {
         let p = self.ptr.load(Ordering::Acquire);

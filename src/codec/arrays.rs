@@ -30,14 +30,18 @@ pub struct ArrayBuf {
     big_endian: bool,
 }
 
-// The buffer is only read with the GIL held, while the exporting object is kept alive by
-// the view itself (as pyo3's own `PyBuffer` does).
+// SAFETY: the buffer is only read with the GIL held (every reader has a `Python` token or a
+// `Bound`) and released with it (`Drop`), while the exporting object is kept alive by the
+// view itself (as pyo3's own `PyBuffer` does). C code writing the array with the GIL
+// released races the read, as it would for any buffer consumer.
 unsafe impl Send for ArrayBuf {}
 unsafe impl Sync for ArrayBuf {}
 
 impl Drop for ArrayBuf {
     fn drop(&mut self) {
         // Not attached (the interpreter is gone): nothing left to release.
+        // SAFETY: the view was filled by PyObject_GetBuffer (`get`) and is released once,
+        // here, attached.
         let _ = Python::try_attach(|_| unsafe { ffi::PyBuffer_Release(&mut *self.view) });
     }
 }
@@ -68,6 +72,8 @@ impl ArrayBuf {
         if obj.is_instance_of::<PyBytes>() || obj.is_instance_of::<PyByteArray>() || obj.is_instance_of::<PyString>() {
             return Ok(None);
         }
+        // SAFETY (both calls): `obj` is a live object and the GIL is held (a `Bound`); `raw`
+        // is a box of a `Py_buffer`'s size for PyObject_GetBuffer to fill.
         if unsafe { ffi::PyObject_CheckBuffer(obj.as_ptr()) } == 0 {
             return Ok(None);
         }
@@ -76,7 +82,8 @@ impl ArrayBuf {
         if rc == -1 {
             return Err(PyErr::fetch(obj.py()));
         }
-        // Safety: initialised by PyObject_GetBuffer.
+        // SAFETY: initialised by PyObject_GetBuffer, which returned 0 (MaybeUninit<T> has
+        // T's layout).
         let view: Box<ffi::Py_buffer> = unsafe { Box::from_raw(Box::into_raw(raw).cast()) };
         let mut a = ArrayBuf { view, num: None, big_endian: false };
         let fmt = a.format();
@@ -108,6 +115,7 @@ impl ArrayBuf {
         if self.view.shape.is_null() {
             return &[];
         }
+        // SAFETY: PyBUF_RECORDS_RO asks for the shape, `ndim` entries, valid while the view is held.
         unsafe { std::slice::from_raw_parts(self.view.shape, self.ndim()) }
     }
 
@@ -115,6 +123,7 @@ impl ArrayBuf {
         if self.view.strides.is_null() {
             return &[];
         }
+        // SAFETY: PyBUF_RECORDS_RO asks for the strides, `ndim` entries, valid while the view is held.
         unsafe { std::slice::from_raw_parts(self.view.strides, self.ndim()) }
     }
 
@@ -133,6 +142,7 @@ impl ArrayBuf {
         if self.view.format.is_null() {
             return "B".into();
         }
+        // SAFETY: a non-null format is a NUL-terminated string, valid while the view is held.
         unsafe { std::ffi::CStr::from_ptr(self.view.format) }.to_string_lossy().into_owned()
     }
 
@@ -149,7 +159,10 @@ impl ArrayBuf {
 
     #[inline]
     fn raw<const N: usize>(&self, off: isize) -> [u8; N] {
-        // Safety: callers only pass offsets of elements inside the buffer (index < shape).
+        // SAFETY: callers only pass offsets of elements inside the buffer (index < shape, from
+        // the view's strides), and N is at most the item size. Not checked here: `f32_at`,
+        // `f64_at`, `i128_at` and `write_array_elems` are safe functions that take any offset
+        // (open, docs/ARCHITECTURE.md "unsafe: the inventory").
         let mut b: [u8; N] = unsafe { std::ptr::read_unaligned((self.view.buf as *const u8).offset(off) as *const [u8; N]) };
         if self.big_endian != cfg!(target_endian = "big") {
             b.reverse();

@@ -58,7 +58,11 @@ fn make_row<'py>(cls: &Bound<'py, pyo3::types::PyType>, items: impl ExactSizeIte
     let width = items.len();
     // SAFETY: `cls` is a tuple subclass with the tuple's exact layout (checked by the
     // caller); GenericAlloc returns a zeroed instance of `width` slots, each filled once
-    // here with a new reference before the object is used.
+    // here with a new reference before the object is used. `items.len()` must be exact (a
+    // longer iterator would write past the object): both callers pass a tuple's iterator or
+    // a Vec's drain. Open (not memory): on CPython 3.14 the zeroed `ob_hash` is a cached
+    // hash of 0 (tuple.__new__ resets it to -1), so these rows hash to 0 there
+    // (docs/ARCHITECTURE.md, "unsafe: the inventory").
     unsafe {
         let obj = ffi::PyType_GenericAlloc(cls.as_type_ptr(), width as ffi::Py_ssize_t);
         if obj.is_null() {

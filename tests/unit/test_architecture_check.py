@@ -1,6 +1,8 @@
 """scripts/architecture_check.py, the lint gate that holds docs/ARCHITECTURE.md to the code:
 the real page passes, and a page with a bogus reference, a missing or invented file, a
-module left out or api's order broken is caught. No server, no engine."""
+module left out, api's order broken or an ``unsafe`` not in the inventory is caught
+(scripts/unsafe_inventory.py: its counting rule and its reading of the entries). No server,
+no engine."""
 
 import importlib.util
 import sys
@@ -126,3 +128,132 @@ def test_a_nested_module_of_the_same_name_does_not_count(tool, doc):
     end = doc.index("\n   cluster.py   ", start) + 1
     findings = tool.check(doc[:start] + doc[end:])
     assert findings == ["python: python/turbocql/__main__.py is not mentioned in the doc"]
+
+
+# --- the unsafe inventory (scripts/unsafe_inventory.py, run by the check) -----------------
+
+
+@pytest.fixture(scope="module")
+def inventory():
+    path = _ROOT / "scripts" / "unsafe_inventory.py"
+    spec = importlib.util.spec_from_file_location("unsafe_inventory", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["unsafe_inventory"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+_RUST = r"""// unsafe { in a comment }
+/* unsafe fn a() {} /* nested: unsafe */ still a comment: unsafe */
+/// unsafe in a doc comment
+#![deny(unsafe_op_in_unsafe_fn)]
+const S: &str = "unsafe { }";
+const R: &str = r#"unsafe " fn x"#;
+const C: char = '"';
+const E: &str = "a \" unsafe";
+struct F<'a> { f: unsafe extern "C" fn(u8) -> u8, g: unsafe fn(), h: &'a u8 }
+unsafe fn one() {}
+pub unsafe extern "C" fn two(x: unsafe extern "C" fn(*mut u8)) {}
+unsafe impl Send for F<'_> {}
+unsafe trait Marker {}
+unsafe extern "C" { fn puts(); }
+#[unsafe(no_mangle)]
+fn three() { let _ = unsafe { one() }; let _ = unsafe
+{ 1 }; }
+"""
+
+
+def test_unsafe_is_counted_by_kind_outside_comments_strings_and_pointer_types(inventory):
+    found = [(u.kind, u.line) for u in inventory.occurrences(_RUST)]
+    assert found == [
+        ("fn", 10),
+        ("extern fn", 11),
+        ("impl", 12),
+        ("trait", 13),
+        ("extern block", 14),
+        ("attribute", 15),
+        ("block", 16),
+        ("block", 16),
+    ]
+
+
+def test_an_unclassified_unsafe_is_a_finding(inventory, tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "lib.rs").write_text("macro_rules! m { ($(unsafe)?) => {} }\n")
+    doc = "## unsafe: the inventory\n\n### src/lib.rs\n"
+    findings = inventory.check(doc, tmp_path / "src")
+    assert "unsafe: src/lib.rs:1: an unsafe the check cannot classify" in findings
+
+
+def test_tallies_are_parsed(inventory):
+    assert inventory.tally("fn + 2 blocks") == {"fn": 1, "block": 2}
+    assert inventory.tally("2 impls") == {"impl": 2}
+    assert inventory.tally("extern fn + 3 blocks") == {"extern fn": 1, "block": 3}
+    assert inventory.tally("3 fns + extern block") == {"fn": 3, "extern block": 1}
+    assert inventory.tally("2 spoons") is None
+    assert inventory.tally("fn +") is None
+
+
+def _tree(tmp_path, files):
+    src = tmp_path / "src"
+    for name, text in files.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_text(text)
+    return src
+
+
+def test_the_inventory_is_held_to_the_code(inventory, tmp_path):
+    src = _tree(
+        tmp_path,
+        {
+            "lib.rs": "unsafe fn f() { unsafe { g() } }\nunsafe impl Send for X {}\n",
+            "io/fd.rs": "fn r() { unsafe { read() } }\n",
+            "plain.rs": "fn safe() {}\n",
+        },
+    )
+    good = (
+        "## unsafe: the inventory\n\nWhat is counted.\n\n"
+        "### src/lib.rs\n\n- **fn + block** `f`: why.\n  continued, - not an entry\n- **impl** `Send`: why.\n\n"
+        "### `src/io/fd.rs`\n\n- **block** `r`: why.\n\n"
+        "### What a tool can check\n\n- **not** an entry: no file in the heading.\n\n"
+        "## Next section\n\n### src/plain.rs\n\n- **block** after the section: not read.\n"
+    )
+    assert inventory.check(good, src) == []
+
+    fewer = good.replace("- **impl** `Send`: why.\n", "")
+    assert inventory.check(fewer, src) == [
+        "unsafe: src/lib.rs: 3 (1 block, 1 fn, 1 impl) in the code (lines 1, 1, 2), 2 (1 block, 1 fn) in the inventory"
+    ]
+    no_heading = good.replace("### `src/io/fd.rs`\n\n- **block** `r`: why.\n\n", "")
+    assert inventory.check(no_heading, src) == [
+        "unsafe: src/io/fd.rs has 1 (1 block) unsafe (lines 1) and no heading in the inventory"
+    ]
+    extra = good.replace("## Next section", "### src/plain.rs\n\n- **block** none there.\n\n### src/gone.rs\n\n## Next")
+    assert inventory.check(extra, src) == [
+        "unsafe: src/plain.rs: 0 in the code, 1 (1 block) in the inventory",
+        "unsafe: the inventory lists src/gone.rs, which does not exist",
+    ]
+    untallied = good.replace("- **block** `r`: why.", "- `r`: a block, why.")
+    findings = inventory.check(untallied, src)
+    assert findings[0].startswith("unsafe: an entry of src/io/fd.rs has no tally of kinds")
+    assert findings[1] == "unsafe: src/io/fd.rs: 1 (1 block) in the code (lines 1), 0 in the inventory"
+    assert inventory.check("# No inventory\n", src) == [
+        "unsafe: no '## unsafe: the inventory' section, and src/ has unsafe code"
+    ]
+
+
+def test_an_entry_left_out_of_the_real_inventory_is_found(tool, doc):
+    line = _line_of(doc, "- **block** `ProcessBound::drop`")
+    findings = tool.check(doc.replace(line, ""))
+    assert len(findings) == 1, findings
+    assert findings[0].startswith("unsafe: src/runtime.rs: 5 (5 blocks) in the code (lines ")
+    assert findings[0].endswith("), 4 (4 blocks) in the inventory")
+
+
+def test_a_file_left_out_of_the_real_inventory_is_found(tool, doc):
+    start = doc.index("\n### src/codec/arrow.rs\n") + 1
+    end = doc.index("\n### ", start) + 1
+    findings = tool.check(doc[:start] + doc[end:])
+    assert len(findings) == 1, findings
+    assert findings[0].startswith("unsafe: src/codec/arrow.rs has 1 (1 block) unsafe (lines ")

@@ -45,7 +45,9 @@ macro_rules! openssl_functions {
                             return Err(format!("{} is not exported", stringify!($name)));
                         }
                         // SAFETY: the symbol is OpenSSL's function of that name, whose C
-                        // signature (1.1.1 and 3.x) is the one declared here.
+                        // signature (1.1.1 and 3.x) is the one declared here on 64-bit Linux
+                        // (1.1.1's `unsigned long SSL_CTX_get_options` is 3.x's `uint64_t`
+                        // there); `load` checks the version before any other is called.
                         unsafe { std::mem::transmute::<Ptr, unsafe extern "C" fn($($arg),*) $(-> $ret)?>(sym) }
                     },)*
                 })
@@ -187,8 +189,11 @@ pub fn share(py: Python<'_>, context: &Bound<'_, PyAny>) -> Result<SharedContext
     if basic < field + std::mem::size_of::<Ptr>() {
         return Err("this Python's SSLContext object has an unknown layout".into());
     }
-    // SAFETY: the field lies inside the object (checked against `__basicsize__`), which
-    // `context` keeps alive; it is read as plain bytes.
+    // SAFETY: the field lies inside the object if `context` is an `_SSLContext` (its
+    // `__basicsize__` is checked above), which `context` keeps alive; it is read as plain
+    // bytes. Open: the object's own type is not checked here, and the caller's
+    // `isinstance(ctx, ssl.SSLContext)` (api::tls::tls_context) honours a `__class__` that
+    // only claims it (docs/ARCHITECTURE.md, "unsafe: the inventory").
     let raw = unsafe { std::ptr::read_unaligned((context.as_ptr() as *const u8).add(field) as *const usize) };
     if raw == 0 || raw % std::mem::align_of::<u64>() != 0 || !readable(raw, SSL_CTX_PROBE) {
         return Err("this Python's SSLContext object has an unknown layout".into());
