@@ -19,11 +19,11 @@ use tokio::runtime::Runtime;
 /// forked child (whatever the parent's threads held or were doing is gone there), so that
 /// the child's next use creates a new one. A value is leaked, never dropped: references
 /// to it may live anywhere.
-pub struct ForkLocal<T> {
+pub struct ForkLocal<T: Sync> {
     ptr: AtomicPtr<T>,
 }
 
-impl<T> ForkLocal<T> {
+impl<T: Sync> ForkLocal<T> {
     pub const fn new() -> Self {
         ForkLocal { ptr: AtomicPtr::new(std::ptr::null_mut()) }
     }
@@ -32,9 +32,8 @@ impl<T> ForkLocal<T> {
     /// both call `init`; one value wins and the other is dropped. No lock is taken, so a
     /// lock held by a vanished thread can never block a forked child.
     ///
-    /// `T` must be `Sync` (the value is shared with every thread). Not enforced: the
-    /// `AtomicPtr` makes `ForkLocal<T>` `Sync` for any `T`. The four in use are; the missing
-    /// bound is open (docs/ARCHITECTURE.md, "unsafe: the inventory").
+    /// `T: Sync`: the value is shared with every thread (the `AtomicPtr` alone would make
+    /// `ForkLocal<T>` `Sync` for any `T`).
     #[inline]
     pub fn get_or_init(&'static self, init: impl FnOnce() -> T) -> &'static T {
         let p = self.ptr.load(Ordering::Acquire);
@@ -60,7 +59,7 @@ impl<T> ForkLocal<T> {
     }
 }
 
-impl<T> Default for ForkLocal<T> {
+impl<T: Sync> Default for ForkLocal<T> {
     fn default() -> Self {
         Self::new()
     }

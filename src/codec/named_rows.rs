@@ -60,13 +60,16 @@ fn make_row<'py>(cls: &Bound<'py, pyo3::types::PyType>, items: impl ExactSizeIte
     // caller); GenericAlloc returns a zeroed instance of `width` slots, each filled once
     // here with a new reference before the object is used. `items.len()` must be exact (a
     // longer iterator would write past the object): both callers pass a tuple's iterator or
-    // a Vec's drain. Open (not memory): on CPython 3.14 the zeroed `ob_hash` is a cached
-    // hash of 0 (tuple.__new__ resets it to -1), so these rows hash to 0 there
-    // (docs/ARCHITECTURE.md, "unsafe: the inventory").
+    // a Vec's drain. From CPython 3.14 a tuple caches its hash, -1 meaning "not computed"
+    // (what the tuple's own constructors set): the zeroed field would be a hash of 0.
     unsafe {
         let obj = ffi::PyType_GenericAlloc(cls.as_type_ptr(), width as ffi::Py_ssize_t);
         if obj.is_null() {
             return Err(PyErr::fetch(py));
+        }
+        #[cfg(Py_3_14)]
+        {
+            (*obj.cast::<ffi::PyTupleObject>()).ob_hash = -1;
         }
         for (i, item) in items.enumerate() {
             ffi::PyTuple_SET_ITEM(obj, i as ffi::Py_ssize_t, item.into_ptr());

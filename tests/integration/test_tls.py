@@ -436,3 +436,38 @@ def test_a_client_certificate_is_presented_without_server_verification(mtls_node
         with pytest.raises(NoHostAvailable) as info:
             cluster.connect()
         assert "'certfile'" in str(_the_error(info))
+
+
+class _PosingContext:
+    """Claims to be an ssl.SSLContext (``isinstance`` honours ``__class__``) and forwards every
+    attribute to a real one, while its own memory holds no SSL_CTX."""
+
+    def __init__(self, real):
+        object.__setattr__(self, "_real", real)
+
+    @property  # type: ignore[misc]
+    def __class__(self):
+        return ssl.SSLContext
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+
+def test_an_object_posing_as_an_ssl_context_is_not_read(tls_node, verifier):
+    """The engine reads the SSL_CTX pointer out of an ``_ssl._SSLContext`` object's memory only
+    when the object's own type is one (src/api/tls/python_openssl.rs ``share``): an object
+    that only claims the class is refused there, by name, and verified by rustls."""
+    ctx = ssl.create_default_context(cafile=str(tls_node.tls_files().ca))
+    posing = _PosingContext(ctx)
+    assert isinstance(posing, ssl.SSLContext)
+    cluster = _cluster(TLS_PORT, ssl_context=posing)
+    try:
+        if verifier == "python-openssl":  # forced: the refusal is the error
+            with pytest.raises(ValueError, match=r"cannot be shared: .*_PosingContext.* is not an _ssl._SSLContext"):
+                cluster.connect()
+        else:
+            session = cluster.connect()
+            assert session._session.tls_verifier == "rustls"
+            assert session.execute("SELECT key FROM system.local").one().key == "local"
+    finally:
+        cluster.shutdown()

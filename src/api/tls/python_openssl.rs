@@ -181,19 +181,23 @@ impl std::fmt::Debug for SharedContext {
 pub fn share(py: Python<'_>, context: &Bound<'_, PyAny>) -> Result<SharedContext, String> {
     let lib = lib(py)?;
     let field = std::mem::size_of::<pyo3::ffi::PyObject>();
-    let basic: usize = crate::pyrefs::ssl_extension(context.py())
+    let ssl_context_type = crate::pyrefs::ssl_extension(context.py())
         .and_then(|m| m.getattr("_SSLContext"))
-        .and_then(|t| t.getattr("__basicsize__"))
-        .and_then(|b| b.extract())
+        .and_then(|t| t.cast_into::<pyo3::types::PyType>().map_err(PyErr::from))
         .map_err(|e| e.to_string())?;
+    // The object's own type (its ob_type, not a `__class__` it may claim, which
+    // `isinstance` honours): only an `_SSLContext` has the field read below.
+    if !context.get_type().is_subclass(&ssl_context_type).map_err(|e| e.to_string())? {
+        return Err(format!("{} is not an _ssl._SSLContext underneath", context.get_type()));
+    }
+    let basic: usize = ssl_context_type.getattr("__basicsize__").and_then(|b| b.extract()).map_err(|e| e.to_string())?;
     if basic < field + std::mem::size_of::<Ptr>() {
         return Err("this Python's SSLContext object has an unknown layout".into());
     }
-    // SAFETY: the field lies inside the object if `context` is an `_SSLContext` (its
-    // `__basicsize__` is checked above), which `context` keeps alive; it is read as plain
-    // bytes. Open: the object's own type is not checked here, and the caller's
-    // `isinstance(ctx, ssl.SSLContext)` (api::tls::tls_context) honours a `__class__` that
-    // only claims it (docs/ARCHITECTURE.md, "unsafe: the inventory").
+    // SAFETY: `context`'s own type is `_ssl._SSLContext` or a subclass (checked above on its
+    // ob_type), so its first field after the object header lies inside the object (the
+    // type's `__basicsize__`, checked above, covers it), which `context` keeps alive; it is
+    // read as plain bytes, and used only once the checks below agree it is an SSL_CTX.
     let raw = unsafe { std::ptr::read_unaligned((context.as_ptr() as *const u8).add(field) as *const usize) };
     if raw == 0 || raw % std::mem::align_of::<u64>() != 0 || !readable(raw, SSL_CTX_PROBE) {
         return Err("this Python's SSLContext object has an unknown layout".into());
