@@ -54,6 +54,10 @@ def _classic_pairs() -> list[tuple[str, str]]:
                 importlib.import_module(classic)
         except ImportError:  # no such classic module, or one needing eventlet, gevent, twisted...
             continue
+        except Exception as e:  # the classic asyncorereactor on 3.12+: DependencyException (no asyncore)
+            if type(e).__name__ != "DependencyException":
+                raise
+            continue
         pairs.append((name, classic))
     return pairs
 
