@@ -200,11 +200,14 @@ pub async fn timed<T, E: From<ExecutionError>>(timeout: Option<Duration>, fut: i
         Some(t) if t < TIMER_TICK => {
             // Shorter than the runtime timer's tick: due once the request is sent (its first
             // poll), as the classic driver's timer of that length is before any answer comes;
-            // a timer would give it up to a whole tick.
+            // a timer would give it up to a whole tick. An answer within that first poll (a
+            // thread descheduled between sending and looking, on a loaded machine) is late all
+            // the same: the classic timer would have fired first. A failure before sending is
+            // its own.
             let mut fut = std::pin::pin!(fut);
             match futures::poll!(fut.as_mut()) {
-                std::task::Poll::Ready(out) => out,
-                std::task::Poll::Pending => {
+                std::task::Poll::Ready(Err(e)) => Err(e),
+                _ => {
                     attempts::forget_retried();
                     Err(E::from(ExecutionError::RequestTimeout(t)))
                 }

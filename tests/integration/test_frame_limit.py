@@ -3,12 +3,26 @@ fails its connection with a ConnectionException naming the length, the limit and
 (inside NoHostAvailable, the request having gone on by the retry policy), the session goes on
 once the pool has reconnected; a compressed body that would decompress beyond the limit fails
 its request (DriverException) and is never decompressed; and the limit is one per process:
-Clusters connected at the same time must agree on it, or the later connect says why not."""
+Clusters connected at the same time must agree on it, or the later connect says why not.
+
+Because the limit is one per process, the tests that set one run in a pytest of their own
+(test_in_a_process_of_its_own): in the suite's process, the session fixtures of other modules
+hold the default and, rightly, refuse any other."""
 
 import os
+import subprocess
+import sys
 import time
 
 import pytest
+
+ALONE = "TURBOCQL_FRAME_LIMIT_ALONE"
+ALONE_TESTS = (
+    "test_a_frame_over_the_limit_fails_its_connection_and_the_session_goes_on",
+    "test_a_body_that_would_decompress_over_the_limit_is_refused",
+    "test_clusters_of_one_process_agree_on_the_limit",
+)
+alone = pytest.mark.skipif(not os.environ.get(ALONE), reason="runs in test_in_a_process_of_its_own")
 
 from tests.conftest import HOST, PORT
 from turbocql import DriverException
@@ -40,6 +54,7 @@ def test_the_default_is_256_mib():
     assert Cluster([HOST], port=PORT).max_frame_length == 256 * 1024 * 1024
 
 
+@alone
 def test_a_frame_over_the_limit_fails_its_connection_and_the_session_goes_on(blob_table):
     c = Cluster([HOST], port=PORT, max_frame_length=LIMIT)
     s = c.connect()
@@ -69,6 +84,7 @@ def test_a_frame_over_the_limit_fails_its_connection_and_the_session_goes_on(blo
         c.shutdown()
 
 
+@alone
 def test_a_body_that_would_decompress_over_the_limit_is_refused(blob_table):
     c = Cluster([HOST], port=PORT, max_frame_length=LIMIT)
     s = c.connect()
@@ -82,6 +98,7 @@ def test_a_body_that_would_decompress_over_the_limit_is_refused(blob_table):
         c.shutdown()
 
 
+@alone
 def test_clusters_of_one_process_agree_on_the_limit():
     a = Cluster([HOST], port=PORT, max_frame_length=LIMIT)
     a.connect()
@@ -108,3 +125,19 @@ def test_a_limit_of_zero_is_refused():
     with pytest.raises(ValueError, match="max_frame_length must be at least 1 byte"):
         c.connect()
     c.shutdown()
+
+
+@pytest.mark.skipif(bool(os.environ.get(ALONE)), reason="this is the process of its own")
+@pytest.mark.timeout(240)
+def test_in_a_process_of_its_own(blob_table):
+    """The tests that set a limit, in a pytest of their own; every one of them must pass."""
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", __file__, "-k", " or ".join(ALONE_TESTS)],
+        env={**os.environ, ALONE: "1"},
+        capture_output=True,
+        text=True,
+        timeout=230,
+    )
+    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
+    for name in ALONE_TESTS:
+        assert f"::{name} PASSED" in run.stdout, run.stdout[-3000:]
