@@ -16,6 +16,10 @@ import time
 
 import pytest
 
+from tests.conftest import HOST, PORT
+from turbocql import DriverException
+from turbocql.cluster import Cluster, NoHostAvailable
+
 ALONE = "TURBOCQL_FRAME_LIMIT_ALONE"
 ALONE_TESTS = (
     "test_a_frame_over_the_limit_fails_its_connection_and_the_session_goes_on",
@@ -24,9 +28,6 @@ ALONE_TESTS = (
 )
 alone = pytest.mark.skipif(not os.environ.get(ALONE), reason="runs in test_in_a_process_of_its_own")
 
-from tests.conftest import HOST, PORT
-from turbocql import DriverException
-from turbocql.cluster import Cluster, NoHostAvailable
 
 BLOB = 200 * 1024  # the row's blob: its result frame is a little over 200 KiB
 LIMIT = 128 * 1024
