@@ -57,8 +57,10 @@ fn _after_fork() {
 // Not yet reviewed for free-threaded CPython (docs/ARCHITECTURE.md): a free-threaded
 // interpreter turns the GIL back on when it imports the module. Since PyO3 0.28 a module
 // without `gil_used = true` is declared free-threading safe, so this must stay.
+// Public for the fuzz targets (fuzz/), which import the package on top of this build's
+// module rather than the wheel's.
 #[pymodule(gil_used = true)]
-fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
+pub fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("EMPTY_VALUE_TYPES", pyo3::types::PyTuple::new(m.py(), codec::rows::EMPTY_KINDS)?)?;
     m.add_function(wrap_pyfunction!(_bootstrap, m)?)?;

@@ -11,13 +11,13 @@
 //! with no Arrow form of their own (decimal, varint, a vector of text, custom types) are
 //! gathered as the usual Python values, which pyarrow converts.
 
+use pyo3::exceptions::PyMemoryError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
-use scylla::deserialize::row::ColumnIterator;
 use scylla::frame::response::result::{CollectionType, ColumnType, NativeType};
-use scylla::response::query_result::QueryRowsResult;
 
-use super::rows::{column_err, column_to_py, decode_err, inet_text, read_cell, read_err, read_len, read_signed_vint, RESERVE_ROWS};
+use super::fill;
+use super::rows::{column_err, column_to_py, decode_err, inet_text, read_cell, read_err, read_len, read_signed_vint, RawPage, RESERVE_ROWS};
 
 /// A bitmap (validity, or boolean values), least significant bit first.
 #[derive(Default)]
@@ -38,6 +38,18 @@ impl Bitmap {
             self.zeros += 1;
         }
         self.len += 1;
+    }
+
+    /// Appends `n` zero bits.
+    fn push_zeros(&mut self, n: usize) -> PyResult<()> {
+        let len = self.len.checked_add(n).ok_or_else(|| PyMemoryError::new_err("a bitmap past usize::MAX bits"))?;
+        let bytes = len.div_ceil(8);
+        let more = bytes - self.bytes.len();
+        fill::reserve(&mut self.bytes, more)?;
+        self.bytes.resize(bytes, 0);
+        self.len = len;
+        self.zeros += n;
+        Ok(())
     }
 }
 
@@ -90,6 +102,10 @@ enum Values {
     },
     Objects(Vec<Py<PyAny>>),
 }
+
+/// What a field of a null struct is charged at the least (`Column::null_width`): filling a
+/// field takes about as long as writing this many bytes.
+const STRUCT_FIELD_WIDTH: usize = 64;
 
 /// One column (or nested child) being gathered.
 struct Column {
@@ -162,30 +178,64 @@ impl Column {
         col
     }
 
-    /// Appends a null.
-    fn push_null(&mut self, py: Python<'_>) {
-        self.validity.push(false);
-        match &mut self.values {
-            Values::Fixed { size, data, .. } => data.resize(data.len() + *size, 0),
-            Values::Bool(bits) => bits.push(false),
-            Values::Var { offsets, .. } | Values::List { offsets, .. } | Values::Map { offsets, .. } => offsets.push(*offsets.last().unwrap()),
-            Values::Vector { dim, child } => (0..*dim).for_each(|_| child.push_null(py)),
-            Values::Struct { fields, .. } => fields.iter_mut().for_each(|f| f.push_null(py)),
-            Values::Objects(v) => v.push(py.None()),
+    /// Bytes one null of this column fills in (saturating: a hostile dimension).
+    fn null_width(&self) -> usize {
+        match &self.values {
+            Values::Fixed { size, .. } => *size,
+            Values::Bool(_) => 1,
+            Values::Var { .. } | Values::List { .. } | Values::Map { .. } => 4,
+            Values::Vector { dim, child } => dim.saturating_mul(child.null_width()),
+            // Each field is filled one by one (a vector's slots at once): a field counts as at
+            // least STRUCT_FIELD_WIDTH, so a null struct of many fields is charged its time.
+            Values::Struct { fields, .. } => fields.iter().fold(0usize, |w, f| w.saturating_add(f.null_width().max(STRUCT_FIELD_WIDTH))),
+            Values::Objects(_) => 8,
         }
+    }
+
+    /// Appends a null, charged to the page's fill budget (`super::fill`) first.
+    fn push_null(&mut self, py: Python<'_>) -> PyResult<()> {
+        fill::charge(self.null_width()).map_err(|e| decode_err(&self.typ, &e))?;
+        self.fill_nulls(py, 1)
+    }
+
+    /// Appends `n` nulls (a null vector's `dim` child slots at once).
+    fn fill_nulls(&mut self, py: Python<'_>, n: usize) -> PyResult<()> {
+        self.validity.push_zeros(n)?;
+        match &mut self.values {
+            Values::Fixed { size, data, .. } => {
+                let more = n.saturating_mul(*size);
+                fill::reserve(data, more)?;
+                data.resize(data.len() + more, 0);
+            }
+            Values::Bool(bits) => bits.push_zeros(n)?,
+            Values::Var { offsets, .. } | Values::List { offsets, .. } | Values::Map { offsets, .. } => {
+                let last = *offsets.last().unwrap();
+                fill::reserve(offsets, n)?;
+                offsets.resize(offsets.len() + n, last);
+            }
+            Values::Vector { dim, child } => child.fill_nulls(py, n.saturating_mul(*dim))?,
+            Values::Struct { fields, .. } => {
+                for f in fields.iter_mut() {
+                    f.fill_nulls(py, n)?;
+                }
+            }
+            Values::Objects(v) => {
+                fill::reserve(v, n)?;
+                v.extend((0..n).map(|_| py.None()));
+            }
+        }
+        Ok(())
     }
 
     /// Appends one cell (None: null).
     fn push(&mut self, py: Python<'_>, cell: Option<&[u8]>) -> PyResult<()> {
         let Some(b) = cell else {
-            self.push_null(py);
-            return Ok(());
+            return self.push_null(py);
         };
         // An empty value of a type with no empty form reads as null, as in the classic
         // driver (`super::rows::column_to_py`).
         if b.is_empty() && matches!(self.values, Values::Fixed { .. } | Values::Bool(_)) {
-            self.push_null(py);
-            return Ok(());
+            return self.push_null(py);
         }
         let typ = &self.typ;
         match &mut self.values {
@@ -370,13 +420,14 @@ impl ArrowColumn {
 
 /// All rows of a page as Arrow string columns, each value written as CQL text
 /// (`super::to_text`), one per result column, in order.
-pub fn page_text_columns(py: Python<'_>, rows: &QueryRowsResult) -> PyResult<Vec<ArrowColumn>> {
-    let specs = rows.column_specs();
-    let reserve = rows.rows_num().min(RESERVE_ROWS);
+pub fn page_text_columns(py: Python<'_>, rows: &impl RawPage) -> PyResult<Vec<ArrowColumn>> {
+    fill::start();
+    let specs = rows.specs();
+    let reserve = rows.declared_rows().min(RESERVE_ROWS);
     let text = ColumnType::Native(NativeType::Text);
     let mut cols: Vec<Column> = specs.iter().map(|_| Column::new(&text, reserve)).collect();
     let mut s = String::new();
-    let iter = rows.rows::<ColumnIterator>().map_err(|e| read_err(py, "rows", e))?;
+    let iter = rows.row_iter().map_err(|e| read_err(py, "rows", e))?;
     for row in iter {
         let row = row.map_err(|e| read_err(py, "a row", e))?;
         for (col, cell) in cols.iter_mut().zip(row) {
@@ -388,7 +439,7 @@ pub fn page_text_columns(py: Python<'_>, rows: &QueryRowsResult) -> PyResult<Vec
                     super::to_text::write_text(&mut s, b, cell.spec.typ(), false).map_err(|e| column_err(py, cell.spec, decode_err(cell.spec.typ(), &e)))?;
                     col.push(py, Some(s.as_bytes())).map_err(|e| column_err(py, cell.spec, e))?;
                 }
-                _ => col.push_null(py),
+                _ => col.push_null(py).map_err(|e| column_err(py, cell.spec, e))?,
             }
         }
     }
@@ -396,12 +447,13 @@ pub fn page_text_columns(py: Python<'_>, rows: &QueryRowsResult) -> PyResult<Vec
 }
 
 /// All rows of a page as Arrow columns, one per result column, in order.
-pub fn page_arrow_columns(py: Python<'_>, rows: &QueryRowsResult) -> PyResult<Vec<ArrowColumn>> {
-    let specs = rows.column_specs();
+pub fn page_arrow_columns(py: Python<'_>, rows: &impl RawPage) -> PyResult<Vec<ArrowColumn>> {
+    fill::start();
+    let specs = rows.specs();
     // The row count is the server's word: buffers grow with the rows actually read.
-    let reserve = rows.rows_num().min(RESERVE_ROWS);
+    let reserve = rows.declared_rows().min(RESERVE_ROWS);
     let mut cols: Vec<Column> = specs.iter().map(|s| Column::new(s.typ(), reserve)).collect();
-    let iter = rows.rows::<ColumnIterator>().map_err(|e| read_err(py, "rows", e))?;
+    let iter = rows.row_iter().map_err(|e| read_err(py, "rows", e))?;
     for row in iter {
         let row = row.map_err(|e| read_err(py, "a row", e))?;
         for (col, cell) in cols.iter_mut().zip(row) {

@@ -5,12 +5,10 @@
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use scylla::deserialize::row::ColumnIterator;
 use scylla::frame::response::result::{ColumnType, NativeType};
-use scylla::response::query_result::QueryRowsResult;
 
 use super::arrays::numpy_array;
-use super::rows::{column_err, column_to_py, decode_err, read_err, RESERVE_BYTES, RESERVE_ROWS};
+use super::rows::{column_err, column_to_py, decode_err, read_err, RawPage, RESERVE_BYTES, RESERVE_ROWS};
 use crate::pyrefs;
 
 /// How a column is gathered in the columnar (numpy) mode.
@@ -66,8 +64,13 @@ impl<'py> ColumnBuf<'py> {
                 let count = width.unwrap_or(1);
                 match cell.filter(|b| !b.is_empty()) {
                     None => {
+                        // A null vector is `dimension` masked zeros: the metadata's word.
+                        let bytes = count.saturating_mul(*size);
+                        super::fill::charge(bytes).map_err(|e| decode_err(typ, &e))?;
+                        super::fill::reserve(data, bytes)?;
+                        super::fill::reserve(mask, count)?;
                         *nulls = true;
-                        data.resize(data.len() + count * *size, 0);
+                        data.resize(data.len() + bytes, 0);
                         mask.resize(mask.len() + count, 1);
                     }
                     Some(b) => {
@@ -111,15 +114,16 @@ fn typ_is_bool(t: &ColumnType<'_>) -> bool {
 /// timestamps, as `datetime64[ms]`) become arrays of their dtype, `vector<float, n>` (and
 /// the other numeric vectors) a 2-D array with a row per row; a column with nulls is a
 /// `numpy.ma.MaskedArray`. Other types are object arrays of the usual Python values.
-pub fn page_columns<'py>(py: Python<'py>, rows: &QueryRowsResult) -> PyResult<Bound<'py, PyDict>> {
+pub fn page_columns<'py>(py: Python<'py>, rows: &impl RawPage) -> PyResult<Bound<'py, PyDict>> {
     let np = pyrefs::numpy(py)?;
-    let specs = rows.column_specs();
-    let n = rows.rows_num();
+    super::fill::start();
+    let specs = rows.specs();
+    let n = rows.declared_rows();
     // The row count is the server's word: buffers start at most this large and grow with
     // the rows actually read (a lying count fails when the rows run out, below).
     let reserve = n.min(RESERVE_ROWS);
     let mut cols: Vec<ColumnBuf<'py>> = specs.iter().map(|s| ColumnBuf::new(s.typ(), reserve)).collect();
-    let iter = rows.rows::<ColumnIterator>().map_err(|e| read_err(py, "rows", e))?;
+    let iter = rows.row_iter().map_err(|e| read_err(py, "rows", e))?;
     for row in iter {
         let row = row.map_err(|e| read_err(py, "a row", e))?;
         for (buf, col) in cols.iter_mut().zip(row) {

@@ -14,6 +14,7 @@
 //! - [`rows`]: a page's bytes → Python rows (tuples) or numpy columns;
 //! - [`arrow`]: a page's bytes → Arrow buffers ([`arrow::ArrowColumn`]), for pyarrow;
 //! - [`named_rows`]: the default row factory's named tuples, made in Rust;
+//! - [`fill`]: the budget of what a page's nulls and short values may fill in;
 //! - [`standalone`]: the encoders and decoders on their own (`_engine.encode`, ...).
 //!
 //! Nothing here imports from `exec` or `api`.
@@ -22,6 +23,7 @@ pub mod arrays;
 pub mod arrow;
 pub mod columnar;
 pub mod columns;
+pub mod fill;
 pub mod from_arrow;
 pub mod from_text;
 pub mod mismatch;

@@ -5,7 +5,6 @@
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
-use scylla::response::query_result::QueryRowsResult;
 
 use super::rows::page_rows_by;
 use crate::pyrefs;
@@ -120,7 +119,7 @@ fn row_class(colnames: &Bound<'_, PyAny>) -> PyResult<Py<pyo3::types::PyType>> {
 
 /// All rows of a page as the default row factory's named tuples (class of `colnames`),
 /// made directly from the page's bytes.
-pub fn page_named_rows<'py>(py: Python<'py>, rows: &QueryRowsResult, colnames: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+pub fn page_named_rows<'py>(py: Python<'py>, rows: &impl super::rows::RawPage, colnames: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
     let cls = row_class(colnames)?;
     let cls = cls.bind(py);
     check_plain_tuple_class(cls)?;

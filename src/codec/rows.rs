@@ -10,11 +10,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDateTime, PyDict, PyList, PyString, PyTuple};
+use scylla::deserialize::result::TypedRowIterator;
 use scylla::deserialize::row::ColumnIterator;
 use scylla::frame::response::result::{CollectionType, ColumnSpec, ColumnType, NativeType};
 use scylla::response::query_result::QueryRowsResult;
 
-use super::types::type_name;
+use super::types::{type_name, type_name_for_message};
 use crate::errors;
 use crate::pyrefs;
 use crate::pyrefs::Exc;
@@ -33,6 +34,41 @@ pub(crate) fn inet_text(ip: &std::net::IpAddr) -> String {
     ip.to_string()
 }
 
+/// A page of rows as the codec reads it: the result columns, the row count the server
+/// declared (its word only: nothing is reserved by it beyond [`RESERVE_ROWS`]), and the rows,
+/// each read cell by cell. The engine's pages are the crate's `QueryRowsResult`; the fuzz
+/// targets (`fuzz/`) make theirs from bytes with scylla-cql, as the crate does.
+pub trait RawPage {
+    fn specs(&self) -> &[ColumnSpec<'_>];
+    fn declared_rows(&self) -> usize;
+    /// The rows, or why they cannot be read as columns.
+    fn row_iter(&self) -> Result<TypedRowIterator<'_, '_, ColumnIterator<'_, '_>>, String>;
+}
+
+impl RawPage for QueryRowsResult {
+    fn specs(&self) -> &[ColumnSpec<'_>] {
+        self.column_specs().as_slice()
+    }
+    fn declared_rows(&self) -> usize {
+        self.rows_num()
+    }
+    fn row_iter(&self) -> Result<TypedRowIterator<'_, '_, ColumnIterator<'_, '_>>, String> {
+        self.rows::<ColumnIterator>().map_err(|e| e.to_string())
+    }
+}
+
+impl RawPage for scylla_cql::frame::response::result::DeserializedMetadataAndRawRows {
+    fn specs(&self) -> &[ColumnSpec<'_>] {
+        self.metadata().col_specs()
+    }
+    fn declared_rows(&self) -> usize {
+        self.rows_count()
+    }
+    fn row_iter(&self) -> Result<TypedRowIterator<'_, '_, ColumnIterator<'_, '_>>, String> {
+        self.rows_iter::<ColumnIterator>().map_err(|e| e.to_string())
+    }
+}
+
 /// Rows reserved ahead in the columnar mode, whatever count the server claims.
 pub(crate) const RESERVE_ROWS: usize = 1 << 16;
 /// Bytes of numbers reserved ahead per column in the columnar mode.
@@ -44,18 +80,27 @@ pub(crate) fn read_err(py: Python<'_>, what: &str, e: impl std::fmt::Display) ->
     errors::make(py, Exc::DriverException, (format!("Failed decoding result: cannot read {what}: {e}"),), None)
 }
 
+/// The fields a tuple or UDT value left out (it ended before them), as None: charged to the
+/// page's fill budget first (`super::fill`), their count being the metadata's word.
+fn fill_missing<'py>(py: Python<'py>, typ: &ColumnType<'_>, items: &mut Vec<Bound<'py, PyAny>>, fields: usize) -> PyResult<()> {
+    let missing = fields - items.len();
+    super::fill::charge(missing.saturating_mul(std::mem::size_of::<usize>())).map_err(|e| decode_err(typ, &e))?;
+    items.extend((0..missing).map(|_| py.None().into_bound(py)));
+    Ok(())
+}
+
 /// A value of a result column that does not decode, as the classic driver words it
 /// (`DriverException`); other errors (a failing row factory) pass through.
 pub(crate) fn column_err(py: Python<'_>, spec: &ColumnSpec<'_>, e: PyErr) -> PyErr {
     if !e.is_instance_of::<PyValueError>(py) {
         return e;
     }
-    let msg = format!("Failed decoding result column \"{}\" of type {}: {}", spec.name(), type_name(spec.typ()), e.value(py));
+    let msg = format!("Failed decoding result column \"{}\" of type {}: {}", spec.name(), type_name_for_message(spec.typ()), e.value(py));
     errors::make(py, Exc::DriverException, (msg,), None)
 }
 
 pub(crate) fn decode_err(typ: &ColumnType<'_>, what: &str) -> PyErr {
-    PyValueError::new_err(format!("cannot decode a value of CQL type {}: {what}", type_name(typ)))
+    PyValueError::new_err(format!("cannot decode a value of CQL type {}: {what}", type_name_for_message(typ)))
 }
 
 fn fixed<const N: usize>(b: &[u8], typ: &ColumnType<'_>) -> PyResult<[u8; N]> {
@@ -257,27 +302,27 @@ pub fn to_py<'py>(py: Python<'py>, b: &[u8], typ: &ColumnType<'_>) -> PyResult<B
         ColumnType::Tuple(types) => {
             let mut s = b;
             let mut items = Vec::with_capacity(types.len());
+            // A value may end before its last fields: those are None.
             for t in types {
                 if s.is_empty() {
-                    items.push(py.None().into_bound(py));
-                } else {
-                    items.push(cell_to_py(py, read_cell(&mut s, t)?, t)?);
+                    break;
                 }
+                items.push(cell_to_py(py, read_cell(&mut s, t)?, t)?);
             }
+            fill_missing(py, typ, &mut items, types.len())?;
             PyTuple::new(py, items)?.into_any()
         }
         ColumnType::UserDefinedType { definition, .. } => {
             let mut s = b;
             let mut values = Vec::with_capacity(definition.field_types.len());
-            let mut names = Vec::with_capacity(definition.field_types.len());
-            for (name, t) in definition.field_types.iter() {
-                names.push(name.as_ref());
+            for (_, t) in definition.field_types.iter() {
                 if s.is_empty() {
-                    values.push(py.None().into_bound(py));
-                } else {
-                    values.push(cell_to_py(py, read_cell(&mut s, t)?, t)?);
+                    break;
                 }
+                values.push(cell_to_py(py, read_cell(&mut s, t)?, t)?);
             }
+            fill_missing(py, typ, &mut values, definition.field_types.len())?;
+            let names = definition.field_types.iter().map(|(name, _)| name.as_ref());
             pyrefs::get(py)?.make_udt.bind(py).call1((
                 definition.keyspace.as_ref(),
                 definition.name.as_ref(),
@@ -411,19 +456,20 @@ pub(crate) fn column_to_py<'py>(py: Python<'py>, cell: Option<&[u8]>, typ: &Colu
 }
 
 /// All rows of a page as a list of tuples.
-pub fn page_rows<'py>(py: Python<'py>, rows: &QueryRowsResult) -> PyResult<Bound<'py, PyList>> {
+pub fn page_rows<'py>(py: Python<'py>, rows: &impl RawPage) -> PyResult<Bound<'py, PyList>> {
     page_rows_by(py, rows, |cells| Ok(PyTuple::new(py, cells)?.into_any()))
 }
 
 /// The list of what `make` returns for each row of a page, given the row's cells decoded.
 pub(crate) fn page_rows_by<'py>(
     py: Python<'py>,
-    rows: &QueryRowsResult,
+    rows: &impl RawPage,
     mut make: impl FnMut(std::vec::Drain<'_, Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let iter = rows.rows::<ColumnIterator>().map_err(|e| read_err(py, "rows", e))?;
+    super::fill::start();
+    let iter = rows.row_iter().map_err(|e| read_err(py, "rows", e))?;
     let out = PyList::empty(py);
-    let mut cells: Vec<Bound<'py, PyAny>> = Vec::with_capacity(rows.column_specs().len());
+    let mut cells: Vec<Bound<'py, PyAny>> = Vec::with_capacity(rows.specs().len());
     for row in iter {
         let row = row.map_err(|e| read_err(py, "a row", e))?;
         cells.clear();
@@ -440,11 +486,10 @@ pub(crate) fn page_rows_by<'py>(
 ///
 /// Results of one statement share their metadata, so the tuples are cached by metadata
 /// (a few entries, most recent first) instead of being rebuilt for every response.
-pub fn column_meta<'py>(py: Python<'py>, rows: &QueryRowsResult) -> PyResult<(Bound<'py, PyTuple>, Bound<'py, PyTuple>)> {
+pub fn column_meta<'py>(py: Python<'py>, rows: &impl RawPage) -> PyResult<(Bound<'py, PyTuple>, Bound<'py, PyTuple>)> {
     type Entry = (Vec<ColumnSpec<'static>>, Py<PyTuple>, Py<PyTuple>);
     static CACHE: crate::sync::Mutex<Vec<Entry>> = crate::sync::Mutex::new(Vec::new());
-    let specs = rows.column_specs();
-    let specs = specs.as_slice();
+    let specs = rows.specs();
     let mut cache = CACHE.lock();
     if let Some(i) = cache.iter().position(|(k, _, _)| k.as_slice() == specs) {
         if i != 0 {

@@ -125,6 +125,7 @@ pub fn encode<'py>(py: Python<'py>, cql_type: &str, value: &Bound<'py, PyAny>) -
 /// The Python value of the wire bytes `data` of `cql_type`.
 #[pyfunction]
 pub fn decode<'py>(py: Python<'py>, cql_type: &str, data: &[u8]) -> PyResult<Bound<'py, PyAny>> {
+    super::fill::start();
     super::rows::to_py(py, data, &typ(cql_type)?)
 }
 
@@ -144,6 +145,7 @@ pub fn encode_text<'py>(py: Python<'py>, cql_type: &str, text: &str) -> PyResult
 pub fn decode_text(cql_type: &str, data: &[u8]) -> PyResult<String> {
     let t = typ(cql_type)?;
     let mut out = String::new();
+    super::fill::start();
     super::to_text::write_text(&mut out, data, &t, false).map_err(|e| PyValueError::new_err(format!("value of CQL type {}: {e}", type_name(&t))))?;
     Ok(out)
 }
@@ -177,6 +179,8 @@ pub fn time_decode(py: Python<'_>, cql_type: &str, encoded: &Bound<'_, PyList>, 
     let start = Instant::now();
     for _ in 0..repeat {
         for b in &items {
+            // Each value is one decoding, with its own fill budget.
+            super::fill::start();
             drop(super::rows::to_py(py, b, &t)?);
         }
     }

@@ -27,6 +27,12 @@ fn read_i32(b: &mut &[u8]) -> Result<i32, Malformed> {
     Ok(i32::from_be_bytes(take(b, 4)?.try_into().unwrap()))
 }
 
+/// The fields a tuple or UDT value left out, each written `null`: charged to the page's fill
+/// budget (`super::fill`), their count being the metadata's word.
+fn charge_missing(fields: usize) -> Result<(), String> {
+    super::fill::charge(fields.saturating_mul(", null".len()))
+}
+
 /// A length-prefixed element: None for null.
 fn read_cell<'b>(b: &mut &'b [u8]) -> Result<Option<&'b [u8]>, Malformed> {
     let n = read_i32(b)?;
@@ -95,12 +101,17 @@ pub fn write_text(out: &mut String, b: &[u8], typ: &ColumnType<'_>, nested: bool
         }
         ColumnType::Tuple(types) => {
             let mut b = b;
+            let mut charged = false;
             out.push('(');
             for (k, et) in types.iter().enumerate() {
                 if k > 0 {
                     out.push_str(", ");
                 }
                 if b.is_empty() {
+                    if !charged {
+                        charge_missing(types.len() - k)?;
+                        charged = true;
+                    }
                     out.push_str("null");
                     continue;
                 }
@@ -111,6 +122,7 @@ pub fn write_text(out: &mut String, b: &[u8], typ: &ColumnType<'_>, nested: bool
         }
         ColumnType::UserDefinedType { definition, .. } => {
             let mut b = b;
+            let mut charged = false;
             out.push('{');
             for (k, (name, ft)) in definition.field_types.iter().enumerate() {
                 if k > 0 {
@@ -119,6 +131,10 @@ pub fn write_text(out: &mut String, b: &[u8], typ: &ColumnType<'_>, nested: bool
                 out.push_str(name);
                 out.push_str(": ");
                 if b.is_empty() {
+                    if !charged {
+                        charge_missing(definition.field_types.len() - k)?;
+                        charged = true;
+                    }
                     out.push_str("null");
                     continue;
                 }

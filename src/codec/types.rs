@@ -54,3 +54,20 @@ pub fn type_name(t: &ColumnType) -> String {
         _ => "unknown".to_string(),
     }
 }
+
+/// The longest type name an error message quotes whole.
+const MESSAGE_TYPE_NAME: usize = 80;
+
+/// [`type_name`] for an error message: a name longer than 80 characters (a tuple of
+/// thousands of fields, as a hostile server may declare) is cut, saying how long it was.
+pub fn type_name_for_message(t: &ColumnType) -> String {
+    let name = type_name(t);
+    if name.len() <= MESSAGE_TYPE_NAME {
+        return name;
+    }
+    let mut cut = MESSAGE_TYPE_NAME - 20;
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}... ({} characters)", &name[..cut], name.len())
+}

@@ -95,6 +95,43 @@ MODES = {
     "numpy-rows-row-count-2G-int": _rows([("v", "int")], [[1]], row_count=2**31 - 1),
     "numpy-rows-row-count-2G-vector": _rows([("v", "vector<float, 1000>")], [[[0.5] * 1000]], row_count=2**31 - 1),
     "empty-result-body": lambda req: (fake.RESULT, b""),
+    # A type code no protocol version has (0x00AA) in the result metadata.
+    "rows-unknown-type-code": lambda req: (
+        fake.RESULT,
+        fake.int32(fake.ROWS)
+        + fake.int32(1)
+        + fake.int32(1)
+        + fake.string("ks")
+        + fake.string("t")
+        + fake.string("v")
+        + fake.short(0x00AA)
+        + fake.int32(1)
+        + fake.bytes_value(b"x"),
+    ),
+    "rows-unknown-type-code-in-list": lambda req: (
+        fake.RESULT,
+        fake.int32(fake.ROWS)
+        + fake.int32(1)
+        + fake.int32(1)
+        + fake.string("ks")
+        + fake.string("t")
+        + fake.string("v")
+        + fake.short(0x0020)
+        + fake.short(0x7FFF)
+        + fake.int32(0),
+    ),
+    # Sizes from the metadata that no received byte stands for (src/codec/fill.rs), at the
+    # protocol's largest (a vector's dimension and a tuple's field count are 16-bit): a null
+    # vector<double, 65535> is 512 KiB of masked zeros in a numpy or Arrow column (4,000 rows:
+    # 2 GiB from 16 KB), a null 65,535-field tuple a null in each field of an Arrow struct, and
+    # each empty element of a list of 65,535-field tuples 65,535 Nones (1,000: 512 MiB).
+    "numpy-null-vector-64k-dimension": _rows([("v", "vector<double, 65535>")], [[None]] * 4000),
+    "arrow-null-vector-64k-dimension": _rows([("v", "vector<double, 65535>")], [[None]] * 4000),
+    "arrow-null-tuple-of-64k-fields": _rows([("v", "tuple<%s>" % ", ".join(["int"] * 65535))], [[None]] * 4000),
+    "rows-empty-tuples-of-64k-fields": _bad_cell(
+        "list<frozen<tuple<%s>>>" % ", ".join(["int"] * 65535),
+        fake.int32(4 + 1000 * 4) + fake.int32(1000) + fake.int32(0) * 1000,
+    ),
 }
 
 # Modes of the PREPARE reply (the statement is prepared: the lie is in the PREPARED result).
@@ -106,6 +143,20 @@ PREPARE_MODES = {
         + fake.int32(0)
         + fake.int32(0)
         + fake.int32(2**31 - 1),
+    ),
+    "prepared-unknown-type-code": lambda req: (
+        fake.RESULT,
+        fake.int32(fake.PREPARED)
+        + fake.short_bytes(fake.prepared_id(req.query))
+        + fake.int32(1)  # Global_tables_spec
+        + fake.int32(1)
+        + fake.int32(0)
+        + fake.string("ks")
+        + fake.string("t")
+        + fake.string("k")
+        + fake.short(0x00AA)
+        + fake.int32(0x0004)  # No_metadata
+        + fake.int32(0),
     ),
     "prepared-column-count-2G": lambda req: (
         fake.RESULT,
@@ -120,7 +171,7 @@ PREPARE_MODES = {
 }
 
 
-def _connect(driver, server, numpy=False):
+def _connect(driver, server, numpy=False, arrow=False):
     if driver == "turbocql":
         from turbocql.cluster import Cluster
         from turbocql.policies import FallthroughRetryPolicy
@@ -139,6 +190,12 @@ def _connect(driver, server, numpy=False):
     if numpy:  # the columnar decoder: turbocql's numpy_factory, the classic NumpyProtocolHandler's
         if driver == "turbocql":
             from turbocql.query import numpy_factory as factory
+        else:
+            from cassandra.query import tuple_factory as factory
+        profile.row_factory = factory
+    if arrow:  # the Arrow decoder (turbocql's arrow_factory); the classic driver has none
+        if driver == "turbocql":
+            from turbocql.query import arrow_factory as factory
         else:
             from cassandra.query import tuple_factory as factory
         profile.row_factory = factory
@@ -180,7 +237,9 @@ def main(argv=None):
 
     out = {"driver": args.driver, "mode": args.mode, "pid": os.getpid()}
     with fake.FakeCqlServer() as server:
-        cluster, session = _connect(args.driver, server, numpy=args.mode.startswith("numpy-"))
+        cluster, session = _connect(
+            args.driver, server, numpy=args.mode.startswith("numpy-"), arrow=args.mode.startswith("arrow-")
+        )
         if args.mode.startswith("numpy-") and args.driver == "classic":
             from cassandra.protocol import NumpyProtocolHandler
 
@@ -188,6 +247,8 @@ def main(argv=None):
         session.execute(QUERY)  # warm: every connection open, the row path used once
         if args.mode.startswith("numpy-"):
             import numpy  # noqa: F401 - imported by the columnar decoder: not the frame's cost
+        if args.mode.startswith("arrow-") and args.driver == "turbocql":
+            import pyarrow  # noqa: F401 - imported by the Arrow decoder: not the frame's cost
 
         out["rss_before_mb"] = current_rss_mb()
         out["vmsize_before_mb"] = _status_mb("VmSize")
