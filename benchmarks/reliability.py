@@ -45,7 +45,7 @@ ROWS = {
         ["test_shutdown.py", "test_interpreter_exit.py"],
     ),
     "10": ("fork with requests in flight", ["test_fork.py"]),
-    "11": ("malformed and hostile server frames", ["test_hostile_frames.py"]),
+    "11": ("malformed and hostile server frames", ["test_hostile_frames.py", "test_hostile_server.py"]),
     "12": ("bad input from Python, every path", ["test_bad_input.py"]),
     "13": ("slow network through the proxy (benchmark)", []),
     "14": ("soak: mixed load with faults (benchmark)", []),

@@ -478,6 +478,33 @@ _SELECT_RE = re.compile(r"^\s*SELECT\s+(.+?)\s+FROM\s+([\w\".]+)", re.I | re.S)
 _USE_RE = re.compile(r'^\s*USE\s+"?(\w+)"?\s*;?\s*$', re.I)
 
 
+def host_id(host):
+    """The host id of the fake node on `host` (HOST_ID for 127.0.0.1, the default)."""
+    return HOST_ID if host == "127.0.0.1" else uuid.uuid5(HOST_ID, host)
+
+
+def _tokens(host):
+    if host == "127.0.0.1":
+        return ["-9000000000000000000", "0", "4000000000000000000"]
+    # Another node of a fake cluster: tokens of its own, by its address.
+    base = int(ipaddress.ip_address(host)) % 1000
+    return [str(-8000000000000000000 + base * 1000 + k * 3000000000000000000) for k in range(3)]
+
+
+def _peer_row(host):
+    return {
+        "peer": host,
+        "data_center": "dc1",
+        "host_id": host_id(host),
+        "preferred_ip": None,
+        "rack": "rack1",
+        "release_version": "3.11.16",
+        "rpc_address": host,
+        "schema_version": SCHEMA_VERSION,
+        "tokens": _tokens(host),
+    }
+
+
 def _local_row(host):
     return {
         "key": "local",
@@ -487,7 +514,7 @@ def _local_row(host):
         "cql_version": "3.4.4",
         "data_center": "dc1",
         "gossip_generation": 1,
-        "host_id": HOST_ID,
+        "host_id": host_id(host),
         "listen_address": host,
         "native_protocol_version": "4",
         "partitioner": "org.apache.cassandra.dht.Murmur3Partitioner",
@@ -496,7 +523,7 @@ def _local_row(host):
         "rpc_address": host,
         "schema_version": SCHEMA_VERSION,
         "thrift_version": "20.1.0",
-        "tokens": ["-9000000000000000000", "0", "4000000000000000000"],
+        "tokens": _tokens(host),
         "truncated_at": None,
     }
 
@@ -601,10 +628,17 @@ def default_reply(req):
 class FakeCqlServer:
     """A fake node on 127.0.0.1 (a free port), served by an asyncio loop on its own thread."""
 
-    def __init__(self, handler=None, host="127.0.0.1"):
+    def __init__(self, handler=None, host="127.0.0.1", port=0):
         self.host = host
         self.port = None
+        self._bind_port = port
         self.handler = handler or default_reply
+        # The other nodes of a fake cluster (their addresses, same port): system.peers' rows.
+        self.peers: list[str] = []
+        # The reply to STARTUP when not READY (any reply form: Raw garbage, NO_REPLY, ...).
+        self.startup_reply = None
+        # Connections accepted and then never read nor answered.
+        self.silent = False
         self.requests: list[Request] = []  # the user requests seen
         self.connections = 0  # how many connections were accepted
         self._prepared: dict[bytes, str] = {}
@@ -624,7 +658,7 @@ class FakeCqlServer:
             loop = asyncio.new_event_loop()
             self._loop = loop
             try:
-                self._server = loop.run_until_complete(asyncio.start_server(self._serve, self.host, 0))
+                self._server = loop.run_until_complete(asyncio.start_server(self._serve, self.host, self._bind_port))
                 self.port = self._server.sockets[0].getsockname()[1]
             except BaseException as exc:  # handed to start()
                 failure.append(exc)
@@ -688,6 +722,8 @@ class FakeCqlServer:
         conn = self._next_conn
         self._writers.add(writer)
         try:
+            if self.silent:
+                await asyncio.Event().wait()  # until the client goes or the server stops
             while True:
                 header = await reader.readexactly(HEADER.size)
                 version, flags, stream, opcode, length = HEADER.unpack(header)
@@ -752,6 +788,8 @@ class FakeCqlServer:
             return SUPPORTED, string_multimap(
                 {"CQL_VERSION": ["3.4.4"], "COMPRESSION": [], "PROTOCOL_VERSIONS": ["3/v3", "4/v4"]}
             )
+        if req.opcode == STARTUP and self.startup_reply is not None:
+            return self.startup_reply
         if req.opcode in (STARTUP, REGISTER):
             return READY, b""
         if req.opcode not in (QUERY, PREPARE, EXECUTE, BATCH):
@@ -792,4 +830,6 @@ class FakeCqlServer:
         if table == "system.local":
             row = _local_row(self.host)
             rows = [[row.get(name) for name, _t in columns]]
+        elif table == "system.peers":
+            rows = [[_peer_row(p).get(name) for name, _t in columns] for p in self.peers]
         return columns, rows
