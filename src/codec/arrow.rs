@@ -17,7 +17,7 @@ use pyo3::types::{PyBytes, PyList};
 use scylla::frame::response::result::{CollectionType, ColumnType, NativeType};
 
 use super::fill;
-use super::rows::{column_err, column_to_py, decode_err, inet_text, read_cell, read_err, read_len, read_signed_vint, RawPage, RESERVE_ROWS};
+use super::rows::{column_err, column_to_py, decode_err, inet_text, read_cell, read_err, read_len, read_signed_vint, start_page, RawPage, RESERVE_ROWS};
 
 /// A bitmap (validity, or boolean values), least significant bit first.
 #[derive(Default)]
@@ -421,7 +421,7 @@ impl ArrowColumn {
 /// All rows of a page as Arrow string columns, each value written as CQL text
 /// (`super::to_text`), one per result column, in order.
 pub fn page_text_columns(py: Python<'_>, rows: &impl RawPage) -> PyResult<Vec<ArrowColumn>> {
-    fill::start();
+    start_page(py, rows)?;
     let specs = rows.specs();
     let reserve = rows.declared_rows().min(RESERVE_ROWS);
     let text = ColumnType::Native(NativeType::Text);
@@ -448,7 +448,7 @@ pub fn page_text_columns(py: Python<'_>, rows: &impl RawPage) -> PyResult<Vec<Ar
 
 /// All rows of a page as Arrow columns, one per result column, in order.
 pub fn page_arrow_columns(py: Python<'_>, rows: &impl RawPage) -> PyResult<Vec<ArrowColumn>> {
-    fill::start();
+    start_page(py, rows)?;
     let specs = rows.specs();
     // The row count is the server's word: buffers grow with the rows actually read.
     let reserve = rows.declared_rows().min(RESERVE_ROWS);

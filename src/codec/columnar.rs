@@ -116,7 +116,7 @@ fn typ_is_bool(t: &ColumnType<'_>) -> bool {
 /// `numpy.ma.MaskedArray`. Other types are object arrays of the usual Python values.
 pub fn page_columns<'py>(py: Python<'py>, rows: &impl RawPage) -> PyResult<Bound<'py, PyDict>> {
     let np = pyrefs::numpy(py)?;
-    super::fill::start();
+    super::rows::start_page(py, rows)?;
     let specs = rows.specs();
     let n = rows.declared_rows();
     // The row count is the server's word: buffers start at most this large and grow with

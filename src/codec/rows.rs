@@ -69,6 +69,20 @@ impl RawPage for scylla_cql::frame::response::result::DeserializedMetadataAndRaw
     }
 }
 
+/// Starts a page's decoding: its fill budget (`super::fill`), charged first for rows with no
+/// column, which take no byte (no result has them; a server that declares 2^31 of them would
+/// have the page build 2^31 empty rows).
+pub(crate) fn start_page(py: Python<'_>, rows: &impl RawPage) -> PyResult<()> {
+    super::fill::start();
+    if rows.specs().is_empty() {
+        super::fill::charge(rows.declared_rows().saturating_mul(EMPTY_ROW_WIDTH)).map_err(|e| read_err(py, "rows with no column", e))?;
+    }
+    Ok(())
+}
+
+/// What a row with no column is charged (a tuple and its place in the page's list).
+const EMPTY_ROW_WIDTH: usize = 64;
+
 /// Rows reserved ahead in the columnar mode, whatever count the server claims.
 pub(crate) const RESERVE_ROWS: usize = 1 << 16;
 /// Bytes of numbers reserved ahead per column in the columnar mode.
@@ -466,7 +480,7 @@ pub(crate) fn page_rows_by<'py>(
     rows: &impl RawPage,
     mut make: impl FnMut(std::vec::Drain<'_, Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyList>> {
-    super::fill::start();
+    start_page(py, rows)?;
     let iter = rows.row_iter().map_err(|e| read_err(py, "rows", e))?;
     let out = PyList::empty(py);
     let mut cells: Vec<Bound<'py, PyAny>> = Vec::with_capacity(rows.specs().len());

@@ -74,6 +74,9 @@ MODES = {
     "rows-column-count-2G": _rows([("v", "int")], [[1]], column_count=2**31 - 1),
     "rows-row-count-larger": _rows([("v", "int")], [[1]], row_count=5),
     "rows-row-count-2G": _rows([("v", "int")], [[1]], row_count=2**31 - 1),
+    # Rows with no column take no byte: 2^31-1 of them declared in a 16-byte body.
+    "rows-no-columns-2G-rows": _rows([], [], row_count=2**31 - 1),
+    "numpy-no-columns-2G-rows": _rows([], [], row_count=2**31 - 1),
     "rows-value-length-larger": _bad_cell("int", fake.int32(1000) + b"\x00\x00\x00\x01"),
     "rows-value-length-2G": _bad_cell("blob", fake.int32(2**31 - 1) + b"\x00"),
     "rows-int-of-3-bytes": _bad_cell("int", fake.int32(3) + b"\x00\x00\x01"),

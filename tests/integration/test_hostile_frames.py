@@ -76,6 +76,7 @@ RLIMIT_OK = [
     "arrow-null-vector-64k-dimension",
     "arrow-null-tuple-of-64k-fields",
     "rows-empty-tuples-of-64k-fields",
+    "rows-no-columns-2G-rows",
 ]
 # Frames that do not lie but ask for much: a page of nulls that fill in what no received byte
 # stands for (a null vector<double, 65535> is 512 KiB of masked zeros). The engine fills in up
