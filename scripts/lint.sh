@@ -16,7 +16,7 @@ check() {
     echo "==> $name"
     "$@" || FAILED+=("$name")
 }
-PY_PATHS=(python localdb tests benchmarks scripts noxfile.py docs/conf.py docs/_ext)
+PY_PATHS=(python localdb tests benchmarks scripts fuzz noxfile.py docs/conf.py docs/_ext)
 check "ruff check" "$VENV/bin/ruff" check "${PY_PATHS[@]}"
 check "ruff format" "$VENV/bin/ruff" format --check "${PY_PATHS[@]}"
 check "mypy" "$PY" -m mypy python/turbocql localdb/turbocql_localdb benchmarks/runner
@@ -30,6 +30,7 @@ if [ -f python/turbocql/_engine.pyi ]; then
     check "stubtest" "$PY" -m mypy.stubtest turbocql._engine "${ALLOW[@]}"
 fi
 check "cargo fmt" cargo fmt --all --check
+check "cargo fmt (fuzz)" cargo fmt --manifest-path fuzz/Cargo.toml --all --check
 check "clippy (engine)" cargo clippy --release -p turbocql-engine -- -D warnings
 check "clippy (rust_ref)" cargo clippy --release -p turbocql-rust-ref -- -D warnings
 check "clippy (pingpong)" cargo clippy --release -p turbocql-pingpong -- -D warnings

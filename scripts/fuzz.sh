@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The engine's fuzz targets (fuzz/, cargo-fuzz's layout, nightly toolchain, AddressSanitizer):
+#
+#   scripts/fuzz.sh build                 build every target
+#   scripts/fuzz.sh smoke [SECONDS]       each target for SECONDS (default 12) from the
+#                                         committed corpus (CI); any crash fails the run
+#   scripts/fuzz.sh run TARGET SECONDS [DIR]
+#                                         one long run, its corpus in DIR (default
+#                                         fuzz/work/TARGET, seeded from fuzz/corpus/TARGET)
+#
+# Targets: frame, events, rows, columns, prepared (fuzz/fuzz_targets/*.rs say what each
+# reads). The Python ones embed the interpreter of .venv, with python/ and the venv's
+# site-packages on PYTHONPATH (numpy, pyarrow). An input that takes over 30 s is a crash (a
+# hang). Leak detection is off: the interpreter keeps
+# what it allocates (interned strings, caches) for the life of the process.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="$ROOT/.venv"
+TARGETS=(frame events rows columns prepared)
+cd "$ROOT"
+if ! cargo +nightly --version >/dev/null 2>&1; then
+    echo "fuzz.sh: the nightly toolchain is needed (rustup toolchain install nightly)" >&2
+    exit 1
+fi
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    echo "==> installing cargo-fuzz"
+    cargo install -q --locked cargo-fuzz
+fi
+export PYO3_PYTHON="$VENV/bin/python"
+SITE="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+export PYTHONPATH="$ROOT/python:$SITE"
+# The venv's libpython (the binaries are linked against it, with no rpath: another
+# libpython3.11 on the system path would be found first).
+export LD_LIBRARY_PATH="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_config_var("LIBDIR"))')${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PYTHONHOME="$("$VENV/bin/python" -c 'import sys; print(sys.base_prefix)')"
+# The cfg the engine builds with (.cargo/config.toml); cargo fuzz adds its flags to RUSTFLAGS,
+# which takes the place of the config's.
+export RUSTFLAGS="--cfg scylla_unstable ${RUSTFLAGS:-}"
+export ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1"
+BIN="$ROOT/fuzz/target/x86_64-unknown-linux-gnu/release"
+
+build() {
+    cargo +nightly fuzz build 2>&1 | grep -v "^\s*Compiling\|^\s*Finished" || true
+    for t in "${TARGETS[@]}"; do
+        [ -x "$BIN/$t" ] || { echo "fuzz.sh: target $t was not built" >&2; exit 1; }
+    done
+}
+
+# run TARGET SECONDS CORPUS_DIR: libFuzzer on a corpus directory (grown in place), the
+# committed seeds read too; a crash leaves its input in fuzz/artifacts/TARGET/.
+run() {
+    local t="$1" secs="$2" dir="$3"
+    mkdir -p "$dir" "fuzz/artifacts/$t"
+    "$BIN/$t" "$dir" "fuzz/corpus/$t" -max_total_time="$secs" -detect_leaks=0 -rss_limit_mb=4096 \
+        -max_len=65536 -timeout=30 -print_final_stats=1 -artifact_prefix="fuzz/artifacts/$t/"
+}
+
+case "${1:-}" in
+    build) build ;;
+    smoke)
+        secs="${2:-12}"
+        build
+        work="$(mktemp -d)"
+        trap 'rm -rf "$work"' EXIT
+        for t in "${TARGETS[@]}"; do
+            echo "==> fuzz smoke: $t ($secs s)"
+            if ! run "$t" "$secs" "$work/$t" >"$work/$t.log" 2>&1; then
+                tail -n 80 "$work/$t.log" >&2
+                echo "fuzz.sh: target $t failed (its input is in fuzz/artifacts/$t/)" >&2
+                exit 1
+            fi
+            grep -E "^stat::(number_of_executed_units|peak_rss_mb)|^#[0-9]+ +DONE" "$work/$t.log" || true
+        done
+        ;;
+    run)
+        [ $# -ge 3 ] || { echo "usage: fuzz.sh run TARGET SECONDS [DIR]" >&2; exit 2; }
+        run "$2" "$3" "${4:-fuzz/work/$2}"
+        ;;
+    *)
+        sed -n '2,16p' "$0" >&2
+        exit 2
+        ;;
+esac
