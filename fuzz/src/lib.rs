@@ -19,6 +19,9 @@ static START: Once = Once::new();
 /// Runs `f` with the GIL, Python started and the package imported on the first call.
 pub fn with_python<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> R {
     START.call_once(|| {
+        // A small frame limit, so the fill budget it sets (src/codec/fill.rs) is reached in
+        // microseconds rather than after filling 256 MiB: the refusal path is what is fuzzed.
+        scylla_cql::frame::set_max_response_frame_length(1 << 20);
         Python::initialize();
         Python::attach(|py| -> PyResult<()> {
             let engine = pyo3::wrap_pymodule!(_engine::_engine)(py);
