@@ -111,6 +111,20 @@ MODES = {
         + fake.int32(1)
         + fake.bytes_value(b"x"),
     ),
+    # A custom type name cut after its "(": scylla-cql 2.0.0 counted its parameters forever
+    # (vendor/patches/scylla-cql/0002, found by the rows fuzz target).
+    "rows-custom-type-unterminated": lambda req: (
+        fake.RESULT,
+        fake.int32(fake.ROWS)
+        + fake.int32(1)
+        + fake.int32(1)
+        + fake.string("ks")
+        + fake.string("t")
+        + fake.string("v")
+        + fake.short(0x0000)
+        + fake.string("org.apache.cassandra.db.marshal.FrozenType(")
+        + fake.int32(0),
+    ),
     "rows-unknown-type-code-in-list": lambda req: (
         fake.RESULT,
         fake.int32(fake.ROWS)
