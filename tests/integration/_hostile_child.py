@@ -45,6 +45,13 @@ def _rows(columns, rows, **kw):
     return lambda req: fake.result_rows(columns, rows, **kw)
 
 
+def _column_of_option(option, rows):
+    """A ROWS reply of one column "v" whose type is the raw [option] bytes `option` (what the
+    fake's encoders cannot write), then `rows` (the row count and cells) as they are."""
+    body = fake.int32(fake.ROWS) + fake.int32(1) + fake.int32(1) + fake.string("ks") + fake.string("t")
+    return lambda req: (fake.RESULT, body + fake.string("v") + option + rows)
+
+
 def _bad_cell(typ, raw):
     return lambda req: fake.result_rows([("v", typ)], [[fake.RawValue(raw)]])
 
@@ -99,44 +106,13 @@ MODES = {
     "numpy-rows-row-count-2G-vector": _rows([("v", "vector<float, 1000>")], [[[0.5] * 1000]], row_count=2**31 - 1),
     "empty-result-body": lambda req: (fake.RESULT, b""),
     # A type code no protocol version has (0x00AA) in the result metadata.
-    "rows-unknown-type-code": lambda req: (
-        fake.RESULT,
-        fake.int32(fake.ROWS)
-        + fake.int32(1)
-        + fake.int32(1)
-        + fake.string("ks")
-        + fake.string("t")
-        + fake.string("v")
-        + fake.short(0x00AA)
-        + fake.int32(1)
-        + fake.bytes_value(b"x"),
-    ),
+    "rows-unknown-type-code": _column_of_option(fake.short(0x00AA), fake.int32(1) + fake.bytes_value(b"x")),
     # A custom type name cut after its "(": scylla-cql 2.0.0 counted its parameters forever
     # (vendor/patches/scylla-cql/0002, found by the rows fuzz target).
-    "rows-custom-type-unterminated": lambda req: (
-        fake.RESULT,
-        fake.int32(fake.ROWS)
-        + fake.int32(1)
-        + fake.int32(1)
-        + fake.string("ks")
-        + fake.string("t")
-        + fake.string("v")
-        + fake.short(0x0000)
-        + fake.string("org.apache.cassandra.db.marshal.FrozenType(")
-        + fake.int32(0),
+    "rows-custom-type-unterminated": _column_of_option(
+        fake.short(0x0000) + fake.string("org.apache.cassandra.db.marshal.FrozenType("), fake.int32(0)
     ),
-    "rows-unknown-type-code-in-list": lambda req: (
-        fake.RESULT,
-        fake.int32(fake.ROWS)
-        + fake.int32(1)
-        + fake.int32(1)
-        + fake.string("ks")
-        + fake.string("t")
-        + fake.string("v")
-        + fake.short(0x0020)
-        + fake.short(0x7FFF)
-        + fake.int32(0),
-    ),
+    "rows-unknown-type-code-in-list": _column_of_option(fake.short(0x0020) + fake.short(0x7FFF), fake.int32(0)),
     # Sizes from the metadata that no received byte stands for (src/codec/fill.rs), at the
     # protocol's largest (a vector's dimension and a tuple's field count are 16-bit): a null
     # vector<double, 65535> is 512 KiB of masked zeros in a numpy or Arrow column (4,000 rows:
