@@ -291,7 +291,10 @@ impl Column {
                 let mut r = b;
                 let n = count(&mut r, typ)?;
                 for _ in 0..n {
-                    keys.push(py, read_cell(&mut r, typ)?)?;
+                    // Arrow's map keys are never null (pyarrow aborts the process on one); a
+                    // node never sends one, so only a broken server reaches this.
+                    let key = read_cell(&mut r, typ)?.ok_or_else(|| decode_err(typ, "a map key is null"))?;
+                    keys.push(py, Some(key))?;
                     values.push(py, read_cell(&mut r, typ)?)?;
                 }
                 offsets.push(offset(keys.validity.len, typ)?);
