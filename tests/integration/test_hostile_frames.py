@@ -90,6 +90,7 @@ FILL_MODES = {
     "rows-empty-tuples-of-64k-fields",
 }
 FILL_RSS_LIMIT_MB = 768.0
+FILL_SECONDS = 15.0
 
 
 def _unknown_code_kept(e):
@@ -174,7 +175,10 @@ def _check(child, expect, extra=None, fill=False):
     r = child["result"]
     assert "PanicException" not in r["raised"], r["raised"]
     assert not r["hung"], "the request never ended"
-    assert r["elapsed_s"] <= TIMEOUT + 1.5, "the request took %.1f s (timeout %.1f s)" % (r["elapsed_s"], TIMEOUT)
+    # A fill mode's time is its fill's (up to the 256 MiB budget, written after the frame has
+    # arrived, so past the request's timeout): 4.6 s once with the other test lane on both cores.
+    allowed = TIMEOUT + (FILL_SECONDS if fill else 1.5)
+    assert r["elapsed_s"] <= allowed, "the request took %.1f s (timeout %.1f s)" % (r["elapsed_s"], TIMEOUT)
     if r["succeeded"]:
         assert "ok" in expect, "the statement succeeded on a hostile frame"
     else:
