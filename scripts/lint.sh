@@ -24,6 +24,7 @@ check "import cycles" "$PY" scripts/import_cycles.py
 check "engine layers" "$PY" scripts/engine_layers.py
 check "vendored crates" "$PY" scripts/vendor_crates.py check
 check "architecture doc" "$PY" scripts/architecture_check.py
+check "Relaxed orderings explained" "$PY" scripts/relaxed_check.py
 if [ -f python/turbocql/_engine.pyi ]; then
     ALLOW=()
     [ -f scripts/stubtest-allowlist.txt ] && ALLOW=(--allowlist scripts/stubtest-allowlist.txt)

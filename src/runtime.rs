@@ -90,6 +90,8 @@ pub fn get() -> &'static Runtime {
 static GENERATION: AtomicU64 = AtomicU64::new(0);
 
 pub fn generation() -> u64 {
+    // Relaxed: written only in a forked child before it has any other thread (the threads it
+    // starts after see the write through the spawn's own ordering).
     GENERATION.load(Ordering::Relaxed)
 }
 
@@ -144,6 +146,7 @@ impl<T> Drop for ProcessBound<T> {
 /// In a forked child: forget the parent's runtime (its threads are gone).
 pub fn after_fork() {
     RUNTIME.forget();
+    // Relaxed: see `generation`.
     GENERATION.fetch_add(1, Ordering::Relaxed);
 }
 

@@ -65,6 +65,7 @@ impl LoopQueue {
             pending.push(task);
             pending.len() == 1
         };
+        // Relaxed: `draining` is read and written only on the loop's thread, holding the GIL.
         if first && !slf.get().draining.load(std::sync::atomic::Ordering::Relaxed) {
             event_loop.call_method1(intern!(py, "call_soon"), (slf.getattr(intern!(py, "flush"))?,))?;
         }
@@ -164,6 +165,7 @@ impl LoopQueue {
         unsafe { libc::read(self.inner.efd, &mut counter as *mut u64 as *mut libc::c_void, 8) };
         let batch = std::mem::take(&mut *self.inner.items.lock());
         let n = batch.len();
+        // Relaxed: on the loop's thread only, holding the GIL (see `defer`).
         let nested = self.draining.swap(true, Ordering::Relaxed);
         for c in batch {
             let Ok(req) = c.target.bind(py).cast::<AioRequest>() else { continue };
@@ -177,6 +179,7 @@ impl LoopQueue {
             AioRequest::settle(req, State::Done(outcome));
         }
         if !nested {
+            // Relaxed: as above.
             self.draining.store(false, Ordering::Relaxed);
             self.flush();
         }

@@ -448,6 +448,8 @@ pub fn _set_empty_values(names: Vec<String>) -> PyResult<()> {
         };
         mask |= 1 << i;
     }
+    // Relaxed: the mask stands alone, and it is written and read holding the GIL, whose
+    // hand-over orders the two.
     EMPTY_VALUES.store(mask, Ordering::Relaxed);
     Ok(())
 }
@@ -459,6 +461,7 @@ pub(crate) fn column_to_py<'py>(py: Python<'py>, cell: Option<&[u8]>, typ: &Colu
     match cell {
         None => Ok(py.None().into_bound(py)),
         Some(b) if b.is_empty() && !matches!(typ, ColumnType::Native(NativeType::Text | NativeType::Ascii | NativeType::Blob)) => {
+            // Relaxed: see `_set_empty_values`.
             let mask = EMPTY_VALUES.load(Ordering::Relaxed);
             if mask != 0 && empty_kind(typ).is_some_and(|i| mask & (1 << i) != 0) {
                 return Ok(pyrefs::codec(py)?.EMPTY.bind(py).clone());

@@ -49,6 +49,13 @@ pub const PROBE_INTERVAL: Duration = Duration::from_millis(500);
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// One node's state. Times are milliseconds since [`Watch::base`], 0 meaning none.
+///
+/// Memory ordering: each field stands alone (no other memory is published through it), and
+/// the plans read them as a heuristic, so a plan that reads a value a moment old (on arm64,
+/// which reorders more than x86) hands out a node once more or once less: `Relaxed` there.
+/// Who logs and who probes is decided by swaps, read-modify-writes, which see the latest
+/// value in any ordering. The probe's hand-over (a node made a suspect again while its probe
+/// ends) is the one place where two flags are read against each other: `SeqCst` there.
 #[derive(Default)]
 struct NodeState {
     /// Since when a request has waited on the node with no answer from it since.
@@ -65,11 +72,16 @@ struct Watch {
     nodes: RwLock<HashMap<Uuid, Arc<NodeState>>>,
     /// Live sessions and their thresholds (ms; 0: off), for probes and the threshold.
     sessions: Mutex<Vec<(Weak<ScyllaSession>, u64)>>,
-    /// The smallest threshold of the live sessions, in ms (0: off).
+    /// The smallest threshold of the live sessions, in ms (0: off). Read `Relaxed` by the
+    /// plans (a threshold a moment old changes one plan); `SeqCst` against `ticking`.
     threshold_ms: AtomicU64,
     /// Milliseconds since `base` (+1), advanced by a ticker task every [`TICK`] while a
-    /// session is registered: a request reads this instead of the clock.
+    /// session is registered: a request reads this instead of the clock. `Relaxed`: a clock
+    /// of 50 ms resolution read a moment late is the same clock.
     now_ms: AtomicU64,
+    /// A ticker task runs. It and `threshold_ms` are a pair (a session registering sets the
+    /// threshold then looks at this; the ticker clears this then looks at the threshold):
+    /// `SeqCst` on both sides, so that one of them always sees the other's write.
     ticking: AtomicBool,
 }
 
@@ -102,17 +114,22 @@ pub fn register_session(session: &Arc<ScyllaSession>, threshold: Option<Duration
     let mut sessions = w.sessions.lock();
     sessions.retain(|(s, _)| s.strong_count() > 0);
     sessions.push((Arc::downgrade(session), ms));
-    w.threshold_ms.store(smallest(&sessions), Ordering::Relaxed);
+    w.threshold_ms.store(smallest(&sessions), Ordering::SeqCst);
     drop(sessions);
-    if ms > 0 && !w.ticking.swap(true, Ordering::Relaxed) {
+    if ms > 0 && !w.ticking.swap(true, Ordering::SeqCst) {
         runtime::get().spawn(async move {
             let w = watch();
             loop {
+                // Relaxed: see the field.
                 w.now_ms.store(w.base.elapsed().as_millis() as u64 + 1, Ordering::Relaxed);
                 tokio::time::sleep(TICK).await;
-                if w.threshold_ms.load(Ordering::Relaxed) == 0 {
-                    w.ticking.store(false, Ordering::Relaxed);
-                    break;
+                if w.threshold_ms.load(Ordering::SeqCst) == 0 {
+                    w.ticking.store(false, Ordering::SeqCst);
+                    // A session that registered after the load found `ticking` still set and
+                    // left the clock to this task: keep it unless another task took it.
+                    if w.threshold_ms.load(Ordering::SeqCst) == 0 || w.ticking.swap(true, Ordering::SeqCst) {
+                        break;
+                    }
                 }
             }
         });
@@ -124,7 +141,7 @@ pub fn unregister_session(session: &Arc<ScyllaSession>) {
     let w = watch();
     let mut sessions = w.sessions.lock();
     sessions.retain(|(s, _)| s.strong_count() > 0 && !std::ptr::eq(s.as_ptr(), Arc::as_ptr(session)));
-    w.threshold_ms.store(smallest(&sessions), Ordering::Relaxed);
+    w.threshold_ms.store(smallest(&sessions), Ordering::SeqCst);
 }
 
 fn smallest(sessions: &[(Weak<ScyllaSession>, u64)]) -> u64 {
@@ -133,6 +150,7 @@ fn smallest(sessions: &[(Weak<ScyllaSession>, u64)]) -> u64 {
 
 impl Watch {
     fn now_ms(&self) -> u64 {
+        // Relaxed: see the field.
         self.now_ms.load(Ordering::Relaxed)
     }
 
@@ -143,6 +161,7 @@ impl Watch {
         {
             let nodes = self.nodes.read();
             if let Some(s) = nodes.get(&node.host_id) {
+                // Relaxed: a heuristic on values that stand alone (see NodeState).
                 if s.suspect.load(Ordering::Relaxed) {
                     return true;
                 }
@@ -159,6 +178,7 @@ impl Watch {
                 return self.suspect(node, s, since);
             }
         }
+        // Relaxed: see NodeState.
         self.nodes.write().entry(node.host_id).or_default().waiting_since.store(self.now_ms(), Ordering::Relaxed);
         false
     }
@@ -166,6 +186,7 @@ impl Watch {
     /// A suspect handed out all the same (last in its plan): a request waits on it.
     fn waited_on(&self, host_id: Uuid) {
         if let Some(s) = self.nodes.read().get(&host_id) {
+            // Relaxed: see NodeState.
             if s.waiting_since.load(Ordering::Relaxed) == 0 {
                 s.waiting_since.store(self.now_ms(), Ordering::Relaxed);
             }
@@ -176,17 +197,19 @@ impl Watch {
     fn answered(&self, host_id: Uuid) {
         let nodes = self.nodes.read();
         let Some(s) = nodes.get(&host_id) else { return };
+        // Relaxed: see NodeState; the loads before the store and the swap only spare the
+        // common case a write.
         if s.waiting_since.load(Ordering::Relaxed) != 0 {
             s.waiting_since.store(0, Ordering::Relaxed);
         }
-        if s.suspect.load(Ordering::Relaxed) && s.suspect.swap(false, Ordering::Relaxed) {
+        if s.suspect.load(Ordering::Relaxed) && s.suspect.swap(false, Ordering::SeqCst) {
             log("info", format!("node {host_id} answers again: back in its place in query plans"));
         }
     }
 
     /// The node has been waited on since `since` with no answer: a suspect from now.
     fn suspect(&self, node: NodeRef<'_>, s: Arc<NodeState>, since: u64) -> bool {
-        if !s.suspect.swap(true, Ordering::Relaxed) {
+        if !s.suspect.swap(true, Ordering::SeqCst) {
             log(
                 "warning",
                 format!(
@@ -202,27 +225,40 @@ impl Watch {
     }
 
     fn start_probe(&self, host_id: Uuid, state: Arc<NodeState>) {
-        if state.probing.swap(true, Ordering::Relaxed) {
+        if state.probing.swap(true, Ordering::SeqCst) {
             return;
         }
         runtime::get().spawn(async move {
             let w = watch();
-            while state.suspect.load(Ordering::Relaxed) {
-                let Some(session) = w.session_knowing(host_id) else { break };
-                let mut probe = Statement::new("SELECT key FROM system.local");
-                probe.set_load_balancing_policy(Some(SingleTargetLoadBalancingPolicy::new(NodeIdentifier::HostId(host_id), None)));
-                probe.set_retry_policy(Some(Arc::new(FallthroughRetryPolicy)));
-                probe.set_request_timeout(Some(PROBE_TIMEOUT));
-                let answered = session.query_unpaged(probe, &[]).await.is_ok();
-                drop(session);
-                if answered {
-                    w.answered(host_id);
+            loop {
+                let gone = Self::probe_until_answered(w, host_id, &state).await;
+                state.probing.store(false, Ordering::SeqCst);
+                // A node made a suspect again between the last check and the store found a
+                // probe running and started none: this task takes it up.
+                if gone || !state.suspect.load(Ordering::SeqCst) || state.probing.swap(true, Ordering::SeqCst) {
                     break;
                 }
-                tokio::time::sleep(PROBE_INTERVAL).await;
             }
-            state.probing.store(false, Ordering::Relaxed);
         });
+    }
+
+    /// Probes the node while it is a suspect; true if no live session knows it any more.
+    async fn probe_until_answered(w: &Watch, host_id: Uuid, state: &NodeState) -> bool {
+        while state.suspect.load(Ordering::SeqCst) {
+            let Some(session) = w.session_knowing(host_id) else { return true };
+            let mut probe = Statement::new("SELECT key FROM system.local");
+            probe.set_load_balancing_policy(Some(SingleTargetLoadBalancingPolicy::new(NodeIdentifier::HostId(host_id), None)));
+            probe.set_retry_policy(Some(Arc::new(FallthroughRetryPolicy)));
+            probe.set_request_timeout(Some(PROBE_TIMEOUT));
+            let answered = session.query_unpaged(probe, &[]).await.is_ok();
+            drop(session);
+            if answered {
+                w.answered(host_id);
+                break;
+            }
+            tokio::time::sleep(PROBE_INTERVAL).await;
+        }
+        false
     }
 
     /// A live session whose cluster state has the node.
@@ -289,6 +325,7 @@ impl<'a> Iterator for SuspectsLast<'a> {
 impl LoadBalancingPolicy for Watched {
     fn pick<'a>(&'a self, request: &'a RoutingInfo, cluster: &'a ClusterState) -> Option<(NodeRef<'a>, Option<Shard>)> {
         let w = watch();
+        // Relaxed: see the field.
         let threshold_ms = w.threshold_ms.load(Ordering::Relaxed);
         let picked = self.inner.pick(request, cluster)?;
         if threshold_ms == 0 {
@@ -303,6 +340,7 @@ impl LoadBalancingPolicy for Watched {
 
     fn fallback<'a>(&'a self, request: &'a RoutingInfo, cluster: &'a ClusterState) -> FallbackPlan<'a> {
         let w = watch();
+        // Relaxed: see the field.
         let threshold_ms = w.threshold_ms.load(Ordering::Relaxed);
         let inner = self.inner.fallback(request, cluster);
         if threshold_ms == 0 {
@@ -312,6 +350,7 @@ impl LoadBalancingPolicy for Watched {
     }
 
     fn on_request_success(&self, request: &RoutingInfo, latency: Duration, node: NodeRef<'_>) {
+        // Relaxed: see the field.
         if watch().threshold_ms.load(Ordering::Relaxed) > 0 {
             watch().answered(node.host_id);
         }
@@ -320,6 +359,7 @@ impl LoadBalancingPolicy for Watched {
 
     fn on_request_failure(&self, request: &RoutingInfo, latency: Duration, node: NodeRef<'_>, error: &RequestAttemptError) {
         // An error the node sent is an answer; a broken connection or a failure to send is not.
+        // Relaxed: see the field.
         if matches!(error, RequestAttemptError::DbError(..)) && watch().threshold_ms.load(Ordering::Relaxed) > 0 {
             watch().answered(node.host_id);
         }

@@ -58,6 +58,7 @@ impl InFlight {
 
     /// Requests waiting for a slot now.
     pub fn waiting(&self) -> usize {
+        // Relaxed: a figure to report, read once; the slots' hand-over uses SeqCst.
         self.waiting.load(Ordering::Relaxed)
     }
 

@@ -38,6 +38,11 @@ const MAX_EXP: u32 = 40;
 const BUCKETS: usize = ((MAX_EXP - SUB_BITS + 2) as usize) * SUB as usize;
 
 /// A cluster's counters (see the module doc).
+///
+/// Memory ordering: every counter is `Relaxed`. Each stands alone (nothing else is published
+/// through it), each change is a read-modify-write, which loses no count in any ordering,
+/// and a reader takes a snapshot that may be a request or two apart between counters (the
+/// count against the sum, say), as the classic driver's scales are.
 pub struct Counters {
     connection_errors: AtomicU64,
     write_timeouts: AtomicU64,
@@ -93,6 +98,7 @@ fn bucket_value(idx: usize) -> f64 {
 
 impl Counters {
     fn record(&self, us: u64) {
+        // Relaxed: see Counters.
         self.sum_us.fetch_add(us, Ordering::Relaxed);
         self.min_us.fetch_min(us, Ordering::Relaxed);
         self.max_us.fetch_max(us, Ordering::Relaxed);
@@ -110,10 +116,12 @@ impl Counters {
             RequestAttemptError::BrokenConnectionError(_) => &self.connection_errors,
             _ => return,
         };
+        // Relaxed: see Counters.
         counter.fetch_add(1, Ordering::Relaxed);
     }
 
     fn decided(&self, decision: &RetryDecision) {
+        // Relaxed: see Counters.
         match decision {
             RetryDecision::RetrySameTarget(_) | RetryDecision::RetryNextTarget(_) => self.retries.fetch_add(1, Ordering::Relaxed),
             RetryDecision::IgnoreWriteError => self.ignores.fetch_add(1, Ordering::Relaxed),
@@ -129,10 +137,11 @@ impl Counters {
             seen += n;
             if seen >= rank {
                 let v = bucket_value(idx);
-                // Never outside what was seen.
+                // Never outside what was seen. Relaxed: see Counters.
                 return v.clamp(self.min_us.load(Ordering::Relaxed) as f64, self.max_us.load(Ordering::Relaxed) as f64);
             }
         }
+        // Relaxed: see Counters.
         self.max_us.load(Ordering::Relaxed) as f64
     }
 }
@@ -204,6 +213,7 @@ impl RequestMetrics {
             ("retries", &c.retries),
             ("ignores", &c.ignores),
         ] {
+            // Relaxed: see Counters.
             d.set_item(name, v.load(Ordering::Relaxed))?;
         }
         Ok(d)
@@ -214,6 +224,7 @@ impl RequestMetrics {
     /// `98percentile`, `99percentile`, `999percentile` (all 0 before the first request).
     fn request_timer<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let c = &self.counters;
+        // Relaxed: see Counters.
         let counts: Vec<u64> = c.buckets.iter().map(|b| b.load(Ordering::Relaxed)).collect();
         let total: u64 = counts.iter().sum();
         let d = PyDict::new(py);
@@ -226,6 +237,7 @@ impl RequestMetrics {
             return Ok(d);
         }
         let s = |us: f64| us / 1e6;
+        // Relaxed: see Counters.
         let mean = c.sum_us.load(Ordering::Relaxed) as f64 / total as f64;
         let var = counts.iter().enumerate().map(|(i, n)| *n as f64 * (bucket_value(i) - mean).powi(2)).sum::<f64>() / total as f64;
         d.set_item("min", s(c.min_us.load(Ordering::Relaxed) as f64))?;
@@ -266,11 +278,13 @@ mod tests {
         for us in 1..=1000u64 {
             c.record(us * 100);
         }
+        // Relaxed: one thread.
         let counts: Vec<u64> = c.buckets.iter().map(|b| b.load(Ordering::Relaxed)).collect();
         for (q, want) in [(0.5, 50_000.0), (0.99, 99_000.0), (0.999, 99_900.0)] {
             let got = c.quantile(&counts, 1000, q);
             assert!((got - want).abs() / want < 0.07, "q{q}: {got} for {want}");
         }
+        // Relaxed: one thread.
         assert_eq!(c.min_us.load(Ordering::Relaxed), 100);
         assert_eq!(c.max_us.load(Ordering::Relaxed), 100_000);
     }
@@ -281,6 +295,7 @@ mod tests {
         c.decided(&RetryDecision::RetryNextTarget(None));
         c.decided(&RetryDecision::IgnoreWriteError);
         c.decided(&RetryDecision::DontRetry);
+        // Relaxed: one thread.
         assert_eq!(c.retries.load(Ordering::Relaxed), 1);
         assert_eq!(c.ignores.load(Ordering::Relaxed), 1);
     }

@@ -57,6 +57,8 @@ impl Page {
     /// Whether this is a schema-changing statement's result not yet reported (then it
     /// is not any more).
     pub fn take_schema_change(&self) -> bool {
+        // Relaxed: the flag publishes nothing, and the swap (a read-modify-write) lets one
+        // caller only take it; the load spares the common case a write.
         self.schema_change.load(Ordering::Relaxed) && self.schema_change.swap(false, Ordering::Relaxed)
     }
 
