@@ -37,20 +37,37 @@
 //! `fork()`. Its v2 line takes none on thread start (on thread exit, only for segments outside
 //! its arenas); switching is open, its cost unmeasured.
 //!
-//! What it cannot do: with strict overcommit (`vm.overcommit_memory = 2`) or an address-space
-//! limit (`RLIMIT_AS`) such a mapping is refused all the same and the process still aborts;
-//! capping what a connection accepts needs a hook in the crate's frame reader, which it does
-//! not have (docs/faults.md).
+//! What it cannot do alone: with strict overcommit (`vm.overcommit_memory = 2`) or an
+//! address-space limit (`RLIMIT_AS`) such a mapping is refused all the same and the process
+//! aborts. What bounds a frame before anything is allocated for it is the frame cap
+//! (vendor/patches/scylla-cql/0001, `Cluster(max_frame_length)`); the hostile-server frames
+//! run under `RLIMIT_AS` too (tests/integration/test_hostile_frames.py, docs/faults.md).
 
 use std::alloc::{GlobalAlloc, Layout};
 
+#[cfg(not(miri))]
 use mimalloc::MiMalloc;
 
 /// Where every block below [`HUGE`] comes from.
+#[cfg(not(miri))]
 const BASE: MiMalloc = MiMalloc;
+/// Under Miri (scripts/miri.sh), which runs no C: std's allocator in mimalloc's place.
+#[cfg(miri)]
+const BASE: std::alloc::System = std::alloc::System;
 
 /// Blocks from this size up are mapped with `MAP_NORESERVE`.
+#[cfg(not(miri))]
 pub const HUGE: usize = 1 << 30;
+/// Under Miri: small enough for its interpreter to map, fill and move such blocks.
+#[cfg(miri)]
+pub const HUGE: usize = 1 << 16;
+/// The huge blocks' mappings: private, anonymous, and no swap reserved for them.
+#[cfg(all(target_os = "linux", not(miri)))]
+const MAP_FLAGS: libc::c_int = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE;
+/// Under Miri, whose `mmap` takes these two flags only (`MAP_NORESERVE` changes the kernel's
+/// accounting, not what the mapping is).
+#[cfg(all(target_os = "linux", miri))]
+const MAP_FLAGS: libc::c_int = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
 /// What `mmap` aligns to at least.
 const PAGE: usize = 4096;
 
@@ -64,9 +81,7 @@ fn is_huge(layout: &Layout) -> bool {
 #[cfg(target_os = "linux")]
 unsafe fn map(size: usize) -> *mut u8 {
     // SAFETY: an anonymous private mapping at an address of the kernel's choice.
-    let p = unsafe {
-        libc::mmap(std::ptr::null_mut(), size, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE, -1, 0)
-    };
+    let p = unsafe { libc::mmap(std::ptr::null_mut(), size, libc::PROT_READ | libc::PROT_WRITE, MAP_FLAGS, -1, 0) };
     if p == libc::MAP_FAILED {
         std::ptr::null_mut()
     } else {
@@ -175,6 +190,7 @@ mod tests {
 
     #[test]
     #[cfg(target_os = "linux")]
+    #[cfg_attr(miri, ignore = "reads /proc and reserves 223 GB: not for an interpreter")]
     fn a_reservation_far_past_ram_succeeds_and_costs_only_what_is_written() {
         // 223 GB: what 2^31 column specs claimed; more than this machine's RAM and swap.
         let size = 223usize << 30;

@@ -171,3 +171,50 @@ pub fn off_io<R>(f: impl FnOnce() -> R) -> R {
 pub fn block_on<F: Future>(fut: F) -> F::Output {
     get().block_on(fut)
 }
+
+#[cfg(test)]
+mod tests {
+    //! Pure Rust, run under Miri too (scripts/miri.sh): the first use raced by threads, a
+    //! forked child's forgetting, and what a forked child leaks.
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+
+    #[test]
+    fn threads_racing_on_the_first_use_all_get_the_one_value_and_forget_starts_again() {
+        static SHARED: ForkLocal<u64> = ForkLocal::new();
+        let threads: Vec<_> = (0..4u64).map(|i| std::thread::spawn(move || SHARED.get_or_init(|| i) as *const u64 as usize)).collect();
+        let seen: Vec<usize> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+        assert!(seen.iter().all(|p| *p == seen[0]), "{seen:?}");
+        let first = *SHARED.get_or_init(|| 99);
+        assert!(first < 4, "{first}");
+        SHARED.forget();
+        assert_eq!(*SHARED.get_or_init(|| 99), 99);
+    }
+
+    struct Counted(Arc<AtomicUsize>);
+
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn a_process_bound_value_is_dropped_in_its_process_and_leaked_in_a_forked_child() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        drop(ProcessBound::new(Counted(drops.clone())));
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        let inherited = ProcessBound::new(Counted(drops.clone()));
+        assert!(!inherited.inherited());
+        // What `after_fork` does to the generation, as in a child (the runtime left alone).
+        // Relaxed: see `generation`.
+        GENERATION.fetch_add(1, Ordering::Relaxed);
+        assert!(inherited.inherited());
+        drop(inherited);
+        assert_eq!(drops.load(Ordering::SeqCst), 1, "the child must not drop the parent's value");
+        let made_in_child = ProcessBound::new(Counted(drops.clone()));
+        drop(made_in_child);
+        assert_eq!(drops.load(Ordering::SeqCst), 2);
+    }
+}

@@ -361,6 +361,10 @@ impl Column {
     }
 }
 
+// Arrow's buffers are little-endian: so is every platform the wheels are built for (x86_64,
+// aarch64); a big-endian one would need the offsets swapped.
+const _: () = assert!(cfg!(target_endian = "little"), "the Arrow buffers are written in the platform's byte order");
+
 fn offsets_bytes(offsets: &[i32]) -> &[u8] {
     // SAFETY: i32 has no padding and any byte is a valid u8; the slice covers exactly the
     // offsets' memory (Arrow's offsets are little-endian, as this platform's are).
@@ -465,4 +469,17 @@ pub fn page_arrow_columns(py: Python<'_>, rows: &impl RawPage) -> PyResult<Vec<A
         }
     }
     cols.into_iter().map(|c| c.finish(py)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    //! Pure Rust, run under Miri too (scripts/miri.sh).
+    use super::offsets_bytes;
+
+    #[test]
+    fn offsets_are_their_little_endian_bytes() {
+        let offsets = [0i32, 1, 256, -1];
+        assert_eq!(offsets_bytes(&offsets), &[0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 255, 255, 255, 255]);
+        assert!(offsets_bytes(&[]).is_empty());
+    }
 }
