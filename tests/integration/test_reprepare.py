@@ -47,8 +47,8 @@ from turbocql.concurrent import (
 )
 from turbocql.query import BatchStatement
 
-# Its own port: 9043 auth, 9044/9045 TLS, 9046 test_server_stop, 9047 is shared with
-# test_shutdown (each module starts and stops its own node there, one after the other).
+# Its own port: 9043 auth, 9044/9045 TLS, 9046 test_server_stop, 9048 test_shutdown (which
+# runs in the other lane of scripts/test.sh, at the same time).
 REPREPARE_PORT = PORT + 5
 KS = "reprepare_ks"
 

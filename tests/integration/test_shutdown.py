@@ -18,7 +18,7 @@ running in another thread never returns (its remaining items are never started n
 failed); and with a frozen node a future without a timeout never resolves (measured: still
 pending after 100 s).
 
-Uses its own node on 127.0.0.1:9047 (started and stopped here).
+Uses its own node on 127.0.0.1:9048 (started and stopped here).
 """
 
 import asyncio
@@ -34,8 +34,9 @@ from tests.conftest import HOST, PORT
 from tests.integration.conftest import paused
 from turbocql import DriverException
 
-# Its own port: 9043 auth, 9044/9045 TLS, 9046 test_server_stop.
-SHUTDOWN_PORT = PORT + 5
+# Its own port: 9043 auth, 9044/9045 TLS, 9046 test_server_stop, 9047 test_reprepare (in the
+# other lane of scripts/test.sh, at the same time).
+SHUTDOWN_PORT = PORT + 6
 SHUTDOWN_BOUND = 5.0
 KS = "shutdown_ks"
 
