@@ -36,8 +36,9 @@ def pytest_collection_modifyitems(config, items):
         return
     if lane not in LANES:
         raise pytest.UsageError("TURBOCQL_TEST_LANE=%r: one of %s" % (lane, ", ".join(LANES)))
-    keep = [item for item in items if in_cluster_lane(item) == (lane == "cluster")]
-    dropped = [item for item in items if in_cluster_lane(item) != (lane == "cluster")]
+    keep, dropped = [], []
+    for item in items:
+        (keep if in_cluster_lane(item) == (lane == "cluster") else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
     items[:] = keep
