@@ -9,8 +9,8 @@
 #   codec::arrow::tests   the offsets' bytes;
 #   sync::       the engine's condvar and its waiters (std's locks underneath).
 # Leaks are not errors here: ForkLocal leaks its value by design, and ProcessBound in a
-# forked child. About 10 minutes here, most of it compiling the crate's dependencies for Miri
-# once (target/miri); installs the miri and rust-src components when missing.
+# forked child. About 16 minutes here the first time, compiling the crate's dependencies for
+# Miri (target/miri), then about a minute; installs the miri and rust-src components when missing.
 #
 #   bash scripts/miri.sh            # those tests
 #   bash scripts/miri.sh FILTER...  # other tests of the engine's library

@@ -123,13 +123,8 @@ pub fn register_session(session: &Arc<ScyllaSession>, threshold: Option<Duration
                 // Relaxed: see the field.
                 w.now_ms.store(w.base.elapsed().as_millis() as u64 + 1, Ordering::Relaxed);
                 tokio::time::sleep(TICK).await;
-                if w.threshold_ms.load(Ordering::SeqCst) == 0 {
-                    w.ticking.store(false, Ordering::SeqCst);
-                    // A session that registered after the load found `ticking` still set and
-                    // left the clock to this task: keep it unless another task took it.
-                    if w.threshold_ms.load(Ordering::SeqCst) == 0 || w.ticking.swap(true, Ordering::SeqCst) {
-                        break;
-                    }
+                if w.threshold_ms.load(Ordering::SeqCst) == 0 && !go_on_after_clearing(&w.ticking, || w.threshold_ms.load(Ordering::SeqCst) != 0) {
+                    break;
                 }
             }
         });
@@ -142,6 +137,16 @@ pub fn unregister_session(session: &Arc<ScyllaSession>) {
     let mut sessions = w.sessions.lock();
     sessions.retain(|(s, _)| s.strong_count() > 0 && !std::ptr::eq(s.as_ptr(), Arc::as_ptr(session)));
     w.threshold_ms.store(smallest(&sessions), Ordering::SeqCst);
+}
+
+/// Ends a task that `running` says runs (the clock's ticker, a node's probe): clears the
+/// flag, then looks again whether the task is `still_needed`. The one who needs the task
+/// sets what `still_needed` reads and then swaps the flag to start one; either it saw the
+/// flag cleared (and started a task) or this task sees its write here and takes the flag
+/// back (unless yet another task took it): `SeqCst` on both sides. True if this task goes on.
+fn go_on_after_clearing(running: &AtomicBool, still_needed: impl Fn() -> bool) -> bool {
+    running.store(false, Ordering::SeqCst);
+    still_needed() && !running.swap(true, Ordering::SeqCst)
 }
 
 fn smallest(sessions: &[(Weak<ScyllaSession>, u64)]) -> u64 {
@@ -232,10 +237,9 @@ impl Watch {
             let w = watch();
             loop {
                 let gone = Self::probe_until_answered(w, host_id, &state).await;
-                state.probing.store(false, Ordering::SeqCst);
-                // A node made a suspect again between the last check and the store found a
-                // probe running and started none: this task takes it up.
-                if gone || !state.suspect.load(Ordering::SeqCst) || state.probing.swap(true, Ordering::SeqCst) {
+                // A node made a suspect again as this probe ended found it running and
+                // started none: this task takes it up.
+                if !go_on_after_clearing(&state.probing, || !gone && state.suspect.load(Ordering::SeqCst)) {
                     break;
                 }
             }
