@@ -278,7 +278,7 @@ impl RequestBuilder {
     ) -> PyResult<Bound<'py, PyTuple>> {
         refuse_unsupported(py, custom_payload.as_ref(), execute_as.as_ref())?;
         let (request, row_factory) = self.build(py, query, parameters, timeout, trace, Route { execution_profile, host })?;
-        PyTuple::new(py, [Bound::new(py, request)?.into_any(), row_factory])
+        PyTuple::new(py, [request.into_untracked(py)?.into_any(), row_factory])
     }
 
     /// The session's row factory now.

@@ -51,7 +51,7 @@ impl SyncExecute {
         let (request, row_factory) = requests.build(py, query, parameters, timeout, trace, Route { execution_profile, host })?;
         let state: Option<Vec<u8>> = paging_state.filter(|p| !p.is_none()).map(|p| p.extract()).transpose()?;
         let page = Bound::new(py, request.run(py, state.as_deref())?)?.into_any();
-        let args = [requests.session(py).clone(), Bound::new(py, request)?.into_any(), row_factory, query.clone()];
+        let args = [requests.session(py).clone(), request.into_untracked(py)?.into_any(), row_factory, query.clone()];
         super::results::make_result(self.result_class.bind(py), page, &args)
     }
 
@@ -167,7 +167,7 @@ impl AioExecute {
         let requests = self.requests.get();
         let (request, row_factory) = requests.build(py, query, parameters, timeout, trace, Route { execution_profile, host })?;
         let (event_loop, queue) = self.running_loop(py)?;
-        let request = Bound::new(py, request)?;
+        let request = request.into_untracked(py)?;
         let args = PyTuple::new(py, [requests.session(py).clone(), request.clone().into_any(), row_factory, query.clone()])?.unbind();
         let wrap = self.result_class.clone_ref(py);
         Ok(request.get().aio(py, event_loop, queue, wrap, args, paging_state)?.into_any())

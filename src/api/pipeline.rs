@@ -164,7 +164,7 @@ impl PipelineCore {
         match res {
             Ok((out, req)) => {
                 let request = match req {
-                    Some(req) => Bound::new(py, PyRequest::shared(self.session.clone(), self.hosts.clone(), self.in_flight.clone(), req))?.into_any(),
+                    Some(req) => PyRequest::shared(self.session.clone(), self.hosts.clone(), self.in_flight.clone(), req).into_untracked(py)?.into_any(),
                     None => py.None().into_bound(py),
                 };
                 let mut all = args.iter().collect::<Vec<_>>();

@@ -44,6 +44,20 @@ impl PyRequest {
         PyRequest { session: ProcessBound::new(session), hosts, in_flight, req }
     }
 
+    /// It as a Python object, left out of the cycle collector's lists. PyO3 makes every
+    /// class a GC type, so each request's object would be walked by every collection while
+    /// its future or result lives (thousands at once with unthrottled futures). It holds no
+    /// Python object (its fields are Rust values and `Arc`s, whose Python objects, a
+    /// recorder's span or a user's policy, the collector could not reach through it anyway),
+    /// so it can be in no cycle the collector must find. `PyObject_GC_UnTrack` is a no-op on
+    /// an untracked object, so the dealloc's own untracking stays valid.
+    pub fn into_untracked(self, py: Python<'_>) -> PyResult<Bound<'_, PyRequest>> {
+        let obj = Bound::new(py, self)?;
+        // SAFETY: a live object of a GC type (PyO3's classes are), with the GIL held.
+        unsafe { pyo3::ffi::PyObject_GC_UnTrack(obj.as_ptr().cast()) };
+        Ok(obj)
+    }
+
     /// `DriverException` in a forked child: the session's connections are the parent's.
     fn check_process(&self, py: Python<'_>) -> PyResult<()> {
         if self.session.inherited() {

@@ -747,3 +747,45 @@ def test_client_clock_python_generator_cycle():
     box = _anchor(engine)
     del sentinel, generator, engine
     _check(ref, box)
+
+
+# --- (e) objects left out of the collector --------------------------------------------------------
+
+
+def test_request_objects_are_untracked_and_hold_no_python_object(session, stmts, keyspace):
+    """An engine ``Request`` (one per request, alive as long as its future or result set)
+    is left out of the cycle collector's lists (``Request::into_untracked``): it must reach
+    no Python object but its type, else a cycle through it could never be collected. Every
+    path that makes one: sync and async execute, asyncio, a paged result of
+    execute_concurrent and of a read pipeline."""
+    from turbocql.aio import Cluster as AioCluster
+
+    def check(request):
+        assert type(request) is _engine.Request
+        assert not gc.is_tracked(request)
+        assert all(r is type(request) for r in gc.get_referents(request)), gc.get_referents(request)
+
+    check(session.execute(stmts[1], (1,))._request)
+    future = session.execute_async(stmts[1], (2,))
+    check(future._request)
+    check(future.result()._request)
+    paged = session.prepare("SELECT k, v FROM %s" % TABLE)
+    paged.fetch_size = 5
+    (ok, rs), = execute_concurrent(session, [(paged, ())])
+    assert ok and rs.has_more_pages
+    check(rs._request)
+    rp = ReadPipeline(session)
+    rp.execute(paged)
+    (rs,) = list(rp.results())
+    assert rs.has_more_pages
+    check(rs._request)
+
+    async def main():
+        cluster = AioCluster([HOST], port=PORT)
+        try:
+            s = await cluster.connect(keyspace)
+            return (await s.execute("SELECT k, v FROM %s WHERE k = 3" % TABLE))._request
+        finally:
+            await cluster.shutdown()
+
+    check(asyncio.run(asyncio.wait_for(main(), 60)))

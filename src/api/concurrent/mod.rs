@@ -271,7 +271,7 @@ impl ConcurrentRun {
     fn make_result(&self, py: Python<'_>, out: Outcome, req: Option<Arc<Request>>) -> PyResult<Py<PyAny>> {
         let page = Bound::new(py, Page::from_outcome(py, out)?)?.into_any();
         let request = match req {
-            Some(req) => Bound::new(py, PyRequest::shared(self.session.clone(), self.hosts.clone(), self.in_flight.clone(), req))?.into_any(),
+            Some(req) => PyRequest::shared(self.session.clone(), self.hosts.clone(), self.in_flight.clone(), req).into_untracked(py)?.into_any(),
             None => py.None().into_bound(py),
         };
         let a = &self.settings.result_args;
