@@ -771,7 +771,7 @@ def test_request_objects_are_untracked_and_hold_no_python_object(session, stmts,
     check(future.result()._request)
     paged = session.prepare("SELECT k, v FROM %s" % TABLE)
     paged.fetch_size = 5
-    (ok, rs), = execute_concurrent(session, [(paged, ())])
+    ((ok, rs),) = execute_concurrent(session, [(paged, ())])
     assert ok and rs.has_more_pages
     check(rs._request)
     rp = ReadPipeline(session)
