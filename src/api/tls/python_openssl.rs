@@ -143,13 +143,41 @@ fn load(py: Python<'_>) -> Result<Lib, String> {
 }
 
 /// Whether `len` bytes from `addr` can be read, asked of the kernel (a bad address is an
-/// `EFAULT`, never a fault).
+/// `EFAULT`, never a fault): `process_vm_readv` on ourselves, or where that call is not
+/// there (qemu's user-mode emulation answers `ENOSYS`; a seccomp filter may answer `EPERM`)
+/// a `write` of those bytes into a pipe of our own, which the kernel (or the emulator)
+/// checks the same way.
 fn readable(addr: usize, len: usize) -> bool {
     let mut buf = vec![0u8; len];
     let local = libc::iovec { iov_base: buf.as_mut_ptr() as *mut c_void, iov_len: len };
     let remote = libc::iovec { iov_base: addr as *mut c_void, iov_len: len };
     // SAFETY: copies from our own address space into `buf`; the kernel checks `remote`.
     let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
+    if n >= 0 {
+        return n == len as isize;
+    }
+    match std::io::Error::last_os_error().raw_os_error() {
+        Some(libc::ENOSYS | libc::EPERM) => readable_through_pipe(addr, len),
+        _ => false,
+    }
+}
+
+/// [`readable`] by a `write` into a new pipe (`len` within a pipe's 64 KiB, so it never
+/// blocks; non-blocking anyway). Both ends are closed before returning.
+fn readable_through_pipe(addr: usize, len: usize) -> bool {
+    let mut fds = [0 as c_int; 2];
+    // SAFETY: `fds` is a live array of two ints for the call to fill.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+        return false;
+    }
+    // SAFETY: `write` reads `len` bytes at `addr` in the kernel, which answers EFAULT for an
+    // address it cannot read instead of faulting; the fds are the pipe's, closed once here.
+    let n = unsafe {
+        let n = libc::write(fds[1], addr as *const c_void, len);
+        libc::close(fds[0]);
+        libc::close(fds[1]);
+        n
+    };
     n == len as isize
 }
 
@@ -353,5 +381,20 @@ impl SharedContext {
             (lib.ERR_clear_error)();
             outcome
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readable_tells_live_memory_from_a_bad_address() {
+        let live = vec![7u8; SSL_CTX_PROBE];
+        let addr = live.as_ptr() as usize;
+        assert!(readable(addr, live.len()));
+        assert!(readable_through_pipe(addr, live.len()));
+        assert!(!readable(8, 16));
+        assert!(!readable_through_pipe(8, 16));
     }
 }
