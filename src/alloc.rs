@@ -34,7 +34,9 @@
 //! `theaps_lock`. Measured: 150 forks while three threads start, allocate and exit back to
 //! back, and 20 forks while five threads run queries on two I/O threads: no child hung or
 //! crashed. Rare, then, not excluded; mimalloc offers no way to hold its locks across
-//! `fork()`. Its v2 line takes none on thread start (on thread exit, only for segments outside
+//! `fork()`. Under qemu's arm64 emulation (`scripts/arm64.sh all`), where a thread may be
+//! descheduled at any instruction, the first test of 150 forks had 3 children hang: it
+//! happens. Its v2 line takes none on thread start (on thread exit, only for segments outside
 //! its arenas); switching is open, its cost unmeasured.
 //!
 //! What it cannot do alone: with strict overcommit (`vm.overcommit_memory = 2`) or an

@@ -248,8 +248,9 @@ def multidc_cluster():
 # --------------------------------------------------------------------------
 # TLS nodes (`localdb start --tls`): 9044 without client certificates, 9045 requiring them
 
-TLS_PORT = PORT + 2
-MTLS_PORT = PORT + 3
+# A run on a node of its own (scripts/arm64.sh in CI) may still share the TLS nodes.
+TLS_PORT = int(os.environ.get("TURBOCQL_TEST_TLS_PORT", PORT + 2))
+MTLS_PORT = int(os.environ.get("TURBOCQL_TEST_MTLS_PORT", PORT + 3))
 
 
 def _tls_node(port, require_client_auth):
