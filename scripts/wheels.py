@@ -44,8 +44,8 @@ import subprocess
 import sys
 import time
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV_BIN = ROOT / ".venv" / "bin"
@@ -61,8 +61,7 @@ MATURIN_BUILD = ["build", "--release", "--zig", "--compatibility", TAG.rsplit("_
 SHARED_WITH_PYTHON = ("libssl", "libcrypto", "libpython")
 
 
-@dataclass(frozen=True)
-class Platform:
+class Platform(NamedTuple):
     """Where the wheels of one architecture are built and kept, and what they must be."""
 
     arch: str

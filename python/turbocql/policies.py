@@ -1,6 +1,7 @@
-"""Load-balancing policies and address translators, under the classic driver's names
-(``cassandra.policies``, which also re-exports the retry, speculative-execution,
-reconnection and conviction policies of ``turbocql._policies.failure``).
+"""Load-balancing policies, under the classic driver's names (``cassandra.policies``, which
+also re-exports the retry, speculative-execution, reconnection and conviction policies of
+``turbocql._policies.failure``, and the host distances, host-state listener and address
+translators of ``turbocql._policies.hosts``).
 
 The engine routes, not Python: each built-in load-balancing policy describes itself to the
 engine once (``_engine_policy()``), when the execution profile holding it is first used,
@@ -47,34 +48,16 @@ from turbocql._policies.failure import (  # noqa: F401 - classic names of cassan
     SpeculativeExecutionPolicy,
     _overrides,
 )
+from turbocql._policies.hosts import (  # noqa: F401 - classic names of cassandra.policies
+    AddressTranslator,
+    EC2MultiRegionTranslator,
+    HostDistance,
+    HostStateListener,
+    IdentityTranslator,
+)
 from turbocql._util.homes import publish as _publish
 
 log = _loggers.policies
-
-
-class HostDistance:
-    """How "far" a host is from the client (classic constants)."""
-
-    IGNORED = -1
-    LOCAL = 0
-    REMOTE = 1
-
-
-class HostStateListener:
-    """Told when hosts come up, go down, join or leave (``cluster.register_listener``).
-    A subclass implements the four methods (the classic base raises, as here)."""
-
-    def on_up(self, host):
-        raise NotImplementedError()
-
-    def on_down(self, host):
-        raise NotImplementedError()
-
-    def on_add(self, host):
-        raise NotImplementedError()
-
-    def on_remove(self, host):
-        raise NotImplementedError()
 
 
 def _engine_form(policy):
@@ -533,31 +516,6 @@ def default_lbp_factory():
     return TokenAwarePolicy(DCAwareRoundRobinPolicy())
 
 
-class AddressTranslator:
-    def translate(self, addr):
-        raise NotImplementedError()
-
-
-class IdentityTranslator(AddressTranslator):
-    def translate(self, addr):
-        return addr
-
-
-class EC2MultiRegionTranslator(AddressTranslator):
-    """Translates a node's public address to its private one by a reverse then a forward
-    DNS lookup (for clients inside the same EC2 region)."""
-
-    def translate(self, addr):
-        family = socket.getaddrinfo(addr, 0, socket.AF_UNSPEC, socket.SOCK_STREAM)[0][0]
-        name = socket.getfqdn(addr)
-        for info in socket.getaddrinfo(name, 0, family, socket.SOCK_STREAM):
-            try:
-                return info[4][0]
-            except Exception:  # try the next address
-                continue
-        return addr
-
-
 # The load-balancing policies defined here: the nearest of them in a policy's class's MRO is
 # the built-in one it extends (_engine_form). Named, not found by __module__: the policies of
 # turbocql._policies.failure have this module as theirs too.
@@ -608,10 +566,15 @@ __all__ = [
 ]
 
 # This module is the home of the classic names of cassandra.policies that live in
-# turbocql._policies.failure (reprs, docs and pickles name turbocql.policies).
+# turbocql._policies.failure and .hosts (reprs, docs and pickles name turbocql.policies).
 _publish(
     __name__,
     [
+        "AddressTranslator",
+        "EC2MultiRegionTranslator",
+        "HostDistance",
+        "HostStateListener",
+        "IdentityTranslator",
         "ConstantReconnectionPolicy",
         "ConstantSpeculativeExecutionPolicy",
         "ConvictionPolicy",

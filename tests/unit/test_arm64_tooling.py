@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 import struct
-import sys
 import zipfile
 from pathlib import Path
 
@@ -19,8 +18,6 @@ ROOT = Path(__file__).resolve().parents[2]
 def _wheels_module():
     spec = importlib.util.spec_from_file_location("turbocql_scripts_wheels_arm64", ROOT / "scripts" / "wheels.py")
     module = importlib.util.module_from_spec(spec)
-    # dataclasses looks its module up in sys.modules.
-    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 
