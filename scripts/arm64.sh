@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Tests of the aarch64 wheel on arm64 Linux, under emulation (qemu-user), from this x86_64
-# machine. Modelled on scripts/python314.sh, with an arm64 root instead of an x86_64 one:
+# machine. Like scripts/python314.sh (what they share: scripts/debian_root.sh), with an arm64
+# root instead of an x86_64 one:
 #   1. qemu-user-static (installed with apt-get if missing) registered with binfmt_misc for
 #      aarch64 ELF binaries, with the F flag (the emulator is opened at registration, so it
 #      runs binaries inside a chroot that has no copy of it); binfmt_misc mounted if it is not;
@@ -32,10 +33,6 @@
 # The tests use their own keyspace (TURBOCQL_TEST_KEYSPACE, default turbocql_arm64) and the
 # threaded stress test runs TURBOCQL_STRESS_SECONDS (default 60) per phase.
 # Each step's time is printed at the end. No speed figure is meaningful here: it is qemu's.
-set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-VENV="$ROOT/.venv"
-PY="$VENV/bin/python"
 MODE=smoke
 case "${1:-}" in
 smoke | unit | all | import) MODE="$1" && shift ;;
@@ -45,53 +42,15 @@ case "$PYVER" in
 3.13 | 3.14) ;;
 *) echo "arm64.sh: TURBOCQL_ARM64_PYTHON=$PYVER: Debian sid has python3.13 and python3.14" >&2 && exit 2 ;;
 esac
-SUITE=sid
-MIRROR="${TURBOCQL_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+NAME=arm64.sh
+LABEL="arm64 $PYVER"
+NEEDS="binfmt_misc, mmdebstrap, chroot, mount"
+CHROOT="${XDG_CACHE_HOME:-$HOME/.cache}/turbocql/debian-sid-arm64-python$PYVER"
 # openssl: a TLS test names a capath entry with `openssl x509 -hash`.
-PACKAGES="python$PYVER,openssl"
-CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/turbocql"
-CHROOT="$CACHE/debian-$SUITE-arm64-python$PYVER"
-PORT="${TURBOCQL_PORT:-${TURBOCQL_TEST_PORT:-9042}}"
-# tests/integration/conftest.py: TLS_PORT and MTLS_PORT
-TLS_PORT="${TURBOCQL_TEST_TLS_PORT:-$((PORT + 2))}"
-MTLS_PORT="${TURBOCQL_TEST_MTLS_PORT:-$((PORT + 3))}"
+ROOTFS_ARGS=(--arch=arm64 --variant=minbase --include="python$PYVER,openssl"
+    --aptopt='Acquire::Check-Valid-Until "false"' sid)
 export TURBOCQL_TEST_TIMEOUT_SCALE="${TURBOCQL_TEST_TIMEOUT_SCALE:-10}"
-# Its own keyspace on the shared node: the run can go on beside another test run (CI's).
-KEYSPACE="${TURBOCQL_TEST_KEYSPACE:-turbocql_arm64}"
-STRESS_SECONDS="${TURBOCQL_STRESS_SECONDS:-60}"
-
-[ "$(id -u)" = 0 ] || { echo "arm64.sh: needs root (binfmt_misc, mmdebstrap, chroot, mount)" >&2; exit 1; }
-cd "$ROOT"
-# The host side needs the project's venv (maturin, zig, auditwheel, noxfile, turbocql localdb).
-if ! "$PY" -c "import maturin, nox, turbocql_localdb" 2>/dev/null; then
-    bash scripts/env.sh
-fi
-mkdir -p "$CACHE"
-exec 9>"$CACHE/arm64.lock"
-flock 9 # one run at a time: they share the root and its mounts
-
-TIMES=()
-FAILED=()
-step_start() { STEP_T0=$(date +%s); echo "==> [arm64 $PYVER] $1"; }
-step_end() { TIMES+=("$(printf '%-22s %5d s' "$1" $(($(date +%s) - STEP_T0)))"); }
-# Run a timed step; a failing step is recorded and the next ones still run.
-step() {
-    local name="$1"
-    shift
-    step_start "$name"
-    "$@" || FAILED+=("$name")
-    step_end "$name"
-}
-apt_install() {
-    # CI runs scripts/python314.sh (which may install mmdebstrap too) while this runs: wait
-    # for the other's lock rather than fail on it.
-    apt-get -o DPkg::Lock::Timeout=600 update -q
-    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q "$@"
-}
-
-# Mounts below $1 (never delete a directory that still has any: a bind of the repository or
-# of localdb's directory would be deleted through it).
-mounts_under() { awk -v p="$1" '$2 == p || index($2, p "/") == 1 { print $2 }' /proc/mounts; }
+source "$(dirname "${BASH_SOURCE[0]}")/debian_root.sh"
 
 # --- 1. emulation ------------------------------------------------------------------------
 BINFMT=/proc/sys/fs/binfmt_misc
@@ -111,34 +70,8 @@ step_start "emulation"
 ensure_emulation
 step_end "emulation"
 
-# --- 2. the root filesystem ------------------------------------------------------------------
-# The mirror's sid may be a frozen copy whose Release file is past its Valid-Until date.
-ROOTFS_ARGS=(--arch=arm64 --variant=minbase --include="$PACKAGES"
-    --aptopt='Acquire::Check-Valid-Until "false"' "$SUITE")
-make_rootfs() {
-    command -v mmdebstrap >/dev/null || apt_install mmdebstrap
-    if [ -n "$(mounts_under "$CHROOT.new")" ]; then
-        echo "arm64.sh: $CHROOT.new has mounts, not removing it" >&2
-        return 1
-    fi
-    rm -rf "$CHROOT.new"
-    mmdebstrap "${ROOTFS_ARGS[@]}" "$CHROOT.new" "$MIRROR"
-    echo "${ROOTFS_ARGS[*]}" >"$CHROOT.new/.turbocql-rootfs"
-    if [ -d "$CHROOT" ]; then
-        [ -z "$(mounts_under "$CHROOT")" ] || { echo "arm64.sh: $CHROOT has mounts" >&2; return 1; }
-        rm -rf "$CHROOT"
-    fi
-    mv "$CHROOT.new" "$CHROOT"
-}
-if [ "$(cat "$CHROOT/.turbocql-rootfs" 2>/dev/null)" != "${ROOTFS_ARGS[*]}" ]; then
-    step_start "root filesystem"
-    make_rootfs
-    step_end "root filesystem"
-else
-    echo "==> [arm64 $PYVER] root filesystem: $CHROOT (kept)"
-fi
-PYTHON_PKG="$(chroot "$CHROOT" dpkg-query -W -f '${Version}' "python$PYVER")"
-echo "==> [arm64 $PYVER] Debian $SUITE arm64 python$PYVER $PYTHON_PKG in $CHROOT"
+# --- 2. the root filesystem (its packages' maintainer scripts run under emulation) ---------------
+ensure_rootfs "python$PYVER"
 
 # --- 3. the engine's wheel -------------------------------------------------------------------
 step_start "wheel (cross-build)"
@@ -146,75 +79,18 @@ WHEEL="$(nice -n 10 "$PY" scripts/wheels.py --arch aarch64 "$PYVER" --print-path
 step_end "wheel (cross-build)"
 
 # --- 4. the local nodes, on the host (for the smoke run) -------------------------------------
-STOP_PORTS=()
-# Start a node (localdb start arguments after the port) unless something answers CQL there.
-ensure_node() {
-    local port="$1"
-    shift
-    if "$PY" -m turbocql localdb status --port "$port" >/dev/null 2>&1; then
-        echo "==> node on port $port already running"
-    elif [ "$port" = "$PORT" ] && "$PY" -c "import sys; import turbocql_localdb as localdb; \
-sys.exit(0 if localdb.wait_for_cql('127.0.0.1', $port, timeout=2) else 1)" 2>/dev/null; then
-        echo "==> a Cassandra already answers on port $port: using it"
-    else
-        echo "==> starting the node on port $port"
-        "$PY" -m turbocql localdb start --port "$port" "$@"
-        STOP_PORTS+=("$port")
-    fi
-}
-
-MOUNTED=()
-cleanup() {
-    local i
-    for ((i = ${#MOUNTED[@]} - 1; i >= 0; i--)); do
-        umount -R "${MOUNTED[i]}" 2>/dev/null || umount -R -l "${MOUNTED[i]}" || true
-    done
-    for port in "${STOP_PORTS[@]}"; do
-        "$PY" -m turbocql localdb stop --port "$port" || true
-    done
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
 if [ "$MODE" = smoke ] || [ "$MODE" = all ]; then
-    step_start "nodes"
-    ensure_node "$PORT" --heap "${TURBOCQL_HEAP:-2G}"
-    ensure_node "$TLS_PORT" --tls --heap 768M
-    ensure_node "$MTLS_PORT" --tls --require-client-auth --heap 768M
-    step_end "nodes"
+    ensure_nodes
 fi
 
 # --- 5. the root's mounts ----------------------------------------------------------------------
-LOCALDB_DIR="$("$PY" -c "import turbocql_localdb as localdb; print(localdb.cache_base())")"
-mkdir -p "$LOCALDB_DIR"
-bind() { # source, target inside the root, mount options
-    [ ! -d "$1" ] || mkdir -p "$CHROOT$2"
-    mount --bind "$1" "$CHROOT$2"
-    MOUNTED+=("$CHROOT$2")
-    [ -z "${3:-}" ] || mount -o "remount,bind,$3" "$CHROOT$2"
-}
-[ -z "$(mounts_under "$CHROOT")" ] || { echo "arm64.sh: $CHROOT already has mounts" >&2; exit 1; }
-mount -t proc proc "$CHROOT/proc"
-MOUNTED+=("$CHROOT/proc")
-mount --rbind /dev "$CHROOT/dev"
-mount --make-rslave "$CHROOT/dev"
-MOUNTED+=("$CHROOT/dev")
-bind "$ROOT" "$ROOT" ro
-bind "$LOCALDB_DIR" "$LOCALDB_DIR"
-
-# A clean environment: nothing of the host's (no Rust, no pyenv) but what the tests read.
-CENV=(
-    HOME=/root PATH=/opt/venv/bin:/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8
-    XDG_CACHE_HOME="$(dirname "$(dirname "$LOCALDB_DIR")")" # localdb finds its directory
-    TURBOCQL_TEST_HOST="${TURBOCQL_TEST_HOST:-127.0.0.1}" TURBOCQL_TEST_PORT="$PORT"
-    TURBOCQL_TEST_TLS_PORT="$TLS_PORT" TURBOCQL_TEST_MTLS_PORT="$MTLS_PORT"
+mount_root
+# Its own keyspace on the shared node: the run can go on beside another test run (CI's).
+CENV+=(
     TURBOCQL_TEST_TIMEOUT_SCALE="$TURBOCQL_TEST_TIMEOUT_SCALE"
-    TURBOCQL_TEST_KEYSPACE="$KEYSPACE" TURBOCQL_STRESS_SECONDS="$STRESS_SECONDS"
+    TURBOCQL_TEST_KEYSPACE="${TURBOCQL_TEST_KEYSPACE:-turbocql_arm64}"
+    TURBOCQL_STRESS_SECONDS="${TURBOCQL_STRESS_SECONDS:-60}"
 )
-for var in TURBOCQL_LOCALDB_DIR; do
-    [ -z "${!var:-}" ] || CENV+=("$var=${!var}")
-done
-in_root() { chroot "$CHROOT" /usr/bin/env -i "${CENV[@]}" bash -c "cd '$ROOT' && $1"; }
 
 # --- 6. the virtualenv and the tests -------------------------------------------------------------
 # A fresh virtualenv of the arm64 Python (made in the root, without pip), and in it: the test
@@ -224,7 +100,6 @@ in_root() { chroot "$CHROOT" /usr/bin/env -i "${CENV[@]}" bash -c "cd '$ROOT' &&
 # compiled). pip itself under qemu took 7 minutes for the same (4.5 without compiling .pyc),
 # most of it pip's own code and ensurepip; the packages are the same files either way. The
 # .pyc are then written on first import, by the arm64 Python.
-nox_value() { "$PY" -c "import noxfile; $1"; }
 mapfile -t REQS < <(nox_value 'print("\n".join(r for r in noxfile.test_requirements() if not r.startswith("maturin")))')
 install_venv() {
     local site="$CHROOT/opt/venv/lib/python$PYVER/site-packages" wheels rc=0
@@ -238,8 +113,7 @@ install_venv() {
     return $rc
 }
 step "venv + packages" install_venv
-step "import" in_root "python -c 'import platform, ssl, sys, turbocql._engine as e; print(sys.version, platform.machine()); \
-print(e.__file__); print(ssl.OPENSSL_VERSION, \"TLS verifier:\", e.tls_verifier()); \
+step "import" in_root "python -c '$ENGINE_IMPORT; \
 assert platform.machine() == \"aarch64\", platform.machine(); \
 from importlib.metadata import version; \
 print(*(n + \" \" + version(n) for n in (\"turbocql\", \"numpy\", \"cassandra-driver\", \"uvloop\", \"cryptography\", \"pytest\")))' \
@@ -271,10 +145,4 @@ if [ "$MODE" = smoke ] || [ "$MODE" = all ]; then
     step "TLS tests" in_root "$PYTEST tests/integration/test_tls.py $*"
 fi
 
-echo "==> [arm64 $PYVER] Debian $SUITE arm64 python$PYVER $PYTHON_PKG, under qemu: times"
-printf '    %s\n' "${TIMES[@]}"
-if [ ${#FAILED[@]} -gt 0 ]; then
-    echo "arm64 python$PYVER: failed: $(printf '[%s] ' "${FAILED[@]}")" >&2
-    exit 1
-fi
-echo "arm64 python$PYVER ($MODE): all passed"
+report
