@@ -59,14 +59,14 @@ def run_tests(out, rows):
             path = ROOT / "tests" / "integration" / f
             if path.exists() and str(path) not in files:
                 files.append(str(path))
-    env = dict(os.environ, TURBOCQL_RELIABILITY_OUT=str(out))
+    env = dict(os.environ, TURBOCQL_RELIABILITY_OUT=str(out), TURBOCQL_TEST_LONG="1")
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *files]
     print("==>", " ".join(cmd[3:]), flush=True)
     return subprocess.run(cmd, cwd=ROOT, env=env).returncode
 
 
 def run_benchmark(script, out, args):
-    env = dict(os.environ, TURBOCQL_RELIABILITY_OUT=str(out))
+    env = dict(os.environ, TURBOCQL_RELIABILITY_OUT=str(out), TURBOCQL_TEST_LONG="1")
     cmd = [sys.executable, str(ROOT / "benchmarks" / script), *args]
     print("==>", " ".join(cmd[1:]), flush=True)
     return subprocess.run(cmd, cwd=ROOT, env=env).returncode

@@ -17,8 +17,8 @@ committed here.
 
 The outcome is the report `scripts/classic_unit_suite.md`: per file, the counts of both runs,
 and every test that passes on the classic driver and not on turbocql with its reason from
-KNOWN (or "unexplained"). `tests/integration/test_classic_unit_suite.py` runs it in the test
-command and fails on any unexplained difference or below 95%.
+KNOWN (or "unexplained"). `tests/integration/test_classic_unit_suite.py` runs it in the long
+tests (scripts/test_long.sh) and fails on any unexplained difference or below 95%.
 
 Usage:
 
@@ -179,7 +179,7 @@ def write_report(files: dict, summary: dict, path: Path) -> None:
     lines = [
         "# The classic driver's unit tests through the shim",
         "",
-        "Written by `scripts/classic_unit_suite.py` (run in the test command by "
+        "Written by `scripts/classic_unit_suite.py` (run in the long tests, `scripts/test_long.sh`, by "
         "`tests/integration/test_classic_unit_suite.py`). The files of the classic driver's "
         "`tests/unit` that test public behaviour, from its %s source (Debian's "
         "`python-cassandra-driver` upstream tarball, SHA-256 pinned), unmodified, run on "

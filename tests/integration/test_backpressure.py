@@ -37,7 +37,7 @@ from turbocql.concurrent import WritePipeline, execute_concurrent_with_args
 from turbocql.connection import ConnectionBusy
 from turbocql.policies import WhiteListRoundRobinPolicy
 
-pytestmark = [pytest.mark.multinode, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.multinode, pytest.mark.long, pytest.mark.timeout(600)]
 
 N = 1_000_000
 NODE = 3

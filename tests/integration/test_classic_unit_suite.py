@@ -20,6 +20,7 @@ import pytest
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "classic_unit_suite.py"
 
 
+@pytest.mark.long
 @pytest.mark.timeout(900)
 def test_classic_unit_tests_pass_through_the_shim(tmp_path):
     report, raw = tmp_path / "report.md", tmp_path / "raw.json"

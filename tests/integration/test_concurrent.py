@@ -79,6 +79,7 @@ def test_results_generator_streams_in_order(session, table):
     assert [r.result_or_exc.one().a for r in out] == [str(i) for i in range(3000)]
 
 
+@pytest.mark.long
 def test_generator_of_many_items_keeps_memory_bounded(session, table):
     """200,000 requests from a generator, results streamed: memory does not grow with the input."""
     sel = session.prepare("SELECT key FROM system.local WHERE key = ?")

@@ -274,6 +274,7 @@ def _late_run(session, select, count):
     return counts, time.monotonic() - t0
 
 
+@pytest.mark.long
 @pytest.mark.timeout(420)
 def test_100k_late_responses_leave_memory_and_connection_as_they_were(proxied_node, keyspace, int_table):
     """100,000 responses that arrive after their request gave up: every response is held

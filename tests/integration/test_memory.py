@@ -132,6 +132,7 @@ def _params(n, start=0):
         yield (i & 1, (k,) if i & 1 else (k, "value %d" % k))
 
 
+@pytest.mark.long
 def test_sync_execute(mem_session, stmts):
     """Sync ``execute`` from 8 threads, each waiting for its own request (as the
     benchmarks' sync rows do; one thread alone would wait out 100,000 round trips)."""
@@ -181,6 +182,7 @@ def test_execute_async_result(mem_session, stmts):
     _measure(run, "execute_async + result()")
 
 
+@pytest.mark.long
 def test_execute_async_callbacks(mem_session, stmts):
     """Callback chains (each callback starts the chain's next request), 100 in flight."""
     session = mem_session
@@ -232,6 +234,7 @@ def test_execute_async_callbacks(mem_session, stmts):
     _measure(run, "execute_async with callbacks")
 
 
+@pytest.mark.long
 def test_execute_concurrent_with_args_list(mem_session, stmts):
     """Lists of 1,000 parameters, results as lists; inserts and selects alternate by chunk."""
     session = mem_session
@@ -254,6 +257,7 @@ def test_execute_concurrent_with_args_list(mem_session, stmts):
     _measure(run, "execute_concurrent_with_args (list)")
 
 
+@pytest.mark.long
 def test_execute_concurrent_with_args_generator_results_generator(mem_session, stmts):
     """Parameters from generators, results streamed (``results_generator=True``): each
     run is two calls, half the requests INSERTs, then half SELECTs."""
@@ -284,6 +288,7 @@ def test_execute_concurrent_with_args_generator_results_generator(mem_session, s
     _measure(run, "execute_concurrent_with_args (generator, results_generator)")
 
 
+@pytest.mark.long
 def test_write_pipeline(mem_session, stmts):
     session = mem_session
     ins = stmts[0]
@@ -297,6 +302,7 @@ def test_write_pipeline(mem_session, stmts):
     _measure(run, "WritePipeline")
 
 
+@pytest.mark.long
 def test_read_pipeline(mem_session, stmts):
     """Reads queued by chunks of 1,000, each chunk's results consumed in order."""
     session = mem_session
@@ -318,6 +324,7 @@ def test_read_pipeline(mem_session, stmts):
     _measure(run, "ReadPipeline")
 
 
+@pytest.mark.long
 def test_asyncio_execute(cassandra, keyspace, mem_session, stmts):
     """100 coroutines each awaiting one request at a time, on one loop (warm-up and
     window on the same loop and asyncio session)."""

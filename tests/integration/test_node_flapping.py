@@ -23,7 +23,7 @@ from turbocql import ConsistencyLevel
 from turbocql.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
 from turbocql.policies import ConstantReconnectionPolicy, HostStateListener, WhiteListRoundRobinPolicy
 
-pytestmark = [pytest.mark.multinode, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.multinode, pytest.mark.long, pytest.mark.timeout(900)]
 
 NODE = 2
 ADDRESS = "127.0.0.12"
