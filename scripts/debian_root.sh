@@ -85,7 +85,8 @@ ensure_rootfs() {
     else
         echo "==> [$LABEL] root filesystem: $CHROOT (kept)"
     fi
-    PYTHON_PKG="$1 $(chroot "$CHROOT" dpkg-query -W -f '${Version}' "$1")"
+    # The version from the package's changelog: an extracted root has no dpkg database.
+    PYTHON_PKG="$1 $({ zcat "$CHROOT/usr/share/doc/$1/changelog.Debian.gz" || true; } | head -1 | sed 's/^[^(]*(\([^)]*\)).*/\1/')"
     echo "==> [$LABEL] Debian $SUITE $PYTHON_PKG in $CHROOT"
 }
 
