@@ -154,6 +154,7 @@ mount_root() {
 # scripts add their own.
 CENV=(
     HOME=/root PATH=/opt/venv/bin:/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8
+    PYTHONUNBUFFERED=1 # pytest's progress reaches a log as it goes
     XDG_CACHE_HOME="$(dirname "$(dirname "$LOCALDB_DIR")")" # localdb finds its directory
     TURBOCQL_TEST_HOST="${TURBOCQL_TEST_HOST:-127.0.0.1}" TURBOCQL_TEST_PORT="$PORT"
     TURBOCQL_TEST_TLS_PORT="$TLS_PORT" TURBOCQL_TEST_MTLS_PORT="$MTLS_PORT"
