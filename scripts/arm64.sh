@@ -50,10 +50,11 @@ CHROOT="${XDG_CACHE_HOME:-$HOME/.cache}/turbocql/debian-sid-arm64-python$PYVER"
 # runs under emulation while the root is made: 5 s instead of 314 for minbase in a CI run,
 # where python3.13's own scripts byte-compiled its library under qemu): the Python with
 # what it depends on, the shell and tools the tests call (openssl: a TLS test names a capath
-# entry with `openssl x509 -hash`), and the accounts base-passwd would have written (its
+# entry with `openssl x509 -hash`), libstdc++ (numpy's wheel links it: minbase had it through
+# apt, an extracted root has no apt), and the accounts base-passwd would have written (its
 # script does not run either).
 ROOTFS_ARGS=(--arch=arm64 --variant=extract
-    --include="python$PYVER,openssl,base-files,bash,coreutils,dash,diffutils,findutils,grep,gzip,sed,tar,base-passwd"
+    --include="python$PYVER,openssl,libstdc++6,base-files,bash,coreutils,dash,diffutils,findutils,grep,gzip,sed,tar,base-passwd"
     --customize-hook='cp "$1/usr/share/base-passwd/passwd.master" "$1/etc/passwd"'
     --customize-hook='cp "$1/usr/share/base-passwd/group.master" "$1/etc/group"'
     --aptopt='Acquire::Check-Valid-Until "false"' sid)
