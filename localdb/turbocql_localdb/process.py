@@ -40,8 +40,22 @@ from .node import (
 from .probe import check_ports_free, cql_answers, cql_login_ok, wait_for_cql
 
 
+def _without_emulator(args: list[str]) -> list[str]:
+    """``args`` without the user-mode emulator that runs a foreign program through
+    binfmt_misc (qemu-user: an arm64 container on x86_64, or the reverse; scripts/arm64.sh):
+    its /proc/PID/cmdline is the emulator, the program's path, then the program's own argv
+    (from its argv[0] when the registration preserves it, flag P, as qemu-user-static's does;
+    from argv[1] otherwise)."""
+    if len(args) < 2 or not (os.path.basename(args[0]).startswith("qemu-") or "qemu-binfmt" in args[0]):
+        return args
+    if len(args) > 2 and os.path.basename(args[2]) == os.path.basename(args[1]):
+        return args[2:]
+    return args[1:]
+
+
 def _cmdline(pid: int) -> list[str] | None:
-    """The argv of a live (non-zombie) process, or None if it is gone."""
+    """The argv of a live (non-zombie) process, or None if it is gone; a program run by a
+    user-mode emulator shows its own (:func:`_without_emulator`)."""
     proc = Path(f"/proc/{pid}")
     if Path("/proc/self").exists():
         try:
@@ -51,7 +65,7 @@ def _cmdline(pid: int) -> list[str] | None:
             raw = (proc / "cmdline").read_bytes()
         except (OSError, ValueError):
             return None
-        return [a.decode(errors="replace") for a in raw.split(b"\0") if a]
+        return _without_emulator([a.decode(errors="replace") for a in raw.split(b"\0") if a])
     try:  # pragma: no cover - non-Linux fallback
         res = subprocess.run(["ps", "-o", "stat=,command=", "-p", str(pid)], capture_output=True, text=True)
     except OSError:  # pragma: no cover
