@@ -5,7 +5,7 @@
 # many thousands of requests on each path but execute_async's (which the test command keeps),
 # 100,000 late responses through a proxy, a generator of many items, and the classic driver's
 # whole unit suite through the shim. Run before a release and after a change of the request
-# path, connection handling or shim: `bash scripts/test_long.sh` (about 13 minutes here;
+# path, connection handling or shim: `bash scripts/test_long.sh` (about 5 minutes of pytest here;
 # docs/contributing.md). Starts the local Cassandra unless one runs (the cluster's tests start
 # the 3-node cluster themselves). Arguments go to pytest.
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
