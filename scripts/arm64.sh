@@ -45,7 +45,7 @@ esac
 NAME=arm64.sh
 LABEL="arm64 $PYVER"
 NEEDS="binfmt_misc, mmdebstrap, chroot, mount"
-CHROOT="${XDG_CACHE_HOME:-$HOME/.cache}/turbocql/debian-sid-arm64-python$PYVER"
+ROOT_NAME="arm64-python$PYVER"
 # The packages extracted, not installed (variant extract: no maintainer script runs, so nothing
 # runs under emulation while the root is made: 5 s instead of 314 for minbase in a CI run,
 # where python3.13's own scripts byte-compiled its library under qemu): the Python with
@@ -56,8 +56,7 @@ CHROOT="${XDG_CACHE_HOME:-$HOME/.cache}/turbocql/debian-sid-arm64-python$PYVER"
 ROOTFS_ARGS=(--arch=arm64 --variant=extract
     --include="python$PYVER,openssl,libstdc++6,util-linux,base-files,bash,coreutils,dash,diffutils,findutils,grep,gzip,sed,tar,base-passwd"
     --customize-hook='cp "$1/usr/share/base-passwd/passwd.master" "$1/etc/passwd"'
-    --customize-hook='cp "$1/usr/share/base-passwd/group.master" "$1/etc/group"'
-    --aptopt='Acquire::Check-Valid-Until "false"' sid)
+    --customize-hook='cp "$1/usr/share/base-passwd/group.master" "$1/etc/group"')
 export TURBOCQL_TEST_TIMEOUT_SCALE="${TURBOCQL_TEST_TIMEOUT_SCALE:-10}"
 source "$(dirname "${BASH_SOURCE[0]}")/debian_root.sh"
 

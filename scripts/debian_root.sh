@@ -4,8 +4,8 @@
 # scripts, after they set:
 #   NAME     the script's name, for messages ("arm64.sh")
 #   LABEL    the prefix of its step lines ("arm64 3.13")
-#   CHROOT   the root's directory
-#   ROOTFS_ARGS  mmdebstrap's arguments before the target directory (the suite last)
+#   ROOT_NAME    the root's name: it is kept in ~/.cache/turbocql/debian-sid-<ROOT_NAME>
+#   ROOTFS_ARGS  mmdebstrap's arguments of its own (architecture, variant, packages, hooks)
 #   NEEDS    what root is needed for, for the message when the script is not run as root
 # and then call, in order: ensure_rootfs, ensure_nodes (when it tests against the nodes),
 # mount_root, and finally report. `step NAME COMMAND...` times a step and records a failure
@@ -18,6 +18,9 @@ PY="$VENV/bin/python"
 SUITE=sid
 MIRROR="${TURBOCQL_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/turbocql"
+CHROOT="$CACHE/debian-$SUITE-$ROOT_NAME"
+# The mirror's sid may be a frozen copy whose Release file is past its Valid-Until date.
+ROOTFS_ARGS+=(--aptopt='Acquire::Check-Valid-Until "false"' "$SUITE")
 PORT="${TURBOCQL_PORT:-${TURBOCQL_TEST_PORT:-9042}}"
 # tests/integration/conftest.py: TLS_PORT and MTLS_PORT
 TLS_PORT="${TURBOCQL_TEST_TLS_PORT:-$((PORT + 2))}"
@@ -58,8 +61,7 @@ nox_value() { "$PY" -c "import noxfile; $1"; }
 
 # --- the root filesystem -----------------------------------------------------------------------
 # Made again when missing or when its arguments (the package list) change: the arguments are
-# kept in the root. The mirror's sid may be a frozen copy whose Release file is past its
-# Valid-Until date.
+# kept in the root.
 make_rootfs() {
     command -v mmdebstrap >/dev/null || apt_install mmdebstrap
     if [ -n "$(mounts_under "$CHROOT.new")" ]; then

@@ -25,9 +25,8 @@ PYVER=3.14
 NAME=python314.sh
 LABEL="$PYVER"
 NEEDS="mmdebstrap, chroot, mount"
-CHROOT="${XDG_CACHE_HOME:-$HOME/.cache}/turbocql/debian-sid-python$PYVER"
-ROOTFS_ARGS=(--variant=minbase --include="python$PYVER,python$PYVER-venv,ca-certificates"
-    --aptopt='Acquire::Check-Valid-Until "false"' sid)
+ROOT_NAME="python$PYVER"
+ROOTFS_ARGS=(--variant=minbase --include="python$PYVER,python$PYVER-venv,ca-certificates")
 source "$(dirname "${BASH_SOURCE[0]}")/debian_root.sh"
 
 # --- 1. the root filesystem -------------------------------------------------------------
