@@ -18,6 +18,7 @@ use scylla::frame::response::result::{CollectionType, ColumnType, NativeType};
 
 use super::fill;
 use super::rows::{column_err, column_to_py, decode_err, inet_text, read_cell, read_err, read_len, read_signed_vint, start_page, RawPage, RESERVE_ROWS};
+use super::types::empty_reads_as_null;
 
 /// A bitmap (validity, or boolean values), least significant bit first.
 #[derive(Default)]
@@ -233,8 +234,8 @@ impl Column {
             return self.push_null(py);
         };
         // An empty value of a type with no empty form reads as null, as in the classic
-        // driver (`super::rows::column_to_py`).
-        if b.is_empty() && matches!(self.values, Values::Fixed { .. } | Values::Bool(_)) {
+        // driver, at any depth (`super::types::empty_reads_as_null`).
+        if b.is_empty() && empty_reads_as_null(&self.typ) {
             return self.push_null(py);
         }
         let typ = &self.typ;
@@ -292,9 +293,15 @@ impl Column {
                 let n = count(&mut r, typ)?;
                 for _ in 0..n {
                     // Arrow's map keys are never null (pyarrow aborts the process on one); a
-                    // node never sends one, so only a broken server reaches this.
+                    // node never sends one, so only a broken server reaches this. An empty key
+                    // of a type with no empty form reads as null too (found by the columns
+                    // fuzz target: an int key of 0 bytes).
                     let key = read_cell(&mut r, typ)?.ok_or_else(|| decode_err(typ, "a map key is null"))?;
+                    let nulls = keys.validity.zeros;
                     keys.push(py, Some(key))?;
+                    if keys.validity.zeros != nulls {
+                        return Err(decode_err(typ, "a map key is empty (a null in Arrow, which allows no null key)"));
+                    }
                     values.push(py, read_cell(&mut r, typ)?)?;
                 }
                 offsets.push(offset(keys.validity.len, typ)?);
@@ -441,7 +448,7 @@ pub fn page_text_columns(py: Python<'_>, rows: &impl RawPage) -> PyResult<Vec<Ar
             let cell = cell.map_err(|e| read_err(py, "a column", e))?;
             match cell.slice.map(|b| b.as_slice()) {
                 // As in the classic driver, an empty value of a type with no empty form is null.
-                Some(b) if !b.is_empty() || matches!(cell.spec.typ(), ColumnType::Native(NativeType::Text | NativeType::Ascii | NativeType::Blob)) => {
+                Some(b) if !b.is_empty() || !empty_reads_as_null(cell.spec.typ()) => {
                     s.clear();
                     super::to_text::write_text(&mut s, b, cell.spec.typ(), false).map_err(|e| column_err(py, cell.spec, decode_err(cell.spec.typ(), &e)))?;
                     col.push(py, Some(s.as_bytes())).map_err(|e| column_err(py, cell.spec, e))?;

@@ -15,7 +15,7 @@ use scylla::deserialize::row::ColumnIterator;
 use scylla::frame::response::result::{CollectionType, ColumnSpec, ColumnType, NativeType};
 use scylla::response::query_result::QueryRowsResult;
 
-use super::types::{type_name, type_name_for_message};
+use super::types::{empty_reads_as_null, type_name, type_name_for_message};
 use crate::errors;
 use crate::pyrefs;
 use crate::pyrefs::Exc;
@@ -288,7 +288,7 @@ pub fn to_py<'py>(py: Python<'py>, b: &[u8], typ: &ColumnType<'_>) -> PyResult<B
                 CollectionType::List(e) => {
                     let list = PyList::empty(py);
                     for _ in 0..n {
-                        list.append(cell_to_py(py, read_cell(&mut s, e)?, e)?)?;
+                        list.append(column_to_py(py, read_cell(&mut s, e)?, e)?)?;
                     }
                     list.into_any()
                 }
@@ -297,15 +297,15 @@ pub fn to_py<'py>(py: Python<'py>, b: &[u8], typ: &ColumnType<'_>) -> PyResult<B
                     // can hold (each element has at least its 4-byte length).
                     let mut items = Vec::with_capacity(n.min(s.len() / 4));
                     for _ in 0..n {
-                        items.push(cell_to_py(py, read_cell(&mut s, e)?, e)?);
+                        items.push(column_to_py(py, read_cell(&mut s, e)?, e)?);
                     }
                     pyrefs::codec(py)?.SortedSet.bind(py).call1((PyList::new(py, items)?,))?
                 }
                 CollectionType::Map(kt, vt) => {
                     let mut pairs = Vec::with_capacity(n.min(s.len() / 8));
                     for _ in 0..n {
-                        let k = cell_to_py(py, read_cell(&mut s, kt)?, kt)?;
-                        let v = cell_to_py(py, read_cell(&mut s, vt)?, vt)?;
+                        let k = column_to_py(py, read_cell(&mut s, kt)?, kt)?;
+                        let v = column_to_py(py, read_cell(&mut s, vt)?, vt)?;
                         pairs.push(PyTuple::new(py, [k, v])?);
                     }
                     pyrefs::codec(py)?.OrderedMap.bind(py).call1((PyList::new(py, pairs)?,))?
@@ -321,7 +321,7 @@ pub fn to_py<'py>(py: Python<'py>, b: &[u8], typ: &ColumnType<'_>) -> PyResult<B
                 if s.is_empty() {
                     break;
                 }
-                items.push(cell_to_py(py, read_cell(&mut s, t)?, t)?);
+                items.push(column_to_py(py, read_cell(&mut s, t)?, t)?);
             }
             fill_missing(py, typ, &mut items, types.len())?;
             PyTuple::new(py, items)?.into_any()
@@ -333,7 +333,7 @@ pub fn to_py<'py>(py: Python<'py>, b: &[u8], typ: &ColumnType<'_>) -> PyResult<B
                 if s.is_empty() {
                     break;
                 }
-                values.push(cell_to_py(py, read_cell(&mut s, t)?, t)?);
+                values.push(column_to_py(py, read_cell(&mut s, t)?, t)?);
             }
             fill_missing(py, typ, &mut values, definition.field_types.len())?;
             let names = definition.field_types.iter().map(|(name, _)| name.as_ref());
@@ -364,13 +364,6 @@ pub fn to_py<'py>(py: Python<'py>, b: &[u8], typ: &ColumnType<'_>) -> PyResult<B
         }
         _ => return Err(decode_err(typ, "unsupported type")),
     })
-}
-
-fn cell_to_py<'py>(py: Python<'py>, cell: Option<&[u8]>, typ: &ColumnType<'_>) -> PyResult<Bound<'py, PyAny>> {
-    match cell {
-        None => Ok(py.None().into_bound(py)),
-        Some(b) => to_py(py, b, typ),
-    }
 }
 
 /// The types whose class has `support_empty_values` set (`turbocql.cqltypes`), a bit per
@@ -456,11 +449,13 @@ pub fn _set_empty_values(names: Vec<String>) -> PyResult<()> {
 
 /// An empty value (zero bytes) of a type with no empty form reads as None, or as
 /// `turbocql.cqltypes.EMPTY` when the type's class has `support_empty_values` set, as in
-/// the classic driver (`CassandraType.from_binary`).
+/// the classic driver (`CassandraType.from_binary`), which reads a collection's elements and
+/// a tuple's or UDT's fields the same way: a node stores `{blobAsInt(0x): 5}` and the classic
+/// driver reads `{None: 5}`.
 pub(crate) fn column_to_py<'py>(py: Python<'py>, cell: Option<&[u8]>, typ: &ColumnType<'_>) -> PyResult<Bound<'py, PyAny>> {
     match cell {
         None => Ok(py.None().into_bound(py)),
-        Some(b) if b.is_empty() && !matches!(typ, ColumnType::Native(NativeType::Text | NativeType::Ascii | NativeType::Blob)) => {
+        Some(b) if b.is_empty() && empty_reads_as_null(typ) => {
             // Relaxed: see `_set_empty_values`.
             let mask = EMPTY_VALUES.load(Ordering::Relaxed);
             if mask != 0 && empty_kind(typ).is_some_and(|i| mask & (1 << i) != 0) {

@@ -10,6 +10,7 @@ use std::fmt::Write;
 use scylla::frame::response::result::{CollectionType, ColumnType, NativeType};
 
 use super::rows::{civil_from_days, inet_text};
+use super::types::empty_reads_as_null;
 
 /// Why bytes could not be written as text: a value shorter or longer than its type says.
 pub type Malformed = String;
@@ -175,19 +176,28 @@ pub fn write_text(out: &mut String, b: &[u8], typ: &ColumnType<'_>, nested: bool
 
 fn element(out: &mut String, b: &mut &[u8], typ: &ColumnType<'_>) -> Result<(), Malformed> {
     match read_cell(b)? {
-        Some(v) => write_text(out, v, typ, true),
         None => Err("a null inside a collection".into()),
+        // An element a node stores empty (`[blobAsInt(0x)]`) reads as null, as in cqlsh.
+        Some(v) => nested_value(out, v, typ),
     }
 }
 
 fn field(out: &mut String, b: &mut &[u8], typ: &ColumnType<'_>) -> Result<(), Malformed> {
     match read_cell(b)? {
-        Some(v) => write_text(out, v, typ, true),
+        Some(v) => nested_value(out, v, typ),
         None => {
             out.push_str("null");
             Ok(())
         }
     }
+}
+
+fn nested_value(out: &mut String, v: &[u8], typ: &ColumnType<'_>) -> Result<(), Malformed> {
+    if v.is_empty() && empty_reads_as_null(typ) {
+        out.push_str("null");
+        return Ok(());
+    }
+    write_text(out, v, typ, true)
 }
 
 fn write_native(out: &mut String, b: &[u8], nt: &NativeType) -> Result<(), Malformed> {

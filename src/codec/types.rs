@@ -4,6 +4,14 @@
 
 use scylla::frame::response::result::{CollectionType, ColumnType, NativeType};
 
+/// Whether an empty value (zero bytes) of this type reads as null: every type but the three
+/// whose empty value is a value (the empty text and bytes), as the classic driver's
+/// `CassandraType.from_binary` reads it, at the top level and inside collections, tuples and
+/// UDTs alike. A node stores such values (`{blobAsInt(0x): 5}`).
+pub fn empty_reads_as_null(t: &ColumnType<'_>) -> bool {
+    !matches!(t, ColumnType::Native(NativeType::Text | NativeType::Ascii | NativeType::Blob))
+}
+
 /// The CQL name of a native type.
 pub fn native_name(t: &NativeType) -> &'static str {
     match t {

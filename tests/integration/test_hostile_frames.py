@@ -75,7 +75,7 @@ RLIMIT_OK = [
     "numpy-null-vector-64k-dimension",
     "arrow-null-vector-64k-dimension",
     "arrow-null-tuple-of-64k-fields",
-    "rows-empty-tuples-of-64k-fields",
+    "rows-short-tuples-of-64k-fields",
     "rows-no-columns-2G-rows",
 ]
 # Frames that do not lie but ask for much: a page of nulls that fill in what no received byte
@@ -87,7 +87,7 @@ FILL_MODES = {
     "numpy-null-vector-64k-dimension",
     "arrow-null-vector-64k-dimension",
     "arrow-null-tuple-of-64k-fields",
-    "rows-empty-tuples-of-64k-fields",
+    "rows-short-tuples-of-64k-fields",
 }
 FILL_RSS_LIMIT_MB = 768.0
 FILL_SECONDS = 15.0

@@ -319,20 +319,22 @@ def test_lying_collection_count_does_not_reserve_it(cql_type):
     assert proc.stdout.startswith("ValueError")
 
 
-def _empty_elements(n):
-    """A list of `n` elements of zero bytes each."""
-    return struct.pack(">i", n) + b"\x00\x00\x00\x00" * n
+def _short_tuples(n):
+    """A list of `n` tuple values that each end after their first field (a null)."""
+    return struct.pack(">i", n) + (struct.pack(">i", 4) + struct.pack(">i", -1)) * n
 
 
 def test_fields_a_value_leaves_out_are_charged_to_the_fill_budget():
-    """Each empty element of a list of 65,535-field tuples (the protocol's most) reads as
-    65,535 Nones: 600 of them (2.4 KB) would be 315 MB of slots no byte stands for, over the
-    page's fill budget
+    """Each element of a list of 65,535-field tuples (the protocol's most) that ends after its
+    first field reads as 65,535 Nones: 600 of them (4.8 KB) would be 315 MB of slots no byte
+    stands for, over the page's fill budget
     (src/codec/fill.rs: the frame limit, 256 MiB by default), so the value is refused with a
     ValueError naming the setting; 30 of them are read next, each field None (the budget is
     per decoding: the refused value had used it up)."""
     t = "list<frozen<tuple<%s>>>" % ", ".join(["int"] * 65535)
     with pytest.raises(ValueError, match=r"over the page's budget of 268435456 bytes \(Cluster max_frame_length\)"):
-        _engine.decode(t, _empty_elements(600))
-    got = _engine.decode(t, _empty_elements(30))
+        _engine.decode(t, _short_tuples(600))
+    got = _engine.decode(t, _short_tuples(30))
     assert len(got) == 30 and all(len(x) == 65535 and x[0] is None and x[-1] is None for x in got)
+    # an element of no byte at all is None, as the classic driver reads it
+    assert _engine.decode(t, struct.pack(">ii", 1, 0)) == [None]
