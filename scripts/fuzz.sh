@@ -44,6 +44,9 @@ export PYTHONHOME="$("$VENV/bin/python" -c 'import sys; print(sys.base_prefix)')
 # which takes the place of the config's.
 export RUSTFLAGS="--cfg scylla_unstable ${RUSTFLAGS:-}"
 export ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1"
+# The embedded interpreter's str hashes fixed, so that a smoke's path through the code (and the
+# coverage that steers libFuzzer's fixed seed) does not change with the process.
+export PYTHONHASHSEED="${PYTHONHASHSEED:-0}"
 BIN="$ROOT/fuzz/target/x86_64-unknown-linux-gnu/release"
 
 build() {

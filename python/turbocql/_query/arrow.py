@@ -77,6 +77,11 @@ def to_array(col) -> pa.Array:
         )
     if kind == "map":
         keys, values = children
+        if keys.type == pa.null():
+            # Keys of Python objects (varint, decimal, ...) take their type from their values:
+            # with no entry in the page there is none, and Arrow has no null-typed key. Text,
+            # the type that holds any of them (`_objects_array`).
+            keys = pa.array([], type=pa.string())
         # The entries exactly as the map type declares them (keys not null): a child whose
         # type differs from the declared one corrupts memory in writers that trust the type
         # (pyarrow's Parquet writer freed a bad pointer).
