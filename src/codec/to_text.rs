@@ -207,7 +207,7 @@ fn write_native(out: &mut String, b: &[u8], nt: &NativeType) -> Result<(), Malfo
         NativeType::SmallInt => write!(out, "{}", i16::from_be_bytes(exact(b, "smallint")?)).unwrap(),
         NativeType::Int => write!(out, "{}", i32::from_be_bytes(exact(b, "int")?)).unwrap(),
         NativeType::BigInt | NativeType::Counter => write!(out, "{}", i64::from_be_bytes(exact(b, "bigint")?)).unwrap(),
-        NativeType::Varint => write_varint(out, b),
+        NativeType::Varint => write_varint(out, b)?,
         NativeType::Float => write_float(out, f32::from_be_bytes(exact(b, "float")?) as f64, true),
         NativeType::Double => write_float(out, f64::from_be_bytes(exact(b, "double")?), false),
         NativeType::Boolean => out.push_str(if exact::<1>(b, "boolean")?[0] != 0 { "true" } else { "false" }),
@@ -246,17 +246,29 @@ fn write_native(out: &mut String, b: &[u8], nt: &NativeType) -> Result<(), Malfo
         NativeType::Decimal => {
             let scale = i32::from_be_bytes(exact(b.get(..4).ok_or("a decimal shorter than its scale")?, "decimal scale")?);
             let mut digits = String::new();
-            write_varint(&mut digits, &b[4..]);
+            write_varint(&mut digits, &b[4..])?;
             let (sign, digits) = match digits.strip_prefix('-') {
                 Some(d) => ("-", d.to_string()),
                 None => ("", digits),
             };
             out.push_str(sign);
+            // The exponent of the first digit, as Python's str(Decimal) and Java's
+            // BigDecimal.toString() (Cassandra's) decide between plain and scientific notation.
+            let adjusted = digits.len() as i64 - 1 - scale as i64;
             if scale <= 0 {
                 out.push_str(&digits);
                 if scale < 0 {
                     write!(out, "E+{}", -(scale as i64)).unwrap();
                 }
+            } else if adjusted < -6 {
+                // Scientific: a scale of 2^31 - 1 in plain notation is 2 GB of zeros from a
+                // value of 5 bytes (found by the columns fuzz target).
+                out.push_str(&digits[..1]);
+                if digits.len() > 1 {
+                    out.push('.');
+                    out.push_str(&digits[1..]);
+                }
+                write!(out, "E{adjusted}").unwrap();
             } else {
                 let scale = scale as usize;
                 let padded = if digits.len() <= scale { format!("{}{digits}", "0".repeat(scale + 1 - digits.len())) } else { digits };
@@ -323,11 +335,23 @@ fn write_duration(out: &mut String, months: i64, days: i64, nanos: i64) {
     }
 }
 
-/// A varint (two's complement, big endian, any length) in decimal.
-fn write_varint(out: &mut String, b: &[u8]) {
+/// The most bytes of a varint (or a decimal's unscaled value) written as text: about 4,300
+/// digits, the limit Python puts on `str(int)` (`sys.int_max_str_digits`) for the same reason:
+/// writing n bytes in decimal takes time in n², so a page of large values from a hostile
+/// server would take hours of CPU (a 64 KB varint took 30 s). A larger one fails its column.
+pub const VARINT_TEXT_MAX_BYTES: usize = 1786;
+
+/// A varint (two's complement, big endian) in decimal.
+fn write_varint(out: &mut String, b: &[u8]) -> Result<(), Malformed> {
     if b.is_empty() {
         out.push('0');
-        return;
+        return Ok(());
+    }
+    if b.len() > VARINT_TEXT_MAX_BYTES {
+        return Err(format!(
+            "an integer of {} bytes: its text form is limited to {VARINT_TEXT_MAX_BYTES} bytes (about 4,300 digits, as Python's str(int))",
+            b.len()
+        ));
     }
     let negative = b[0] & 0x80 != 0;
     // Magnitude, big endian.
@@ -340,23 +364,41 @@ fn write_varint(out: &mut String, b: &[u8]) {
             carry = v >> 8;
         }
     }
-    let mut digits = Vec::new();
-    while mag.iter().any(|&x| x != 0) {
-        let mut rem = 0u32;
-        for byte in mag.iter_mut() {
-            let cur = (rem << 8) | *byte as u32;
-            *byte = (cur / 10) as u8;
-            rem = cur % 10;
-        }
-        digits.push(b'0' + rem as u8);
+    // 32-bit limbs, most significant first, divided by 10^9 in turn: nine digits a pass.
+    let head = mag.len() % 4;
+    let mut limbs: Vec<u32> = Vec::with_capacity(mag.len() / 4 + 1);
+    if head > 0 {
+        limbs.push(mag[..head].iter().fold(0u32, |a, &x| (a << 8) | x as u32));
     }
-    if digits.is_empty() {
-        digits.push(b'0');
+    limbs.extend(mag[head..].chunks_exact(4).map(|c| u32::from_be_bytes(c.try_into().unwrap())));
+    let mut first = limbs.iter().take_while(|&&l| l == 0).count();
+    // Base 10^9 digits, least significant first.
+    let mut groups: Vec<u32> = Vec::new();
+    while first < limbs.len() {
+        let mut rem = 0u64;
+        for l in limbs[first..].iter_mut() {
+            let cur = (rem << 32) | *l as u64;
+            *l = (cur / 1_000_000_000) as u32;
+            rem = cur % 1_000_000_000;
+        }
+        groups.push(rem as u32);
+        while first < limbs.len() && limbs[first] == 0 {
+            first += 1;
+        }
     }
     if negative {
         out.push('-');
     }
-    out.extend(digits.iter().rev().map(|&d| d as char));
+    match groups.split_last() {
+        None => out.push('0'),
+        Some((top, rest)) => {
+            write!(out, "{top}").unwrap();
+            for g in rest.iter().rev() {
+                write!(out, "{g:09}").unwrap();
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -378,6 +420,25 @@ mod tests {
         assert_eq!(text(&[0, 0, 0, 4, 0x12, 0xd6, 0x44], n(NativeType::Decimal)), "123.4500");
         assert_eq!(text(&[0, 0, 0, 2, 0xfb], n(NativeType::Decimal)), "-0.05");
         assert_eq!(text(&[0xff, 0xff, 0xff, 0xfe, 15], n(NativeType::Decimal)), "15E+2");
+        assert_eq!(text(&[0, 0, 0, 8, 0x0c], n(NativeType::Decimal)), "1.2E-7");
+        assert_eq!(text(&[0, 0, 0, 7, 0x0c], n(NativeType::Decimal)), "0.0000012");
+        assert_eq!(text(&[0x7f, 0xff, 0xff, 0xff, 0x05], n(NativeType::Decimal)), "5E-2147483647");
+        assert_eq!(text(&[0, 0, 0, 0], n(NativeType::Varint)), "0");
+        assert_eq!(text(&[0x80, 0, 0, 0, 0], n(NativeType::Varint)), "-549755813888");
+        assert_eq!(text(&[0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], n(NativeType::Varint)), "79228162514264337593543950336");
+        assert_eq!(text(&[0x3b, 0x9a, 0xca, 0x00], n(NativeType::Varint)), "1000000000");
+    }
+
+    #[test]
+    fn varints_past_the_text_limit_are_refused() {
+        let n = ColumnType::Native(NativeType::Varint);
+        let mut big = vec![0x7f];
+        big.resize(VARINT_TEXT_MAX_BYTES, 0xff);
+        let digits = text(&big, n.clone());
+        assert!(digits.len() > 4_290 && digits.bytes().all(|c| c.is_ascii_digit()), "{}", digits.len());
+        big.push(0xff);
+        let mut s = String::new();
+        assert!(write_text(&mut s, &big, &n, false).unwrap_err().contains("limited to 1786 bytes"));
     }
 
     #[test]

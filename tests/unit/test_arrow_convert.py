@@ -33,3 +33,13 @@ def test_integers_past_64_bits_and_what_nothing_holds():
     assert big.type == pa.decimal128(38, 0) and big.to_pylist() == [decimal.Decimal(10**30), -5, None]
     huge = _arrow._objects_array([10**40, None])
     assert huge.type == pa.string() and huge.to_pylist() == [str(10**40), None]
+
+
+def test_integers_past_pythons_str_limit_are_written_as_text():
+    """An int past 10**38 and past sys.int_max_str_digits (4,300 digits) is text in Arrow: str()
+    of it raises ValueError in Python 3.11+, Decimal's conversion does not."""
+    big = 1 << 20000
+    arr = _arrow._objects_array([big, None, 5])
+    assert arr.type == pa.string()
+    assert arr.to_pylist() == [str(decimal.Decimal(big)), None, "5"]
+    assert len(arr[0].as_py()) == 6021

@@ -338,3 +338,29 @@ def test_fields_a_value_leaves_out_are_charged_to_the_fill_budget():
     assert len(got) == 30 and all(len(x) == 65535 and x[0] is None and x[-1] is None for x in got)
     # an element of no byte at all is None, as the classic driver reads it
     assert _engine.decode(t, struct.pack(">ii", 1, 0)) == [None]
+
+
+def test_text_form_of_a_decimal_is_bounded_by_its_bytes():
+    """A decimal of 5 bytes with a scale of 2^31-1 wrote 2 GB of zeros in plain notation (the
+    columns fuzz target ran out of memory): from an exponent of -7 on, the text form is
+    scientific, as Python's str(Decimal) and Cassandra's BigDecimal.toString() write it, and
+    reads back the same (turbocql load)."""
+    for scale, unscaled in [(2**31 - 1, 5), (84215045, 123456789), (8, 12), (7, 12), (2, -5), (-2, 15)]:
+        raw = struct.pack(">i", scale) + unscaled.to_bytes(8, "big", signed=True)
+        text = _engine.decode_text("decimal", raw)
+        assert len(text) < 40, text
+        want = decimal.Decimal("%dE%d" % (unscaled, -scale))
+        assert decimal.Decimal(text) == want
+        assert _engine.encode_text("decimal", text) == _engine.encode("decimal", want)
+
+
+def test_text_form_of_a_varint_is_limited_as_pythons_str():
+    """Writing n bytes in decimal takes time in n^2 (a 64 KB varint took 30 s): past 1,786
+    bytes (about 4,300 digits, Python's int_max_str_digits) the text form is refused."""
+    n = 1786
+    v = (1 << (8 * n - 1)) - 1
+    raw = v.to_bytes(n, "big", signed=True)
+    assert _engine.decode_text("varint", raw) == str(decimal.Decimal(v))
+    assert _engine.decode_text("varint", (-v).to_bytes(n, "big", signed=True)) == "-" + str(decimal.Decimal(v))
+    with pytest.raises(ValueError, match="limited to 1786 bytes"):
+        _engine.decode_text("varint", b"\x7f" + b"\xff" * n)

@@ -114,7 +114,12 @@ def _objects_array(values: list[Any]) -> pa.Array:
         pass
     if all(v is None or (type(v) is int and abs(v) < 10**38) for v in values):
         return pa.array([None if v is None else decimal.Decimal(v) for v in values], type=pa.decimal128(38, 0))
-    return pa.array([None if v is None else str(v) for v in values], type=pa.string())
+    # str() of an int past sys.int_max_str_digits raises; Decimal's conversion has no such limit
+    # and is not quadratic
+    return pa.array(
+        [None if v is None else str(decimal.Decimal(v)) if type(v) is int else str(v) for v in values],
+        type=pa.string(),
+    )
 
 
 def record_batch(names, columns) -> pa.RecordBatch:
