@@ -54,6 +54,8 @@ impl Bitmap {
     }
 }
 
+const NANOS_PER_DAY: i64 = 86_400_000_000_000;
+
 /// How a fixed-width value is turned from CQL's bytes into Arrow's.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Fixed {
@@ -61,6 +63,9 @@ enum Fixed {
     Number,
     /// A CQL date (days + 2^31, unsigned) as Arrow's `date32` (signed days).
     Date,
+    /// A CQL time (nanoseconds since midnight, 8 bytes) as Arrow's `time64[ns]`, which holds
+    /// only a time within one day.
+    Time,
     /// 16 bytes as they are (a uuid).
     Raw,
     /// Three vints (months, days, nanoseconds) as Arrow's `month_day_nano_interval`.
@@ -127,7 +132,7 @@ fn fixed_kind(t: &ColumnType<'_>) -> Option<(&'static str, Fixed, usize)> {
         NativeType::Float => ("float32", Fixed::Number, 4),
         NativeType::Double => ("float64", Fixed::Number, 8),
         NativeType::Timestamp => ("timestamp_ms", Fixed::Number, 8),
-        NativeType::Time => ("time64_ns", Fixed::Number, 8),
+        NativeType::Time => ("time64_ns", Fixed::Time, 8),
         NativeType::Date => ("date32", Fixed::Date, 4),
         NativeType::Uuid | NativeType::Timeuuid => ("uuid", Fixed::Raw, 16),
         NativeType::Duration => ("duration", Fixed::Duration, 16),
@@ -252,6 +257,16 @@ impl Column {
                 }
                 _ if b.len() != *size => return Err(decode_err(typ, &format!("expected {size} bytes, got {}", b.len()))),
                 Fixed::Number => data.extend(b.iter().rev()),
+                Fixed::Time => {
+                    // A node never sends one outside the day; a value that is would be an
+                    // invalid Arrow array (found by the columns fuzz target), and the row path
+                    // refuses it too (`turbocql.util.Time`).
+                    let ns = i64::from_be_bytes(b.try_into().unwrap());
+                    if !(0..NANOS_PER_DAY).contains(&ns) {
+                        return Err(decode_err(typ, &format!("a time of {ns} ns, not within one day")));
+                    }
+                    data.extend_from_slice(&ns.to_le_bytes());
+                }
                 Fixed::Date => {
                     let days = u32::from_be_bytes(b.try_into().unwrap()).wrapping_sub(1 << 31) as i32;
                     data.extend_from_slice(&days.to_le_bytes());
