@@ -391,14 +391,19 @@ class Raw:
 
     data: bytes | Callable[["Request"], bytes]
     then: str = KEEP
+    # Zero bytes written after ``data``, a MiB at a time as the client reads them (the server
+    # holds one MiB, whatever the count), until the count or the client is gone.
+    streamed: int = 0
 
 
 NO_REPLY = object()
+_ZEROS = bytes(2**20)
 
 
-def partial_body(declared, sent, then=CLOSE, opcode=RESULT):
-    """A header declaring ``declared`` body bytes followed by only ``sent`` of them."""
-    return Raw(lambda req: frame(opcode, b"", req.stream, length=declared) + b"\x00" * sent, then)
+def partial_body(declared, sent, then=CLOSE, opcode=RESULT, streamed=0):
+    """A header declaring ``declared`` body bytes followed by only ``sent`` of them, then
+    ``streamed`` more zero bytes written as the client reads them."""
+    return Raw(lambda req: frame(opcode, b"", req.stream, length=declared) + b"\x00" * sent, then, streamed)
 
 
 def unknown_opcode(opcode=0x42, body=b""):
@@ -773,6 +778,12 @@ class FakeCqlServer:
             data = reply.data(req) if callable(reply.data) else reply.data
             writer.write(data)
             then = reply.then
+            left = reply.streamed
+            while left > 0:
+                chunk = _ZEROS if left >= len(_ZEROS) else _ZEROS[:left]
+                writer.write(chunk)
+                await writer.drain()
+                left -= len(chunk)
         else:
             opcode, body = reply
             if opcode == RESULT and body[:4] == int32(PREPARED) and req.query is not None:
