@@ -18,7 +18,7 @@ use scylla::frame::response::result::{CollectionType, ColumnType, NativeType};
 
 use super::fill;
 use super::rows::{column_err, column_to_py, decode_err, inet_text, read_cell, read_err, read_len, read_signed_vint, start_page, RawPage, RESERVE_ROWS};
-use super::types::empty_reads_as_null;
+use super::types::{empty_reads_as_null, NANOS_PER_DAY};
 
 /// A bitmap (validity, or boolean values), least significant bit first.
 #[derive(Default)]
@@ -53,8 +53,6 @@ impl Bitmap {
         Ok(())
     }
 }
-
-const NANOS_PER_DAY: i64 = 86_400_000_000_000;
 
 /// How a fixed-width value is turned from CQL's bytes into Arrow's.
 #[derive(Clone, Copy, PartialEq, Eq)]

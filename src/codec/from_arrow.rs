@@ -26,7 +26,7 @@ use scylla::frame::response::result::{CollectionType, ColumnType, NativeType};
 use super::from_text::write_text_value;
 use super::mismatch::{type_err, value_err, Mismatch};
 use super::scalars::write_signed_vint;
-use super::types::type_name;
+use super::types::{type_name, NANOS_PER_DAY};
 use super::values::NULL;
 
 /// One column's values: the chunks of an Arrow array, read by row number across them.
@@ -448,7 +448,7 @@ fn write_native(buf: &mut Vec<u8>, arr: &dyn Array, i: usize, nt: &NativeType, t
                 DataType::Time32(unit) | DataType::Time64(unit) => nanos(time_at(arr, i).ok_or_else(|| mismatch(arr, typ))?, unit),
                 _ => return Err(mismatch(arr, typ)),
             };
-            if !(0..86_400_000_000_000).contains(&ns) {
+            if !(0..NANOS_PER_DAY).contains(&ns) {
                 return Err(value_err(format!("{ns} ns is outside a day")));
             }
             buf.extend_from_slice(&ns.to_be_bytes())

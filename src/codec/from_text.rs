@@ -9,7 +9,7 @@ use scylla::frame::response::result::{CollectionType, ColumnType, NativeType};
 use super::mismatch::{type_err, value_err, Mismatch};
 use super::scalars::write_signed_vint;
 use super::text_scalars::{decimal_parts, parse_date, parse_duration, parse_float, parse_time, parse_timestamp, write_decimal_digits};
-use super::types::type_name;
+use super::types::{type_name, NANOS_PER_DAY};
 
 /// Writes the value `s` (already unquoted) of CQL type `typ`, without its length.
 pub fn write_text_value(buf: &mut Vec<u8>, s: &str, typ: &ColumnType<'_>) -> Result<(), Mismatch> {
@@ -88,7 +88,7 @@ pub fn write_text_value(buf: &mut Vec<u8>, s: &str, typ: &ColumnType<'_>) -> Res
                 Ok(ns) => ns,
                 Err(_) => parse_time(t).ok_or_else(|| bad("a time (HH:MM:SS.fffffffff)"))?,
             };
-            if !(0..86_400_000_000_000).contains(&ns) {
+            if !(0..NANOS_PER_DAY).contains(&ns) {
                 return Err(value_err(format!("{t} is outside a day")));
             }
             buf.extend_from_slice(&ns.to_be_bytes())

@@ -4,6 +4,9 @@
 
 use scylla::frame::response::result::{CollectionType, ColumnType, NativeType};
 
+/// A CQL `time` is nanoseconds since midnight, below this (Cassandra refuses any other).
+pub const NANOS_PER_DAY: i64 = 86_400_000_000_000;
+
 /// Whether an empty value (zero bytes) of this type reads as null: every type but the three
 /// whose empty value is a value (the empty text and bytes), as the classic driver's
 /// `CassandraType.from_binary` reads it, at the top level and inside collections, tuples and

@@ -21,7 +21,7 @@ use super::scalars::{
     days_from_civil, extract_f64, extract_int, extract_str, timestamp_millis, uuid_bytes, write_blob, write_decimal, write_signed_vint, write_unsigned_vint,
     write_varint,
 };
-use super::types::type_name;
+use super::types::{type_name, NANOS_PER_DAY};
 use crate::pyrefs;
 
 pub(crate) const NULL: i32 = -1;
@@ -254,7 +254,7 @@ pub fn write_value(buf: &mut Vec<u8>, v: &Bound<'_, PyAny>, typ: &ColumnType<'_>
                 } else {
                     return Err(expected("datetime.time, turbocql.util.Time or int nanoseconds", v));
                 };
-                if !(0..86_400_000_000_000).contains(&ns) {
+                if !(0..NANOS_PER_DAY).contains(&ns) {
                     return Err(value_err(format!("{ns} ns is outside a day")));
                 }
                 buf.extend_from_slice(&ns.to_be_bytes())
