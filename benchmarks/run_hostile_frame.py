@@ -23,6 +23,8 @@ import pathlib
 import subprocess
 import sys
 
+from benchmarks.common import run_meta
+
 MODE = "2GiB-length-streamed"
 RLIMIT_MB = 1024
 
@@ -57,6 +59,11 @@ def outcome(run):
     return "%s: %s" % (e["class"], detail[:220])
 
 
+def _figure(r, key):
+    v = r.get(key)
+    return "-" if v is None else ("%.0f" % v if isinstance(v, float) and key.endswith("_mb") else str(v))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--linger-s", type=float, default=30.0)
@@ -66,7 +73,8 @@ def main(argv=None):
     day = datetime.date.today().isoformat()
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / ("hostile-frame-%s.json" % day)).write_text(json.dumps(runs, indent=1))
+    meta = run_meta(sys.argv, None, None, "hostile frame: 2^31-1 bytes declared, then sent", linger_s=args.linger_s)
+    (out / ("hostile-frame-%s.json" % day)).write_text(json.dumps({"meta": meta, "results": runs}, indent=1) + "\n")
     lines = [
         "# Hostile frame: a 2^31-1 byte body declared, then sent (%s)" % day,
         "",
@@ -79,22 +87,17 @@ def main(argv=None):
     ]
     for run in runs:
         r = run["result"] or {}
-
-        def f(key, r=r):
-            v = r.get(key)
-            return "-" if v is None else ("%.0f" % v if isinstance(v, float) and key.endswith("_mb") else str(v))
-
         lines.append(
             "| %s | %s | %s | %s | %s | %s | %s | %s |"
             % (
                 run["driver"],
                 "+%d MiB" % RLIMIT_MB if run["rlimit_as_mb"] else "none",
                 outcome(run).replace("|", "/"),
-                f("rss_before_mb"),
-                f("rss_peak_mb"),
-                f("vmsize_peak_mb"),
-                f("elapsed_s"),
-                f("recovered_after_s"),
+                _figure(r, "rss_before_mb"),
+                _figure(r, "rss_peak_mb"),
+                _figure(r, "vmsize_peak_mb"),
+                _figure(r, "elapsed_s"),
+                _figure(r, "recovered_after_s"),
             )
         )
     (out / ("hostile-frame-%s.md" % day)).write_text("\n".join(lines) + "\n")
