@@ -17,27 +17,29 @@
 //! With `MAP_NORESERVE` only the pages written become memory, so a lying length costs the
 //! bytes the server really sent, and the request ends with the crate's parse error.
 //!
-//! After `fork()` (tests/integration/test_fork.py, `_fork_alloc.py`): the `mimalloc` crate
-//! builds mimalloc 3 (libmimalloc-sys without its `v2` feature), which has no fork handling on
-//! Linux. Allocating and freeing are lock-free (per-thread heaps, atomic lists for blocks
-//! freed by other threads); in a child, a block of a page owned by a parent's thread (gone
-//! there) goes to that page's list of remote frees and is never reused: memory the child
-//! leaks, not corruption. mimalloc takes pthread mutexes only on rare paths, and one held by
-//! another thread at the fork stays held in the child, whose next pass through that path
-//! then hangs: a thread's heap made (its first allocation) or given back (its exit), under
-//! the main heap's `theaps_lock`; a new arena reserved when memory outgrows the reserved
-//! ones (`arena_reserve_lock`); the page map extended (`page_map_lock`). Each is held for
-//! microseconds. The Python thread that forks holds the GIL, so a Python thread is not making
-//! its heap then (its first allocation in the engine is under the GIL), but one may be
-//! exiting (thread exit runs without the GIL), and the runtime's blocking-pool threads start
-//! and stop without it; the child's first new thread (its I/O thread, the dispatcher) needs
-//! `theaps_lock`. Measured: 150 forks while three threads start, allocate and exit back to
-//! back, and 20 forks while five threads run queries on two I/O threads: no child hung or
-//! crashed. Rare, then, not excluded; mimalloc offers no way to hold its locks across
-//! `fork()`. Under qemu's arm64 emulation (`scripts/arm64.sh all`), where a thread may be
-//! descheduled at any instruction, the first test of 150 forks had 3 children hang: it
-//! happens. Its v2 line takes none on thread start (on thread exit, only for segments outside
-//! its arenas); switching is open, its cost unmeasured.
+//! After `fork()` (tests/integration/test_fork.py, `_fork_alloc.py`): mimalloc has no fork
+//! handling on Linux, and offers no way to hold its locks across `fork()`. Allocating and
+//! freeing are lock-free (per-thread heaps, atomic lists for blocks freed by other threads);
+//! in a child, a block of a page owned by a parent's thread (gone there) goes to that page's
+//! list of remote frees and is never reused: memory the child leaks, not corruption. What a
+//! fork can break is a pthread mutex held by another thread at that moment: it stays held in
+//! the child, whose next pass through the same path hangs. So the line of mimalloc matters,
+//! and the `mimalloc` crate builds the v2 line (its `v2` feature; mimalloc 2.3 in
+//! libmimalloc-sys 0.1.49), not its default v3:
+//! - v3 takes a mutex each time a thread's heap is made (its first allocation) or given back
+//!   (its exit), `theaps_lock` of the main heap, and others when a new arena is reserved
+//!   (`arena_reserve_lock`) or the page map grows (`page_map_lock`). Threads start and exit
+//!   without the GIL in the forking process (the runtime's blocking-pool threads; a Python
+//!   thread's exit), and the child's first new thread (its I/O thread) needs `theaps_lock`.
+//!   Under qemu's arm64 emulation, where a thread may be descheduled at any instruction, 3 of
+//!   150 children forked while three threads started and exited hung on it; natively, none
+//!   of 150 did, rare rather than impossible.
+//! - v2 makes and gives back a thread's heap with atomics only (its thread data cache,
+//!   segments abandoned to their arena's bitmap), and reserves arenas without a lock. Its
+//!   mutexes are on paths the engine does not take while running: the list of abandoned
+//!   segments outside any arena (a block aligned beyond 32 MiB, or arenas disabled),
+//!   visiting abandoned segments (mimalloc's heap walks), its message output, its one-time
+//!   initialization. The same 150 forks under emulation: see docs/ARCHITECTURE.md (Fork).
 //!
 //! What it cannot do alone: with strict overcommit (`vm.overcommit_memory = 2`) or an
 //! address-space limit (`RLIMIT_AS`) such a mapping is refused all the same and the process
