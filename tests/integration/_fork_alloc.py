@@ -5,7 +5,8 @@ the engine (``_engine.encode``, no session) and exit, back to back, while the ma
 forks; each child starts a thread that allocates in the engine (mimalloc makes that
 thread's heap under the allocator's global locks: a lock left held by a parent's thread
 that was starting or exiting at the fork would hang it), allocates itself and exits
-normally. Prints one JSON line: the children's exit statuses (None: hung, killed after 10 s).
+normally. Prints one JSON line: the children's exit statuses (None: hung, killed after 10 s)
+and, for each hung child, where its threads were (``hung``: see ``_where``).
 
 ``python -m tests.integration._fork_alloc queries <forks>``: several Python threads keep the engine
 busy (and its allocator, mimalloc: src/alloc.rs) while the main thread forks ``forks`` times:
@@ -36,8 +37,13 @@ import uuid
 
 from tests.conftest import HOST, PORT
 from tests.integration.conftest import KEYSPACE
+from tests.timeout_scale import scale_from_env
 
-CHILD_DEADLINE = 30.0
+# Under emulation (scripts/arm64.sh) everything runs several times slower: the deadlines are
+# multiplied as pytest-timeout's limits are, so that a slow child is not taken for a hung one.
+SCALE = scale_from_env()
+CHILD_DEADLINE = 30.0 * SCALE
+THREAD_CHILD_DEADLINE = 10.0 * SCALE
 ROWS = 400
 TABLE = "%s.fork_alloc_%s" % (KEYSPACE, uuid.uuid4().hex[:12])
 SELECT = "SELECT * FROM %s" % TABLE
@@ -107,13 +113,61 @@ def _workers(session):
     return [_Worker(name, work) for name, work in [(f.__name__, f) for f in (rows, paged, futures, concurrent, churn)]]
 
 
-def _wait(pid, deadline):
+def _mapping(pid, address):
+    """The line of /proc/PID/maps whose range holds ``address``: the file (a library's data,
+    the emulator's own) or anonymous memory a lock word lives in."""
+    try:
+        with open("/proc/%d/maps" % pid) as f:
+            for line in f:
+                lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+                if lo <= address < hi:
+                    return " ".join(line.split()[5:]) or "[anonymous]"
+    except OSError:
+        pass
+    return None
+
+
+def _where(pid):
+    """Each thread of a stuck process: its name, state, kernel wait channel and system call
+    (/proc/PID/task/TID/syscall: its number and first argument, for a futex the lock word's
+    address, with the mapping that holds it). Under qemu-user the threads are the emulator's,
+    so this tells a guest's lock (in a guest library or its heap) from the emulator's."""
+    tasks = []
+    for tid in sorted(os.listdir("/proc/%d/task" % pid), key=int):
+        base = "/proc/%d/task/%s/" % (pid, tid)
+        info = {"tid": int(tid)}
+        for name in ("comm", "wchan", "syscall"):
+            try:
+                with open(base + name) as f:
+                    info[name] = f.read().strip()
+            except OSError as exc:
+                info[name] = "(%s)" % exc.strerror
+        fields = info["syscall"].split()
+        if len(fields) > 1 and fields[1].startswith("0x"):
+            info["arg1_in"] = _mapping(pid, int(fields[1], 16))
+        try:
+            with open(base + "stat") as f:
+                info["state"] = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            pass
+        tasks.append(info)
+    return tasks
+
+
+def _wait(pid, deadline, hung=None):
+    """The child's exit code, or None when it is still running after ``deadline`` seconds: it
+    is then described into ``hung`` (a list, when given) and killed."""
     until = time.monotonic() + deadline
     while time.monotonic() < until:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             return os.waitstatus_to_exitcode(status)
         time.sleep(0.01)
+    if hung is not None:
+        try:
+            hung.append(_where(pid))
+        except OSError as exc:
+            hung.append([{"error": str(exc)}])
     os.kill(pid, 9)
     os.waitpid(pid, 0)
     return None
@@ -137,7 +191,8 @@ def threads(forks):
     churners = [threading.Thread(target=churn) for _ in range(3)]
     for t in churners:
         t.start()
-    statuses = []
+    statuses, hung = [], []
+    t0 = time.monotonic()
     for _ in range(forks):
         pid = os.fork()
         if pid == 0:
@@ -146,11 +201,12 @@ def threads(forks):
             t.join()
             work()
             sys.exit(0)
-        statuses.append(_wait(pid, 10.0))
+        statuses.append(_wait(pid, THREAD_CHILD_DEADLINE, hung))
+    forks_s = time.monotonic() - t0
     stop.set()
     for t in churners:
         t.join(30)
-    print(json.dumps({"statuses": statuses}), flush=True)
+    print(json.dumps({"statuses": statuses, "hung": hung, "forks_s": round(forks_s, 2)}), flush=True)
 
 
 def queries(forks):
@@ -168,7 +224,7 @@ def queries(forks):
         w.start()
     while not all(w.count for w in workers):  # every thread is at work
         time.sleep(0.01)
-    statuses, stderr = [], []
+    statuses, stderr, hung = [], [], []
     err_path = "/tmp/turbocql-fork-alloc-%d.err" % os.getpid()
     t0 = time.monotonic()
     for n in range(forks):
@@ -180,7 +236,7 @@ def queries(forks):
             os.dup2(fd, 2)
             os.close(fd)
             _child(n)
-        statuses.append(_wait(pid, CHILD_DEADLINE))
+        statuses.append(_wait(pid, CHILD_DEADLINE, hung))
         with open(err_path) as f:
             stderr.append(f.read())
     forks_s = time.monotonic() - t0
@@ -198,6 +254,7 @@ def queries(forks):
         json.dumps(
             {
                 "statuses": statuses,
+                "hung": hung,
                 "child_stderr": [s for s in stderr if s],
                 "forks_s": round(forks_s, 2),
                 "at_last_fork": at_last_fork,

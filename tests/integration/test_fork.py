@@ -18,6 +18,7 @@ import pytest
 from benchmarks.harness import reliability
 from tests.conftest import HOST, PORT
 from tests.integration.conftest import KEYSPACE
+from tests.timeout_scale import scale_from_env
 from turbocql import DriverException, OperationTimedOut
 
 
@@ -613,7 +614,7 @@ def test_multiprocessing_fork_child_drops_the_parents_session(cassandra, how):
 def _run_fork_alloc(mode, forks):
     cmd = [sys.executable, "-m", "tests.integration._fork_alloc", mode, str(forks)]
     env = dict(os.environ, TURBOCQL_IO_THREADS="2")
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=400)
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=400 * scale_from_env())
     assert proc.returncode == 0, (proc.returncode, proc.stderr[-3000:])
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -640,4 +641,4 @@ def test_forks_while_threads_start_and_exit_children_allocate(cassandra):
     locks); each child allocates on a new thread and on its own and exits normally with
     status 0 (none hangs: killed after 10 s)."""
     report = _run_fork_alloc("threads", 150)
-    assert report["statuses"] == [0] * 150, [s for s in report["statuses"] if s != 0]
+    assert report["statuses"] == [0] * 150, ([s for s in report["statuses"] if s != 0], report["hung"])
