@@ -114,14 +114,18 @@ def _workers(session):
 
 
 def _mapping(pid, address):
-    """The line of /proc/PID/maps whose range holds ``address``: the file (a library's data,
-    the emulator's own) or anonymous memory a lock word lives in."""
+    """What the mapping of /proc/PID/maps whose range holds ``address`` is: the file (a
+    library's data, the emulator's own) or anonymous memory a lock word lives in; anonymous
+    memory is named with the file mapped just before it (a program's .bss follows its file)."""
+    previous = ""
     try:
         with open("/proc/%d/maps" % pid) as f:
             for line in f:
                 lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+                name = " ".join(line.split()[5:])
                 if lo <= address < hi:
-                    return " ".join(line.split()[5:]) or "[anonymous]"
+                    return name or ("[anonymous] after " + (previous or "nothing named"))
+                previous = name or previous
     except OSError:
         pass
     return None
