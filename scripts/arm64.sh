@@ -23,8 +23,10 @@
 #               (9044, 9045 with client certificates), started here unless they run (the
 #               root has no Java) and then stopped at the end;
 #        unit   the whole unit suite (tests/unit);
-#        all    both;   import   the import only.
-# Usage: bash scripts/arm64.sh [smoke|unit|all|import] [pytest arguments...]   (as root)
+#        all    both;   import   the import only;
+#        fork   every fork test (tests/integration/test_fork.py: with the ones that fork while
+#               threads start, exit and run queries, which `smoke` leaves out), on their own.
+# Usage: bash scripts/arm64.sh [smoke|unit|all|fork|import] [pytest arguments...]   (as root)
 # TURBOCQL_ARM64_PYTHON picks the arm64 Python (3.13, the default, or 3.14); each has a root
 # of its own holding that Python only (its packages' scripts run under emulation: the fewer,
 # the quicker the root is made).
@@ -35,7 +37,7 @@
 # Each step's time is printed at the end. No speed figure is meaningful here: it is qemu's.
 MODE=smoke
 case "${1:-}" in
-smoke | unit | all | import) MODE="$1" && shift ;;
+smoke | unit | all | fork | import) MODE="$1" && shift ;;
 esac
 PYVER="${TURBOCQL_ARM64_PYTHON:-3.13}"
 case "$PYVER" in
@@ -87,7 +89,7 @@ WHEEL="$(nice -n 10 "$PY" scripts/wheels.py --arch aarch64 "$PYVER" --print-path
 step_end "wheel (cross-build)"
 
 # --- 4. the local nodes, on the host (for the smoke run) -------------------------------------
-if [ "$MODE" = smoke ] || [ "$MODE" = all ]; then
+if [ "$MODE" = smoke ] || [ "$MODE" = all ] || [ "$MODE" = fork ]; then
     ensure_nodes
 fi
 
@@ -154,6 +156,9 @@ if [ "$MODE" = smoke ] || [ "$MODE" = all ]; then
     SMOKE="$SMOKE ${ARM64_EXTRA[*]}"
     step "smoke tests" in_root "$PYTEST $SMOKE $*"
     step "TLS tests" in_root "$PYTEST tests/integration/test_tls.py $*"
+fi
+if [ "$MODE" = fork ]; then
+    step "fork tests" in_root "$PYTEST $FORK $*"
 fi
 
 report
