@@ -231,24 +231,6 @@ pub fn numpy_array<'py>(
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn formats() {
-        let native_be = cfg!(target_endian = "big");
-        assert_eq!(parse_format("f"), (Some(Num::Float), native_be));
-        assert_eq!(parse_format("<d"), (Some(Num::Float), false));
-        assert_eq!(parse_format(">f"), (Some(Num::Float), true));
-        assert_eq!(parse_format("=l"), (Some(Num::Signed), native_be));
-        assert_eq!(parse_format("B"), (Some(Num::Unsigned), native_be));
-        assert_eq!(parse_format("O").0, None);
-        assert_eq!(parse_format("e").0, None);
-        assert_eq!(parse_format("T{f:x:}").0, None);
-    }
-}
-
 /// True for the element types arrays are written as directly: fixed-size numbers.
 pub fn array_elem(et: &ColumnType<'_>) -> bool {
     matches!(et, ColumnType::Native(NativeType::Float | NativeType::Double | NativeType::Int | NativeType::BigInt | NativeType::SmallInt | NativeType::TinyInt))
@@ -328,4 +310,22 @@ pub(crate) fn write_array_vector(buf: &mut Vec<u8>, arr: &ArrayBuf, et: &ColumnT
         return Err(value_err(format!("vector has {len} elements, the column has {dims}")));
     }
     write_array_elems(buf, arr, et, off, step, dims).map_err(|m| Mismatch { type_error: m.type_error, msg: format!("in vector {}", m.msg) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        let native_be = cfg!(target_endian = "big");
+        assert_eq!(parse_format("f"), (Some(Num::Float), native_be));
+        assert_eq!(parse_format("<d"), (Some(Num::Float), false));
+        assert_eq!(parse_format(">f"), (Some(Num::Float), true));
+        assert_eq!(parse_format("=l"), (Some(Num::Signed), native_be));
+        assert_eq!(parse_format("B"), (Some(Num::Unsigned), native_be));
+        assert_eq!(parse_format("O").0, None);
+        assert_eq!(parse_format("e").0, None);
+        assert_eq!(parse_format("T{f:x:}").0, None);
+    }
 }
