@@ -5,7 +5,8 @@ the engine (``_engine.encode``, no session) and exit, back to back, while the ma
 forks; each child starts a thread that allocates in the engine (mimalloc makes that
 thread's heap under the allocator's global locks: a lock left held by a parent's thread
 that was starting or exiting at the fork would hang it), allocates itself and exits
-normally. Prints one JSON line: the children's exit statuses (None: hung, killed after 10 s)
+normally. Prints one JSON line: the children's exit statuses (None: hung, killed after 10 s,
+times ``TURBOCQL_TEST_TIMEOUT_SCALE``)
 and, for each hung child, where its threads were (``hung``: see ``_where``).
 
 ``python -m tests.integration._fork_alloc queries <forks>``: several Python threads keep the engine
@@ -158,20 +159,19 @@ def _where(pid):
     return tasks
 
 
-def _wait(pid, deadline, hung=None):
+def _wait(pid, deadline, hung):
     """The child's exit code, or None when it is still running after ``deadline`` seconds: it
-    is then described into ``hung`` (a list, when given) and killed."""
+    is then described into the list ``hung`` and killed."""
     until = time.monotonic() + deadline
     while time.monotonic() < until:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             return os.waitstatus_to_exitcode(status)
         time.sleep(0.01)
-    if hung is not None:
-        try:
-            hung.append(_where(pid))
-        except OSError as exc:
-            hung.append([{"error": str(exc)}])
+    try:
+        hung.append(_where(pid))
+    except OSError as exc:
+        hung.append([{"error": str(exc)}])
     os.kill(pid, 9)
     os.waitpid(pid, 0)
     return None

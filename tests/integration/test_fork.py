@@ -624,9 +624,9 @@ def test_forks_while_threads_run_queries_children_work_and_exit_normally(keyspac
     """20 forks while five threads of the parent run queries (reading and decoding 400-row
     results, pages, 200 execute_async at a time, execute_concurrent, a new thread per
     request) and two I/O threads poll them: every child connects, decodes rows on every
-    path and exits normally with status 0 (none hangs: killed after 30 s; none crashes),
-    nothing on its stderr; the parent's threads raise nothing and keep working after the
-    last fork."""
+    path and exits normally with status 0 (none hangs: killed after 30 s, times the timeout
+    scale; none crashes), nothing on its stderr; the parent's threads raise nothing and keep
+    working after the last fork."""
     report = _run_fork_alloc("queries", 20)
     # A string, so that pytest shows it whole: where a hung child's threads were.
     assert report["statuses"] == [0] * 20, json.dumps(report)
@@ -640,7 +640,7 @@ def test_forks_while_threads_start_and_exit_children_allocate(cassandra):
     """150 forks while three threads start threads that allocate in the engine and exit,
     back to back (mimalloc's per-thread heaps are made and given back under its global
     locks); each child allocates on a new thread and on its own and exits normally with
-    status 0 (none hangs: killed after 10 s)."""
+    status 0 (none hangs: killed after 10 s, times the timeout scale)."""
     report = _run_fork_alloc("threads", 150)
     failed = [s for s in report["statuses"] if s != 0]
     assert report["statuses"] == [0] * 150, json.dumps({"not 0": failed, "hung": report["hung"]})
