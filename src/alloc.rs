@@ -31,9 +31,9 @@
 //!   (`arena_reserve_lock`) or the page map grows (`page_map_lock`). Threads start and exit
 //!   without the GIL in the forking process (the runtime's blocking-pool threads; a Python
 //!   thread's exit), and the child's first new thread (its I/O thread) needs `theaps_lock`.
-//!   Under qemu's arm64 emulation, where a thread may be descheduled at any instruction, 3 of
-//!   150 children forked while three threads started and exited hung on it; natively, one
-//!   child of 150 hung once, on a machine loaded by other work, and none on a quiet one.
+//!   Natively, one child of 150 forked while three threads started and exited hung once, on
+//!   a machine loaded by other work, and none on a quiet one. Under qemu's arm64 emulation 3
+//!   of 150 did not end within 10 s, a deadline not then scaled for emulation: slow or hung.
 //! - v2 makes and gives back a thread's heap with atomics only (its thread data cache,
 //!   segments abandoned to their arena's bitmap), and reserves arenas without a lock. Its
 //!   mutexes are on paths the engine does not take while running: the list of abandoned
