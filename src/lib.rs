@@ -103,6 +103,7 @@ pub fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<api::builder::RequestBuilder>()?;
     m.add_class::<api::execute::SyncExecute>()?;
     m.add_class::<api::execute::AioExecute>()?;
+    m.add_class::<api::execute::AsyncExecute>()?;
     m.add_class::<api::execute::EngineMethod>()?;
     m.add_class::<api::results::ResultCore>()?;
     m.add_class::<api::future::ResponseFutureCore>()?;

@@ -12,7 +12,7 @@ import ssl
 from asyncio import AbstractEventLoop
 from collections.abc import Callable, Generator, Hashable, Iterable, Mapping, Sequence
 from contextvars import Context
-from types import TracebackType
+from types import ModuleType, TracebackType
 from typing import Any, Concatenate, Generic, Literal, NoReturn, ParamSpec, Self, TypeVar, final, overload
 from uuid import UUID
 
@@ -65,6 +65,7 @@ __all__ = [
     "RequestBuilder",
     "SyncExecute",
     "AioExecute",
+    "AsyncExecute",
     "EngineMethod",
     "ResultCore",
     "ResponseFutureCore",
@@ -77,6 +78,7 @@ __all__ = [
 _T = TypeVar("_T")
 _T_co = TypeVar("_T_co", covariant=True)
 _R = TypeVar("_R")
+_F = TypeVar("_F")
 _P = ParamSpec("_P")
 _TupleT = TypeVar("_TupleT", bound=tuple[Any, ...])
 
@@ -535,6 +537,8 @@ class RequestBuilder:
 class SyncExecute(Generic[_R]):
     # result_class(page, session, request, row_factory, query): turbocql.cluster.ResultSet
     def __new__(cls, requests: RequestBuilder, result_class: Callable[..., _R]) -> SyncExecute[_R]: ...
+    @property
+    def __self__(self) -> Any: ...  # the session
     def __call__(
         self,
         query: _Query,
@@ -547,6 +551,28 @@ class SyncExecute(Generic[_R]):
         host: _HostArg = None,
         execute_as: str | None = None,
     ) -> _R: ...
+
+@final
+class AsyncExecute(Generic[_F]):
+    # future_class(session, request, query, row_factory, timeout): turbocql.cluster.ResponseFuture;
+    # dispatcher: turbocql._session.dispatcher (its _dispatcher_thread, _start_dispatcher())
+    def __new__(
+        cls, requests: RequestBuilder, future_class: Callable[..., _F], dispatcher: ModuleType
+    ) -> AsyncExecute[_F]: ...
+    @property
+    def __self__(self) -> Any: ...  # the session
+    def __call__(
+        self,
+        query: _Query,
+        parameters: _Values = None,
+        trace: bool = False,
+        custom_payload: Mapping[str, bytes] | None = None,
+        timeout: _Timeout = ...,
+        execution_profile: _ExecutionProfileArg = None,
+        paging_state: bytes | None = None,
+        host: _HostArg = None,
+        execute_as: str | None = None,
+    ) -> _F: ...
 
 @final
 class AioExecute(Generic[_R]):

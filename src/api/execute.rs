@@ -1,6 +1,7 @@
-//! Execute: `Session.execute` of the classic API and of asyncio, each in one engine call
-//! with no Python frame ([`SyncExecute`], [`AioExecute`]), and [`EngineMethod`], which
-//! hands them out as the sessions' `execute` method.
+//! Execute: `Session.execute` of the classic API and of asyncio and the classic
+//! `Session.execute_async`, each in one engine call with no Python frame ([`SyncExecute`],
+//! [`AioExecute`], [`AsyncExecute`]), and [`EngineMethod`], which hands them out as the
+//! sessions' methods.
 
 use crate::sync::Mutex;
 use pyo3::intern;
@@ -55,9 +56,84 @@ impl SyncExecute {
         super::results::make_result(self.result_class.bind(py), page, &args)
     }
 
+    /// The session, as a bound method's (see [`AsyncExecute`]'s).
+    #[getter]
+    fn __self__<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        self.requests.get().session(py).clone()
+    }
+
     fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
         visit.call(&self.requests)?;
         visit.call(&self.result_class)
+    }
+}
+
+/// `turbocql.cluster.Session.execute_async(query, parameters=None, trace=False,
+/// custom_payload=None, timeout=_NOT_SET, execution_profile=..., paging_state=None,
+/// host=None, execute_as=None)`, in one engine call: the request built by the session's
+/// [`RequestBuilder`], its `ResponseFuture` made (its timeout the one in force, as classic),
+/// the dispatcher thread started on first use, and the request started with the future as
+/// its target, with no Python frame. Each session keeps one; the class's `execute_async` is
+/// an [`EngineMethod`] that hands it out.
+#[pyclass(frozen, module = "turbocql._engine")]
+pub struct AsyncExecute {
+    requests: Py<RequestBuilder>,
+    /// `turbocql.cluster.ResponseFuture`, built as `(session, request, query, row_factory,
+    /// timeout)`.
+    future_class: Py<PyAny>,
+    /// `turbocql._session.dispatcher`: its `_dispatcher_thread` is None until
+    /// `_start_dispatcher()` (and again in a forked child).
+    dispatcher: Py<PyAny>,
+}
+
+#[pymethods]
+impl AsyncExecute {
+    #[new]
+    fn new(requests: Py<RequestBuilder>, future_class: Py<PyAny>, dispatcher: Py<PyAny>) -> Self {
+        AsyncExecute { requests, future_class, dispatcher }
+    }
+
+    #[pyo3(signature = (query, parameters=None, trace=false, custom_payload=None, timeout=Given(None), execution_profile=None, paging_state=None, host=None, execute_as=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn __call__<'py>(
+        &self,
+        py: Python<'py>,
+        query: &Bound<'py, PyAny>,
+        parameters: Option<Bound<'py, PyAny>>,
+        trace: bool,
+        custom_payload: Option<Bound<'py, PyAny>>,
+        #[pyo3(from_py_with = given)] timeout: Given<'py>,
+        execution_profile: Option<Bound<'py, PyAny>>,
+        paging_state: Option<Bound<'py, PyAny>>,
+        host: Option<Bound<'py, PyAny>>,
+        execute_as: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        refuse_unsupported(py, custom_payload.as_ref(), execute_as.as_ref())?;
+        let requests = self.requests.get();
+        let (request, row_factory) = requests.build(py, query, parameters, timeout, trace, Route { execution_profile, host })?;
+        let state: Option<Vec<u8>> = paging_state.filter(|p| !p.is_none()).map(|p| p.extract()).transpose()?;
+        let request = request.into_untracked(py)?;
+        let timeout = request.get().timeout_seconds();
+        let future = self.future_class.bind(py).call1((requests.session(py), &request, query, row_factory, timeout))?;
+        let dispatcher = self.dispatcher.bind(py);
+        if dispatcher.getattr(intern!(py, "_dispatcher_thread"))?.is_none() {
+            dispatcher.call_method0(intern!(py, "_start_dispatcher"))?;
+        }
+        request.get().start(py, future.clone().unbind(), state.as_deref())?;
+        Ok(future)
+    }
+
+    /// The session, as a bound method's: an agent that wraps `session.execute_async` on the
+    /// instance (ddtrace's cassandra integration, with wrapt) finds the session there.
+    #[getter]
+    fn __self__<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        self.requests.get().session(py).clone()
+    }
+
+    fn __traverse__(&self, visit: pyo3::gc::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        visit.call(&self.requests)?;
+        visit.call(&self.future_class)?;
+        visit.call(&self.dispatcher)
     }
 }
 

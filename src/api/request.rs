@@ -58,6 +58,11 @@ impl PyRequest {
         Ok(obj)
     }
 
+    /// Its client-side timeout in seconds (None: none).
+    pub fn timeout_seconds(&self) -> Option<f64> {
+        self.req.timeout.map(|t| t.as_secs_f64())
+    }
+
     /// `DriverException` in a forked child: the session's connections are the parent's.
     fn check_process(&self, py: Python<'_>) -> PyResult<()> {
         if self.session.inherited() {
@@ -185,7 +190,7 @@ impl PyRequest {
     /// session's), None for none: `ResponseFuture.timeout`.
     #[getter]
     fn timeout(&self) -> Option<f64> {
-        self.req.timeout.map(|t| t.as_secs_f64())
+        self.timeout_seconds()
     }
 
     /// What it sends, in the classic message's terms (`ResponseFuture.message`).

@@ -116,9 +116,13 @@ def test_execute_goes_through_a_replaced_execute_async(cluster, keyspace):
         Session.execute_async = own
     session.execute("SELECT release_version FROM system.local")
     assert calls == ["class"] * 4
+    # Put back as read from the class, both are the engine's one-call forms again.
     assert type(session.execute).__name__ == "SyncExecute"
+    assert type(session.execute_async).__name__ == "AsyncExecute"
 
     inner = session.execute_async
+    # Wrapped on the instance by wrapt (ddtrace), it binds like a method: to the session.
+    assert inner.__self__ is session
     wrap = _wrapper(calls, "instance")
     wrap.inner = inner
     session.execute_async = wrap
@@ -127,6 +131,7 @@ def test_execute_goes_through_a_replaced_execute_async(cluster, keyspace):
     del session.execute_async
     session.execute("SELECT release_version FROM system.local")
     assert calls.count("instance") == 1
+    assert type(session.execute_async).__name__ == "AsyncExecute"
     # The cluster's own reads are never an agent's.
     cluster.refresh_schema_metadata()
     session.shutdown()

@@ -1,8 +1,10 @@
 """Statements, parameters, row factories, ResultSet, batches, LWT, consistency."""
 
+import threading
+
 import pytest
 
-from turbocql import ConsistencyLevel
+from turbocql import ConsistencyLevel, UnsupportedOperation
 from turbocql.query import (
     UNSET_VALUE,
     BatchStatement,
@@ -328,6 +330,80 @@ def test_execute_is_the_engines_unless_a_subclass_overrides_it(cluster, keyspace
         assert session.execute(sel, ["sx"]) == "patched"
         patched.assert_called_once_with(sel, ["sx"])
     assert session.execute(sel, ["sx"]).one().a == "y"
+
+
+def test_execute_async_is_the_engines_unless_a_subclass_overrides_it(cluster, keyspace, session, table):
+    """session.execute_async runs as one engine call, like execute: every argument of the
+    classic signature is accepted, in its order (trace before timeout) or by name; the
+    future's timeout is the one in force; a paging state resumes a paged read; callbacks
+    run on the dispatcher thread; a subclass's override and a patch of the class win."""
+    from turbocql import _engine
+    from turbocql.cluster import ResponseFuture, Session
+    from turbocql.query import SimpleStatement
+
+    assert isinstance(session.execute_async, _engine.AsyncExecute)
+    assert session.execute_async.__self__ is session
+    assert Session.execute_async is Session.__dict__["execute_async"].__wrapped__
+    assert "Starts ``query``" in Session.execute_async.__doc__
+    for k in ("ea1", "ea2", "ea3"):
+        session.execute("INSERT INTO %s (k, a) VALUES (%%s, 'z')" % table, (k,))
+    sel = session.prepare("SELECT a FROM %s WHERE k = ?" % table)
+    # query, parameters, trace, custom_payload, timeout, execution_profile, paging_state, host, execute_as
+    future = session.execute_async(sel, ["ea1"], False, None, 7.5, None, None, None, None)
+    assert isinstance(future, ResponseFuture) and future.timeout == 7.5
+    assert future.result().one().a == "z" and future.query is sel and future.session is session
+    future = session.execute_async(
+        query=sel,
+        parameters=["ea2"],
+        trace=False,
+        custom_payload=None,
+        timeout=None,
+        paging_state=None,
+        host=None,
+        execute_as=None,
+    )
+    assert future.timeout is None and future.result().one().a == "z"
+    assert session.execute_async(sel, ["ea3"]).timeout == session.default_timeout
+    with pytest.raises(TypeError):
+        session.execute_async(sel, ["ea1"], no_such_argument=1)
+    with pytest.raises(UnsupportedOperation, match="custom_payload"):
+        session.execute_async(sel, ["ea1"], custom_payload={"k": b"v"})
+
+    # A paged read resumed from the first page's paging state.
+    paged = SimpleStatement("SELECT k FROM %s" % table, fetch_size=2)
+    first = session.execute_async(paged).result()
+    state = first.paging_state
+    assert state is not None
+    rest = session.execute_async(paged, paging_state=state).result()
+    assert len(first.current_rows) == 2 and rest.current_rows and not set(first.current_rows) & set(rest.current_rows)
+
+    # Callbacks on the dispatcher thread.
+    seen = []
+    done = threading.Event()
+    future = session.execute_async(sel, ["ea1"])
+    future.add_callbacks(lambda rows: (seen.append((rows[0].a, threading.current_thread().name)), done.set()), print)
+    assert done.wait(30) and seen == [("z", "turbocql-dispatcher")]
+
+    # The class's method does the same.
+    assert Session.execute_async(session, sel, ["ea1"]).result().one().a == "z"
+
+    calls = []
+
+    class Logged(Session):
+        def execute_async(self, query, parameters=None, *args, **kw):
+            calls.append(query)
+            return super().execute_async(query, parameters, *args, **kw)
+
+    logged = Logged(cluster, session._session)
+    assert logged.execute_async(sel, ["ea1"]).result().one().a == "z" and calls == [sel]
+
+    from unittest import mock
+
+    with mock.patch.object(Session, "execute_async", return_value="patched") as patched:
+        assert session.execute_async(sel, ["ea1"]) == "patched"
+        patched.assert_called_once_with(sel, ["ea1"])
+    assert isinstance(session.execute_async, _engine.AsyncExecute)
+    assert session.execute_async(sel, ["ea1"]).result().one().a == "z"
 
 
 def _generator_factory(column_names, rows):

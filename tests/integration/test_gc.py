@@ -625,7 +625,7 @@ def test_prepared_statement_in_a_cycle(session):
 
 def test_session_and_its_engine_objects(keyspace):
     """A session is in a cycle with its engine objects (session -> RequestBuilder ->
-    session; SyncExecute -> RequestBuilder; the builder's snapshot of the session's
+    session; SyncExecute and AsyncExecute -> RequestBuilder; the builder's snapshot of the session's
     defaults holds the row factory): with the row factory a bound method of a sentinel
     the session references, a prepared statement, a future and a result set around, all
     of it is freed after shutdown."""

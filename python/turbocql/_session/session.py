@@ -42,11 +42,16 @@ class _SessionType(type):
     sessions: the check runs when the class attribute is set, not per request."""
 
     def __setattr__(cls, name, value):
+        own = cls.__dict__.get("_own_execute_async")
+        if name == "execute_async" and own is not None and value is own.__wrapped__:
+            # Put back as read from the class (``Session.execute_async`` is the Python
+            # function of the engine's method): the engine's one-call form again.
+            value = own
         type.__setattr__(cls, name, value)
         if name == "execute_async" and "execute" in cls.__dict__:
             direct = cls.__dict__.get("_direct_execute")
             if direct is not None:
-                through = value is not cls.__dict__.get("_own_execute_async")
+                through = value is not own
                 type.__setattr__(cls, "execute", _execute_through_execute_async if through else direct)
 
 
@@ -124,6 +129,8 @@ class Session(metaclass=_SessionType):
         # What session.execute(...) calls: the method below in one engine call, with no
         # Python frame (see the `execute = _engine.EngineMethod(...)` line after it).
         self._engine_execute = _engine.SyncExecute(self._build_request, ResultSet)
+        # What session.execute_async(...) calls, likewise (the `execute_async = ...` line).
+        self._engine_execute_async = _engine.AsyncExecute(self._build_request, ResponseFuture, _dispatcher)
 
     @property
     def _engine_metrics(self):
@@ -352,6 +359,9 @@ class Session(metaclass=_SessionType):
         Bad values raise here, before anything is sent. The request runs in the engine;
         callbacks added with :meth:`ResponseFuture.add_callbacks` run on the dispatcher
         thread, which hands back all ready completions under one GIL acquisition.
+
+        (``session.execute_async`` is the session's ``_engine.AsyncExecute``, which does
+        exactly this in one call, with no Python frame.)
         """
         request, row_factory = self._build_request(
             query, parameters, timeout, trace, execution_profile, host, custom_payload, execute_as
@@ -362,6 +372,8 @@ class Session(metaclass=_SessionType):
             _dispatcher._start_dispatcher()
         request.submit_to(future, paging_state)
         return future
+
+    execute_async = _engine.EngineMethod(execute_async, "_engine_execute_async")  # type: ignore[assignment]
 
     # What _SessionType restores when an agent puts execute_async back.
     _own_execute_async = execute_async
