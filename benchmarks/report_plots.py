@@ -42,7 +42,7 @@ def plot_patterns(scen: dict, workload: str, path: Path) -> bool:
     for wl, names in run_patterns.DOC_000 + run_patterns.DOC_001:
         order += [n for n in names if wl == workload and n not in order]
     cats: list[tuple[str, dict]] = []  # (label, {client: result})
-    rust = next((r for r in results if r["label"] == "rust"), None)
+    rust = next((r for r in results if r["label"] == "rust" and r["spec"] != run_patterns.RUST_ALL_SPEC), None)
     if rust:
         cats.append((run_patterns.RUST_LABEL + " (reference)", {"rust": rust}))
     for name in order:

@@ -67,6 +67,9 @@ from benchmarks.common import (  # noqa: E402  (the runners' shared set-up, timi
 CLIENT_PY = HERE / "clients" / "patterns.py"
 TABLE_CLIENTS = ("classic", "scylla", "turbocql", "acsylla")
 RUST_LABEL = "rust, 120 in flight"
+# The Rust reference with every request in flight at once (its K = the run's ops): the same
+# depth as unthrottled futures, whose rows show their CPU against it too.
+RUST_ALL_SPEC = "rust_all_in_flight"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -198,7 +201,8 @@ def key(r: dict) -> tuple[str, str, str]:
 def markdown_table(rows: list[tuple[str, str]], results: list[dict]) -> str:
     """``rows``: (workload, spec name) in order; each gets its client rows."""
     by = {key(r): r for r in results}
-    rust = {r["workload"]: r for r in results if r["label"] == "rust"}
+    rust = {r["workload"]: r for r in results if r["label"] == "rust" and r["spec"] != RUST_ALL_SPEC}
+    rust_all = {r["workload"]: r for r in results if r["label"] == "rust" and r["spec"] == RUST_ALL_SPEC}
     head = (
         "| workload | pattern | client | ops/s | client CPU µs/op | server CPU µs/op "
         "| p50 µs | p95 µs | p99 µs | peak RSS MB | ops/s vs classic | CPU vs rust |"
@@ -211,6 +215,10 @@ def markdown_table(rows: list[tuple[str, str]], results: list[dict]) -> str:
             shown_rust.add(wl)
             lines.append(row_line(wl, "reference: `scylla` crate, 120 in flight", rust[wl], None, rust[wl], ""))
         spec = SPEC_BY_NAME[name]
+        deep = rust_all.get(wl) if name == "unthrottled_futures" else None
+        if deep is not None:
+            label = "reference: `scylla` crate, every request in flight"
+            lines.append(row_line(wl, label, deep, None, rust.get(wl), ""))
         for label in TABLE_CLIENTS:
             r = by.get((label, name, wl))
             if r is None:
@@ -221,7 +229,7 @@ def markdown_table(rows: list[tuple[str, str]], results: list[dict]) -> str:
                 classic = by.get(("classic", "callback_chain:120", wl))
                 mark = "†"
                 dagger = dagger or (classic is not None and "failed" not in classic and "failed" not in r)
-            lines.append(row_line(wl, spec.label, r, classic, rust.get(wl), mark))
+            lines.append(row_line(wl, spec.label, r, classic, rust.get(wl), mark, deep))
     if dagger:
         lines.append("")
         lines.append(
@@ -231,7 +239,11 @@ def markdown_table(rows: list[tuple[str, str]], results: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def row_line(wl: str, pattern: str, r: dict, classic: dict | None, rust: dict | None, mark: str) -> str:
+def row_line(
+    wl: str, pattern: str, r: dict, classic: dict | None, rust: dict | None, mark: str, deep: dict | None = None
+) -> str:
+    """One row; ``deep``: the Rust reference at the same depth (every request in flight), whose
+    ratio follows the 120-in-flight one."""
     name = r["label"] if r["label"] != "rust" else "rust"
     if "failed" in r:
         reason = r["failed"].replace("|", "/")
@@ -241,6 +253,8 @@ def row_line(wl: str, pattern: str, r: dict, classic: dict | None, rust: dict | 
         vs_classic = f"{r['ops_per_s'] / classic['ops_per_s']:.2f}×{mark}"
     if rust and "failed" not in rust and rust["cpu_us_per_op"]:
         vs_rust = f"{r['cpu_us_per_op'] / rust['cpu_us_per_op']:.2f}×"
+    if deep and "failed" not in deep and deep["cpu_us_per_op"] and r is not deep:
+        vs_rust += f" ({r['cpu_us_per_op'] / deep['cpu_us_per_op']:.2f}× at the same depth)"
     errs = f" ({r['errors']} errors)" if r.get("errors") else ""
     rss = r.get("process_max_rss_mb", r.get("max_rss_mb"))
     return (
@@ -362,6 +376,18 @@ def main(argv: list[str] | None = None) -> int:
                 else rust_cmd(wl, ops, ["--pattern", "concurrent", "--concurrency", "120", "--warmup", str(warmup)]),
                 "Rust reference not built",
             )
+            if any(s.name == "unthrottled_futures" and wl in s.workloads for s in specs):
+                record(
+                    "rust",
+                    RUST_ALL_SPEC,
+                    wl,
+                    None
+                    if rust_bin is None
+                    else rust_cmd(
+                        wl, ops, ["--pattern", "concurrent", "--concurrency", str(ops), "--warmup", str(warmup)]
+                    ),
+                    "Rust reference not built",
+                )
         for spec in specs:
             if wl not in spec.workloads:
                 continue
