@@ -2,12 +2,15 @@
 scenario ``spark`` of ``turbocql bench``, an optional one: it needs Maven, Java 17 and pyspark).
 
 One table, ``spark_bench.rows (id bigint PRIMARY KEY, i int, t text, d double, ts timestamp)``
-(and ``spark_bench.warmup``, the same, for the clients' warm-ups), and two clients, each a
+(and ``spark_bench.warmup``, the same, for the clients' warm-ups), and three clients, each a
 local[2] SparkSession in its own process tree, one phase per process:
 
 * ``connector``: ``benchmarks/spark_ref`` (Java 17, Spark 3.5 with Scala 2.13,
   ``com.datastax.spark:spark-cassandra-connector_2.13:3.5.1``; built with ``mvn -q package``
   on first use, which needs Maven Central once), format ``org.apache.spark.sql.cassandra``;
+* ``connector-tuned`` (writes only): the same with its writer tuned for this table
+  (``TUNED_WRITE_CONF``: batches grouped by replica set, 4 KiB, 32 in flight per task), given
+  to ``SparkRef`` as ``--conf`` settings;
 * ``turbocql``: ``clients/spark_turbocql.py`` (pyspark 4.3 from ``--python``, ``turbocql.spark``),
   format ``turbocql``.
 
@@ -62,7 +65,17 @@ TABLE = "rows"
 WARMUP_TABLE = "warmup"
 SCHEMA = "(id bigint PRIMARY KEY, i int, t text, d double, ts timestamp)"
 MARKER = "TURBOCQL-SPARK-BENCH"
-CLIENTS = ("connector", "turbocql")
+CLIENTS = ("connector", "connector-tuned", "turbocql")
+# The connector's writer as one would tune it for this table (one partition per row, one node):
+# rows grouped into unlogged batches by replica set rather than by partition (the default,
+# which leaves one row per batch here), batches of up to 4 KiB (under the server's 5 KiB
+# batch_size_warn_threshold), and 32 batches in flight per task instead of 5. Writes only.
+TUNED_WRITE_CONF = {
+    "spark.cassandra.output.batch.grouping.key": "replica_set",
+    "spark.cassandra.output.batch.size.bytes": "4096",
+    "spark.cassandra.output.concurrent.writes": "32",
+}
+CONNECTORS = ("connector", "connector-tuned")
 PHASES = ("write", "read")
 SPARK_REF = HERE / "spark_ref"
 CLIENT_SCRIPT = HERE / "clients" / "spark_turbocql.py"
@@ -89,7 +102,16 @@ JAVA_MODULE_OPTIONS = [
 ]
 # pyspark's driver JVM gets spark.driver.memory (default 1g) as -Xmx: the same here.
 JAVA_HEAP = "-Xmx1g"
-CLIENT_NAMES = {"connector": "Spark Cassandra Connector", "turbocql": "turbocql.spark"}
+CLIENT_NAMES = {
+    "connector": "Spark Cassandra Connector",
+    "connector-tuned": "Spark Cassandra Connector, tuned writer",
+    "turbocql": "turbocql.spark",
+}
+
+
+def runs_phase(client: str, phase: str) -> bool:
+    """The tuned connector is a write setting: it writes only."""
+    return client != "connector-tuned" or phase == "write"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -119,7 +141,11 @@ def ensure_spark_ref(build: bool, log) -> tuple[list[str] | None, str | None]:
 def client_command(client: str, phase: str, a, classpath: list[str] | None) -> list[str]:
     args = [phase, "--rows", str(a.rows), "--host", a.host, "--port", str(a.port), "--keyspace", a.keyspace]
     args += ["--table", TABLE, "--warmup-table", WARMUP_TABLE, "--warmup-rows", str(a.warmup_rows), "--sync-stdin"]
-    if client == "connector":
+    if client in CONNECTORS:
+        if client == "connector-tuned":
+            args += ["--client-name", client]
+            for key, value in TUNED_WRITE_CONF.items():
+                args += ["--conf", f"{key}={value}"]
         return [a.java, JAVA_HEAP, *JAVA_MODULE_OPTIONS, "-cp", os.pathsep.join(classpath or []), MAIN_CLASS, *args]
     return [a.python, str(CLIENT_SCRIPT), *args]
 
@@ -386,7 +412,7 @@ def plot(results: list[dict], path: Path) -> bool:
     from benchmarks.plotting import pyplot
 
     plt = pyplot()
-    colors = {"turbocql": "#1f77b4", "connector": "#d62728"}
+    colors = {"turbocql": "#1f77b4", "connector": "#d62728", "connector-tuned": "#ff9896"}
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     width = 0.8 / len(CLIENTS)
     for ax, (key, title) in zip(axes, (("rows_per_s", "rows/s"), ("cpu_us_per_row", "CPU µs per row")), strict=True):
@@ -435,7 +461,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--warmup-rows", type=int, default=20_000, help="rows of each client's warm-up write and read")
     ap.add_argument("--repeat", type=int, default=3, metavar="N", help="rounds (default 3); the median run is shown")
-    ap.add_argument("--clients", default=",".join(CLIENTS), help="of connector, turbocql (default both)")
+    ap.add_argument(
+        "--clients",
+        default=",".join(CLIENTS),
+        help="of connector, connector-tuned (writes only), turbocql (default all)",
+    )
     ap.add_argument("--phases", default=",".join(PHASES), help="of write, read (default both)")
     ap.add_argument("--python", default=sys.executable, help="the interpreter with turbocql and pyspark")
     ap.add_argument("--java", default="java", help="Java 17 for the connector's client")
@@ -460,11 +490,13 @@ def main(argv: list[str] | None = None) -> int:
         log("the server's pid was not found: no server CPU column")
     unavailable: dict[str, str] = {}
     classpath = None
-    if "connector" in wanted:
+    if any(c in wanted for c in CONNECTORS):
         classpath, why = ensure_spark_ref(not a.no_build, log)
         if classpath is None:
-            unavailable["connector"] = why or "unavailable"
-            wanted.remove("connector")
+            for c in CONNECTORS:
+                if c in wanted:
+                    unavailable[c] = why or "unavailable"
+                    wanted.remove(c)
     if "turbocql" in wanted:
         p = subprocess.run([a.python, "-c", "import pyspark, turbocql.spark"], capture_output=True, text=True)
         if p.returncode != 0:
@@ -483,6 +515,8 @@ def main(argv: list[str] | None = None) -> int:
             order = wanted if rnd % 2 == 0 else wanted[::-1]
             for phase in phases:
                 for client in order:
+                    if not runs_phase(client, phase):
+                        continue
                     if phase == "write":
                         setup.truncate()
                     log(f"round {rnd + 1}: {client} {phase} ...")

@@ -177,3 +177,27 @@ def test_plot(tmp_path):
     results.append(_r("turbocql", "read", 1, 80000, 5.0))
     assert run_spark.plot(results, path) and path.stat().st_size > 1000
     assert not run_spark.plot([{"client": "turbocql", "phase": "read", "failed": "x"}], tmp_path / "none.png")
+
+
+def test_the_tuned_connector_writes_with_its_settings_beside_the_defaults():
+    import argparse
+
+    a = argparse.Namespace(
+        rows=1000, host="127.0.0.1", port=9042, keyspace="ks", warmup_rows=10, java="java", python="python"
+    )
+    plain = run_spark.client_command("connector", "write", a, ["x.jar"])
+    tuned = run_spark.client_command("connector-tuned", "write", a, ["x.jar"])
+    assert "--conf" not in plain and "--client-name" not in plain
+    assert tuned[: len(plain)] == plain
+    extra = tuned[len(plain) :]
+    assert extra[:2] == ["--client-name", "connector-tuned"]
+    confs = dict(v.split("=", 1) for k, v in zip(extra[2::2], extra[3::2], strict=True) if k == "--conf")
+    assert confs == run_spark.TUNED_WRITE_CONF
+    assert confs["spark.cassandra.output.batch.grouping.key"] == "replica_set"
+    assert run_spark.runs_phase("connector-tuned", "write") and not run_spark.runs_phase("connector-tuned", "read")
+    assert run_spark.runs_phase("connector", "read") and run_spark.runs_phase("turbocql", "read")
+    results = [_r("connector", "write", 1, 10000, 40.0), _r("connector-tuned", "write", 1, 20000, 20.0)]
+    md = run_spark.markdown(results, 1000)
+    assert "| write | Spark Cassandra Connector, tuned writer | 1,000 |" in md
+    tuned_row = next(line for line in md.splitlines() if "tuned writer" in line)
+    assert "| 2.00× | 0.50× |" in tuned_row

@@ -10,6 +10,7 @@ import java.io.InputStreamReader;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.jar.Attributes;
 import java.util.jar.JarFile;
@@ -61,7 +62,8 @@ public final class SparkRef {
     public static void main(String[] argv) throws Exception {
         if (argv.length < 1 || !(argv[0].equals("write") || argv[0].equals("read"))) {
             System.err.println("usage: SparkRef write|read --rows N [--host H] [--port P] [--keyspace K] "
-                    + "[--table T] [--warmup-table W] [--warmup-rows M] [--sync-stdin]");
+                    + "[--table T] [--warmup-table W] [--warmup-rows M] [--client-name C] [--conf KEY=VALUE]... "
+                    + "[--sync-stdin]");
             System.exit(2);
         }
         String phase = argv[0];
@@ -73,11 +75,17 @@ public final class SparkRef {
         opt.put("warmup-table", "warmup");
         opt.put("warmup-rows", "20000");
         opt.put("rows", "1000000");
+        opt.put("client-name", "connector");
         boolean syncStdin = false;
+        // --conf KEY=VALUE (repeatable): Spark settings beyond the defaults (the tuned writer's).
+        Map<String, String> extraConf = new LinkedHashMap<>();
         for (int i = 1; i < argv.length; i++) {
             String a = argv[i];
             if (a.equals("--sync-stdin")) {
                 syncStdin = true;
+            } else if (a.equals("--conf") && i + 1 < argv.length && argv[i + 1].contains("=")) {
+                String kv = argv[++i];
+                extraConf.put(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
             } else if (a.startsWith("--") && i + 1 < argv.length && opt.containsKey(a.substring(2))) {
                 opt.put(a.substring(2), argv[++i]);
             } else {
@@ -89,14 +97,17 @@ public final class SparkRef {
         long warmupRows = Long.parseLong(opt.get("warmup-rows"));
         String keyspace = opt.get("keyspace");
 
-        SparkSession spark = SparkSession.builder()
+        SparkSession.Builder builder = SparkSession.builder()
                 .master("local[2]")
                 .appName("turbocql-bench-spark-connector")
                 .config("spark.ui.enabled", "false")
                 .config("spark.ui.showConsoleProgress", "false")
                 .config("spark.cassandra.connection.host", opt.get("host"))
-                .config("spark.cassandra.connection.port", opt.get("port"))
-                .getOrCreate();
+                .config("spark.cassandra.connection.port", opt.get("port"));
+        for (Map.Entry<String, String> e : extraConf.entrySet()) {
+            builder = builder.config(e.getKey(), e.getValue());
+        }
+        SparkSession spark = builder.getOrCreate();
         spark.sparkContext().setLogLevel("WARN");
         BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         try {
@@ -124,7 +135,7 @@ public final class SparkRef {
 
             String[] versions = versions();
             StringBuilder json = new StringBuilder("{");
-            field(json, "client", "connector").append(',');
+            field(json, "client", opt.get("client-name")).append(',');
             field(json, "phase", phase).append(',');
             json.append("\"rows\":").append(done).append(',');
             json.append("\"seconds\":").append(seconds).append(',');
@@ -136,7 +147,7 @@ public final class SparkRef {
             field(json, "connector_version", versions[1]).append(',');
             field(json, "scala_version", scala.util.Properties.versionNumberString()).append(',');
             field(json, "java_version", System.getProperty("java.version")).append(',');
-            // The connector's effective settings (its defaults: nothing is set but the host).
+            // The connector's effective settings (its defaults, but for the host and any --conf).
             SparkConf conf = spark.sparkContext().getConf();
             field(json, "connector_read_conf", ReadConf$.MODULE$.fromSparkConf(conf).toString()).append(',');
             field(json, "connector_write_conf", WriteConf$.MODULE$.fromSparkConf(conf).toString()).append(',');
