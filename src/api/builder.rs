@@ -74,7 +74,7 @@ pub struct Route<'py> {
 
 /// Raises for the classic `execute` arguments that the engine cannot honour, rather
 /// than ignore them.
-pub fn refuse_unsupported(py: Python<'_>, custom_payload: Option<&Bound<'_, PyAny>>, execute_as: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+fn refuse_unsupported(py: Python<'_>, custom_payload: Option<&Bound<'_, PyAny>>, execute_as: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
     if custom_payload.is_some_and(|p| !p.is_none()) {
         return Err(errors::make(py, Exc::UnsupportedOperation, ("custom_payload is not supported by turbocql (the scylla crate sends none)",), None));
     }
@@ -201,6 +201,24 @@ impl RequestBuilder {
         self.session.bind(py)
     }
 
+    /// [`RequestBuilder::build`] for a classic `execute` / `execute_async` call, whose
+    /// `custom_payload` and `execute_as` are refused (`UnsupportedOperation`) rather than ignored.
+    #[allow(clippy::too_many_arguments)]
+    pub fn build_classic<'py>(
+        &self,
+        py: Python<'py>,
+        query: &Bound<'py, PyAny>,
+        parameters: Option<Bound<'py, PyAny>>,
+        timeout: Given<'py>,
+        trace: bool,
+        route: Route<'py>,
+        custom_payload: Option<Bound<'py, PyAny>>,
+        execute_as: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<(PyRequest, Bound<'py, PyAny>)> {
+        refuse_unsupported(py, custom_payload.as_ref(), execute_as.as_ref())?;
+        self.build(py, query, parameters, timeout, trace, route)
+    }
+
     /// The request of `query` with `parameters`, and the row factory of its results.
     pub fn build<'py>(
         &self,
@@ -276,8 +294,8 @@ impl RequestBuilder {
         custom_payload: Option<Bound<'py, PyAny>>,
         execute_as: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        refuse_unsupported(py, custom_payload.as_ref(), execute_as.as_ref())?;
-        let (request, row_factory) = self.build(py, query, parameters, timeout, trace, Route { execution_profile, host })?;
+        let route = Route { execution_profile, host };
+        let (request, row_factory) = self.build_classic(py, query, parameters, timeout, trace, route, custom_payload, execute_as)?;
         PyTuple::new(py, [request.into_untracked(py)?.into_any(), row_factory])
     }
 

@@ -9,8 +9,13 @@ use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTuple};
 
 use super::aio::LoopQueue;
-use super::builder::{given, refuse_unsupported, Given, RequestBuilder, Route};
+use super::builder::{given, Given, RequestBuilder, Route};
 use crate::pyrefs;
+
+/// A `paging_state` argument: the bytes of a `ResultSet.paging_state`, or None.
+fn paging_state_bytes(arg: Option<Bound<'_, PyAny>>) -> PyResult<Option<Vec<u8>>> {
+    arg.filter(|p| !p.is_none()).map(|p| p.extract()).transpose()
+}
 
 /// `turbocql.cluster.Session.execute(query, parameters=None, timeout=_NOT_SET,
 /// trace=False, custom_payload=None, execution_profile=..., paging_state=None, host=None,
@@ -47,10 +52,10 @@ impl SyncExecute {
         host: Option<Bound<'py, PyAny>>,
         execute_as: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        refuse_unsupported(py, custom_payload.as_ref(), execute_as.as_ref())?;
         let requests = self.requests.get();
-        let (request, row_factory) = requests.build(py, query, parameters, timeout, trace, Route { execution_profile, host })?;
-        let state: Option<Vec<u8>> = paging_state.filter(|p| !p.is_none()).map(|p| p.extract()).transpose()?;
+        let route = Route { execution_profile, host };
+        let (request, row_factory) = requests.build_classic(py, query, parameters, timeout, trace, route, custom_payload, execute_as)?;
+        let state = paging_state_bytes(paging_state)?;
         let page = Bound::new(py, request.run(py, state.as_deref())?)?.into_any();
         let args = [requests.session(py).clone(), request.into_untracked(py)?.into_any(), row_factory, query.clone()];
         super::results::make_result(self.result_class.bind(py), page, &args)
@@ -108,10 +113,10 @@ impl AsyncExecute {
         host: Option<Bound<'py, PyAny>>,
         execute_as: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        refuse_unsupported(py, custom_payload.as_ref(), execute_as.as_ref())?;
         let requests = self.requests.get();
-        let (request, row_factory) = requests.build(py, query, parameters, timeout, trace, Route { execution_profile, host })?;
-        let state: Option<Vec<u8>> = paging_state.filter(|p| !p.is_none()).map(|p| p.extract()).transpose()?;
+        let route = Route { execution_profile, host };
+        let (request, row_factory) = requests.build_classic(py, query, parameters, timeout, trace, route, custom_payload, execute_as)?;
+        let state = paging_state_bytes(paging_state)?;
         let request = request.into_untracked(py)?;
         let timeout = request.get().timeout_seconds();
         let future = self.future_class.bind(py).call1((requests.session(py), &request, query, row_factory, timeout))?;
