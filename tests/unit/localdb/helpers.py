@@ -7,6 +7,7 @@ checkout; it does not need the driver nor its engine).
 from __future__ import annotations
 
 import argparse
+import random
 import socket
 import subprocess
 import sys
@@ -30,19 +31,38 @@ def cli(*argv: str) -> int:
 
 
 _GIVEN: set[int] = set()
+_RANDOM = random.Random()
 
 
 def free_port() -> int:
-    """A port free now and not given before in this process: two calls in a row can
-    otherwise get the same one (each socket is closed before the next bind), and a node
-    given it as both its native and its storage port is rightly refused."""
+    """A port free now, below the kernel's ephemeral range and not given before in this
+    process. Below the range: a port the kernel hands out (bind to port 0) is also what it
+    gives other processes' outgoing connections as their local port, so on a busy machine
+    another program's connection could take it between this call and the node's listen (or
+    between a stop and a restart of the node); no outgoing connection takes a port below
+    the range. Not given before: two nodes of a test, or a node's native and storage ports,
+    must differ."""
+    low = _ephemeral_low()
     while True:
+        port = _RANDOM.randrange(10000, low)
+        if port in _GIVEN:
+            continue
         with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port not in _GIVEN:
-            _GIVEN.add(port)
-            return port
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _GIVEN.add(port)
+        return port
+
+
+def _ephemeral_low() -> int:
+    """The first port of the kernel's ephemeral range (``net.ipv4.ip_local_port_range``)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
 
 
 def start_args(node_dir, port=None, storage_port=None, *extra):
