@@ -33,10 +33,11 @@ def _select(session, keyspace: str, table: str, columns, where):
     return session.prepare(cql), cols
 
 
-def _arrow_profile(session):
+def _arrow_profile(session, consistency_level):
+    from turbocql.bulk._unload import _profile
     from turbocql.query import arrow_factory
 
-    return session._derived_profile(row_factory=arrow_factory)
+    return _profile(session, arrow_factory, consistency_level)
 
 
 def _read(session, select, profile, ranges, page_size: int, schema=None):
@@ -54,7 +55,9 @@ def _read(session, select, profile, ranges, page_size: int, schema=None):
     return table.cast(schema)
 
 
-def _read_share(share, conn: Connection, keyspace, table, columns, where, ranges_per_share, page_size, schema):
+def _read_share(
+    share, conn: Connection, keyspace, table, columns, where, ranges_per_share, page_size, schema, consistency_level
+):
     """One partition: share ``share`` = (i, n) of the ring, as a pandas DataFrame."""
     import pandas as pd
 
@@ -62,7 +65,8 @@ def _read_share(share, conn: Connection, keyspace, table, columns, where, ranges
 
     session = conn.session()
     select, _ = _select(session, keyspace, table, columns, where)
-    t = _read(session, select, _arrow_profile(session), token_ranges(ranges_per_share, share), page_size, schema)
+    profile = _arrow_profile(session, consistency_level)
+    t = _read(session, select, profile, token_ranges(ranges_per_share, share), page_size, schema)
     return t.to_pandas(types_mapper=pd.ArrowDtype)
 
 
@@ -80,12 +84,16 @@ def read_table(
     local_dc: str | None = None,
     ranges_per_split: int = 4,
     page_size: int = 5000,
+    consistency_level: int | None = None,
     cluster_kwargs: dict | None = None,
 ):
     """``keyspace.table`` as a ``dask.dataframe.DataFrame`` of ``split`` partitions, one a
     share of the token ring (each cut into ``ranges_per_split`` token ranges, read in turn).
     ``columns`` (default all) and ``where`` (more conditions of the SELECT, with ALLOW
-    FILTERING where the server needs it) are the only pushdown."""
+    FILTERING where the server needs it) are the only pushdown. ``consistency_level`` (a
+    :class:`turbocql.ConsistencyLevel`; default the session's, ``LOCAL_ONE``) is every
+    read's: a read at ``ONE`` may miss rows written at ``ONE`` that have not reached the
+    replica it asks yet."""
     import dask.dataframe as dd
     import pandas as pd
 
@@ -93,7 +101,7 @@ def read_table(
     session = conn.session()
     select, cols = _select(session, keyspace, table, columns, where)
     # An empty token range gives the columns' Arrow types without reading a row.
-    schema = _read(session, select, _arrow_profile(session), [(0, 0)], page_size).schema
+    schema = _read(session, select, _arrow_profile(session, consistency_level), [(0, 0)], page_size).schema
     meta = schema.empty_table().to_pandas(types_mapper=pd.ArrowDtype)
     shares = [(i, split) for i in range(1, split + 1)]
     return dd.from_map(
@@ -107,13 +115,14 @@ def read_table(
         ranges_per_share=ranges_per_split,
         page_size=page_size,
         schema=schema,
+        consistency_level=consistency_level,
         meta=meta,
         label="turbocql-read-%s.%s" % (keyspace, table),
         enforce_metadata=False,
     )
 
 
-def _write_partition(df, conn: Connection, keyspace, table, concurrency):
+def _write_partition(df, conn: Connection, keyspace, table, concurrency, consistency_level):
     import pandas as pd
     import pyarrow as pa
 
@@ -121,7 +130,15 @@ def _write_partition(df, conn: Connection, keyspace, table, concurrency):
 
     data = pa.Table.from_pandas(df, preserve_index=False)
     result = bulk.load(
-        conn.session(), keyspace, table, data, concurrency=concurrency, max_errors=0, progress=False, bad_rows=None
+        conn.session(),
+        keyspace,
+        table,
+        data,
+        concurrency=concurrency,
+        max_errors=0,
+        progress=False,
+        bad_rows=None,
+        consistency_level=consistency_level,
     )
     if result.rejected or result.failed:
         raise bulk.BulkError("partition write: %s (first: %s)" % (result, result.errors[:1]), result)
@@ -139,15 +156,24 @@ def to_table(
     password: str | None = None,
     local_dc: str | None = None,
     concurrency: int = 256,
+    consistency_level: int | None = None,
     cluster_kwargs: dict | None = None,
     compute: bool = True,
 ):
     """Writes every partition of ``ddf`` (its columns named as the table's) into
     ``keyspace.table``; returns the rows written (or, with ``compute=False``, the lazy
     Dask series of each partition's count). A partition with a row that cannot be written
-    raises :class:`turbocql.bulk.BulkError`, naming the cause."""
+    raises :class:`turbocql.bulk.BulkError`, naming the cause. ``consistency_level`` is
+    every write's (default the session's, ``LOCAL_ONE``)."""
     conn = _connection(contact_points, port, username, password, local_dc, cluster_kwargs)
     counts = ddf.map_partitions(
-        _write_partition, conn, keyspace, table, concurrency, meta=(None, "int64"), enforce_metadata=False
+        _write_partition,
+        conn,
+        keyspace,
+        table,
+        concurrency,
+        consistency_level,
+        meta=(None, "int64"),
+        enforce_metadata=False,
     )
     return int(counts.sum().compute()) if compute else counts

@@ -9,6 +9,7 @@ import uuid
 
 import pytest
 
+from turbocql import ConsistencyLevel
 from turbocql.cluster import Cluster
 from turbocql.concurrent import execute_concurrent_with_args
 
@@ -39,6 +40,10 @@ def source_table(cluster_session):
         "CREATE TABLE dask_test.%s (id int PRIMARY KEY, v bigint, name text, score decimal, tags set<int>)" % name
     )
     ins = cluster_session.prepare("INSERT INTO dask_test.%s (id, v, name, score, tags) VALUES (?, ?, ?, ?, ?)" % name)
+    # Every replica holds every row before a read at LOCAL_ONE: a write acknowledged by one
+    # replica may not have reached the one a read asks (a CI run on a loaded machine read
+    # 19,964 of 20,000 rows that way, the dc2 replica's mutations still on their way).
+    ins.consistency_level = ConsistencyLevel.ALL
     import decimal
 
     rows = [
@@ -88,13 +93,39 @@ def test_a_dataframe_is_written_and_reads_back(dask_client, source_table, cluste
     cluster_session.execute("CREATE TABLE dask_test.%s (id int PRIMARY KEY, v bigint, name text)" % target)
     try:
         ddf = tdask.read_table(list(NODES), "dask_test", source_table, columns=["id", "v", "name"], split=8)
-        written = tdask.to_table(ddf, list(NODES), "dask_test", target)
+        written = tdask.to_table(ddf, list(NODES), "dask_test", target, consistency_level=ConsistencyLevel.ALL)
         assert written == ROWS
         back = tdask.read_table(list(NODES), "dask_test", target, split=5).compute()
         assert sorted(back["id"]) == list(range(ROWS))
         assert (back.set_index("id").sort_index()["name"] == ["n%d" % i for i in range(ROWS)]).all()
     finally:
         cluster_session.execute("DROP TABLE dask_test.%s" % target)
+
+
+def test_the_consistency_level_is_every_request_s(dask_client, source_table, cluster_session):
+    from turbocql import dask as tdask
+    from turbocql.bulk import BulkError
+    from turbocql.protocol import InvalidRequest
+
+    # ANY is for writes only: the server refuses a read at it, which shows the reads carry it.
+    with pytest.raises(InvalidRequest, match="ANY"):
+        tdask.read_table(list(NODES), "dask_test", source_table, consistency_level=ConsistencyLevel.ANY)
+    ddf = tdask.read_table(
+        list(NODES), "dask_test", source_table, columns=["id"], split=2, consistency_level=ConsistencyLevel.ALL
+    )
+    assert len(ddf.compute()) == ROWS
+    # A keyspace of one replica cannot give TWO acknowledgements: every write is refused.
+    cluster_session.execute(
+        "CREATE KEYSPACE IF NOT EXISTS dask_one_replica WITH replication = "
+        "{'class': 'NetworkTopologyStrategy', 'dc1': 1}"
+    )
+    cluster_session.execute("CREATE TABLE dask_one_replica.%s (id int PRIMARY KEY)" % source_table)
+    try:
+        with pytest.raises(BulkError, match="Cannot achieve consistency level TWO"):
+            tdask.to_table(ddf, list(NODES), "dask_one_replica", source_table, consistency_level=ConsistencyLevel.TWO)
+        assert tdask.to_table(ddf, list(NODES), "dask_one_replica", source_table) == ROWS
+    finally:
+        cluster_session.execute("DROP TABLE dask_one_replica.%s" % source_table)
 
 
 def test_a_worker_killed_mid_read_reruns_its_partitions_without_duplicates(dask_client, source_table):
