@@ -353,6 +353,11 @@ def test_every_row_read_once_and_written_on_the_three_node_cluster(spark, multid
         session.execute("CREATE TABLE spark_multi.dst (id int PRIMARY KEY, v text)")
         n = 20_000
         insert = session.prepare("INSERT INTO spark_multi.src (id, v) VALUES (?, ?)")
+        # At ALL, then read at LOCAL_ONE: a write one replica acknowledged may not have
+        # reached the one a read asks yet (test_dask missed 36 rows that way once).
+        from turbocql import ConsistencyLevel
+
+        insert.consistency_level = ConsistencyLevel.ALL
         # Row by row, as test_dask loads its table: a cluster just started on 2 cores times
         # out replica batches sent 256 at a time.
         assert all(ok for ok, _ in execute_concurrent_with_args(session, insert, [(i, "v%d" % i) for i in range(n)]))
@@ -368,6 +373,7 @@ def test_every_row_read_once_and_written_on_the_three_node_cluster(spark, multid
 
         w = df.write.format("turbocql").mode("append").option("contact_points", ",".join(nodes))
         w = w.option("local_dc", "dc1").option("keyspace", "spark_multi").option("table", "dst")
+        w = w.option("consistency", "ALL")
         w.option("concurrency", 32).save()  # 32 batches in flight per task: the nodes share 2 cores
         back = {r.id: r.v for r in session.execute("SELECT id, v FROM spark_multi.dst")}
         assert len(back) == n and all(back[i] == "v%d" % i for i in range(n))
