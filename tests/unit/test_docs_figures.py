@@ -52,8 +52,8 @@ def _formats(value, out):
 
 
 def _source_figures():
-    """Every number of the committed result files (benchmarks/results: JSON, JSON lines and
-    the reports) and of the scripts' reports (scripts/*.md), as a table may show it."""
+    """Every number of the committed result files (benchmarks/results and its directories:
+    JSON, JSON lines and the reports) and of the scripts' reports (scripts/*.md), as a table may show it."""
     out = set()
 
     def walk(node):
@@ -66,7 +66,8 @@ def _source_figures():
         else:
             _formats(node, out)
 
-    for path in [*(ROOT / "benchmarks" / "results").iterdir(), *(ROOT / "scripts").glob("*.md")]:
+    results = (p for p in (ROOT / "benchmarks" / "results").rglob("*") if p.is_file())
+    for path in [*results, *(ROOT / "scripts").glob("*.md")]:
         if path.suffix == ".json":
             walk(json.loads(path.read_text()))
         elif path.suffix == ".jsonl":
