@@ -58,10 +58,11 @@ ROWS = ("futures", "arrow", "numpy")
 
 def row_command(row: str, python: str, a: argparse.Namespace) -> list[str]:
     """The client command of one row for one build."""
-    where = ["--host", a.host, "--port", str(a.port)]
     if row == "futures":
-        return [python, str(PATTERNS_PY), "--driver", "turbocql", "--pattern", "unthrottled_futures"]
-    return [python, str(SCAN_PY), "--driver", "turbocql", "--shape", row, *where]
+        cmd = [python, str(PATTERNS_PY), "--driver", "turbocql", "--pattern", "unthrottled_futures"]
+        where = server_args(a.host, a.port, FUTURES_KEYSPACE, None)
+        return [*cmd, *where, "--workload", "write", "--ops", str(a.futures), "--warmup", "0"]
+    return [python, str(SCAN_PY), "--driver", "turbocql", "--shape", row, "--host", a.host, "--port", str(a.port)]
 
 
 def ensure_bulk_table(a: argparse.Namespace) -> None:
@@ -139,18 +140,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     load_start = os.getloadavg()[0]
     rust = ensure_rust_bin(a.rust_bin, False)
-    common = server_args(a.host, a.port, FUTURES_KEYSPACE, None)
     ensure_bulk_table(a)
     results: list[dict] = []
     for rnd in range(a.rounds):
         order = (("a", a.a), ("b", a.b)) if rnd % 2 == 0 else (("b", a.b), ("a", a.a))
         for row in ROWS:
             for side, python in order:
-                cmd = row_command(row, python, a)
                 if row == "futures":
-                    reset_table(rust, common, None, a.timeout)
-                    cmd += [*common, "--workload", "write", "--ops", str(a.futures), "--warmup", "0"]
-                r = run_client(cmd, None, a.timeout)
+                    reset_table(rust, server_args(a.host, a.port, FUTURES_KEYSPACE, None), None, a.timeout)
+                r = run_client(row_command(row, python, a), None, a.timeout)
                 r.update(row=row, build=side, round=rnd)
                 results.append(r)
                 peak = r.get("process_max_rss_mb")

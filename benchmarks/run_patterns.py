@@ -367,27 +367,15 @@ def main(argv: list[str] | None = None) -> int:
     for _round, wl in ((i, wl) for i in range(max(1, args.repeat)) for wl in workloads):
         reset()
         if "rust" in clients:
-            record(
-                "rust",
-                "rust_concurrent",
-                wl,
-                None
-                if rust_bin is None
-                else rust_cmd(wl, ops, ["--pattern", "concurrent", "--concurrency", "120", "--warmup", str(warmup)]),
-                "Rust reference not built",
-            )
+            # 120 in flight, the reference of every row; and every request in flight at once,
+            # unthrottled futures' own depth, when they run.
+            depths = [("rust_concurrent", 120)]
             if any(s.name == "unthrottled_futures" and wl in s.workloads for s in specs):
-                record(
-                    "rust",
-                    RUST_ALL_SPEC,
-                    wl,
-                    None
-                    if rust_bin is None
-                    else rust_cmd(
-                        wl, ops, ["--pattern", "concurrent", "--concurrency", str(ops), "--warmup", str(warmup)]
-                    ),
-                    "Rust reference not built",
-                )
+                depths.append((RUST_ALL_SPEC, ops))
+            for spec_name, depth in depths:
+                extra = ["--pattern", "concurrent", "--concurrency", str(depth), "--warmup", str(warmup)]
+                cmd = None if rust_bin is None else rust_cmd(wl, ops, extra)
+                record("rust", spec_name, wl, cmd, "Rust reference not built")
         for spec in specs:
             if wl not in spec.workloads:
                 continue
