@@ -18,6 +18,7 @@ distributed = pytest.importorskip("distributed")
 pytest.importorskip("pyarrow")
 
 NODES = ("127.0.0.11", "127.0.0.12", "127.0.0.13")
+QUORUM = ConsistencyLevel.QUORUM
 ROWS = 20_000
 
 
@@ -40,10 +41,11 @@ def source_table(cluster_session):
         "CREATE TABLE dask_test.%s (id int PRIMARY KEY, v bigint, name text, score decimal, tags set<int>)" % name
     )
     ins = cluster_session.prepare("INSERT INTO dask_test.%s (id, v, name, score, tags) VALUES (?, ?, ?, ?, ?)" % name)
-    # Every replica holds every row before a read at LOCAL_ONE: a write acknowledged by one
-    # replica may not have reached the one a read asks (a CI run on a loaded machine read
-    # 19,964 of 20,000 rows that way, the dc2 replica's mutations still on their way).
-    ins.consistency_level = ConsistencyLevel.ALL
+    # Written and read at QUORUM (2 of the 3 replicas each): every read meets a replica that
+    # acknowledged every write. At LOCAL_ONE a read may ask a replica a write has not reached
+    # yet (a CI run on a loaded machine read 19,964 of 20,000 rows that way); at ALL one slow
+    # node times writes out.
+    ins.consistency_level = QUORUM
     import decimal
 
     rows = [
@@ -67,7 +69,7 @@ def dask_client():
 def test_every_row_is_read_exactly_once(dask_client, source_table):
     from turbocql import dask as tdask
 
-    ddf = tdask.read_table(list(NODES), "dask_test", source_table, split=12)
+    ddf = tdask.read_table(list(NODES), "dask_test", source_table, split=12, consistency_level=QUORUM)
     assert ddf.npartitions == 12
     df = ddf.compute()
     assert len(df) == ROWS and sorted(df["id"]) == list(range(ROWS))
@@ -81,7 +83,13 @@ def test_every_row_is_read_exactly_once(dask_client, source_table):
     assert sorted(ddf["name"].compute()) == sorted("n%d" % i for i in range(ROWS))
     # Columns and where are pushed into the SELECT.
     small = tdask.read_table(
-        list(NODES), "dask_test", source_table, columns=["id"], where="v > 59000 ALLOW FILTERING", split=4
+        list(NODES),
+        "dask_test",
+        source_table,
+        columns=["id"],
+        where="v > 59000 ALLOW FILTERING",
+        split=4,
+        consistency_level=QUORUM,
     )
     assert sorted(small.compute()["id"]) == [i for i in range(ROWS) if i % 7 and i * 3 > 59000]
 
@@ -92,10 +100,13 @@ def test_a_dataframe_is_written_and_reads_back(dask_client, source_table, cluste
     target = source_table + "_copy"
     cluster_session.execute("CREATE TABLE dask_test.%s (id int PRIMARY KEY, v bigint, name text)" % target)
     try:
-        ddf = tdask.read_table(list(NODES), "dask_test", source_table, columns=["id", "v", "name"], split=8)
-        written = tdask.to_table(ddf, list(NODES), "dask_test", target, consistency_level=ConsistencyLevel.ALL)
+        columns = ["id", "v", "name"]
+        ddf = tdask.read_table(
+            list(NODES), "dask_test", source_table, columns=columns, split=8, consistency_level=QUORUM
+        )
+        written = tdask.to_table(ddf, list(NODES), "dask_test", target, consistency_level=QUORUM)
         assert written == ROWS
-        back = tdask.read_table(list(NODES), "dask_test", target, split=5).compute()
+        back = tdask.read_table(list(NODES), "dask_test", target, split=5, consistency_level=QUORUM).compute()
         assert sorted(back["id"]) == list(range(ROWS))
         assert (back.set_index("id").sort_index()["name"] == ["n%d" % i for i in range(ROWS)]).all()
     finally:
@@ -110,9 +121,7 @@ def test_the_consistency_level_is_every_request_s(dask_client, source_table, clu
     # ANY is for writes only: the server refuses a read at it, which shows the reads carry it.
     with pytest.raises(InvalidRequest, match="ANY"):
         tdask.read_table(list(NODES), "dask_test", source_table, consistency_level=ConsistencyLevel.ANY)
-    ddf = tdask.read_table(
-        list(NODES), "dask_test", source_table, columns=["id"], split=2, consistency_level=ConsistencyLevel.ALL
-    )
+    ddf = tdask.read_table(list(NODES), "dask_test", source_table, columns=["id"], split=2, consistency_level=QUORUM)
     assert len(ddf.compute()) == ROWS
     # A keyspace of one replica cannot give TWO acknowledgements: every write is refused.
     cluster_session.execute(
@@ -131,7 +140,9 @@ def test_the_consistency_level_is_every_request_s(dask_client, source_table, clu
 def test_a_worker_killed_mid_read_reruns_its_partitions_without_duplicates(dask_client, source_table):
     from turbocql import dask as tdask
 
-    ddf = tdask.read_table(list(NODES), "dask_test", source_table, split=24, ranges_per_split=8, page_size=50)
+    ddf = tdask.read_table(
+        list(NODES), "dask_test", source_table, split=24, ranges_per_split=8, page_size=50, consistency_level=QUORUM
+    )
     future = dask_client.compute(ddf)
     pids = dask_client.run(os.getpid)
     victim = sorted(pids)[0]

@@ -101,11 +101,16 @@ def node(tmp_path_factory):
 def sessions(node):
     """(turbocql session, its asyncio twin, classic session)."""
     from cassandra.cluster import Cluster as ClassicCluster
+    from cassandra.policies import ConstantReconnectionPolicy as ClassicConstantReconnectionPolicy
 
     from turbocql.aio import Session as AioSession
     from turbocql.cluster import Cluster
+    from turbocql.policies import ConstantReconnectionPolicy
 
-    cluster = Cluster([HOST], port=REPREPARE_PORT)
+    # Both reconnect every second: the restarts here are about preparing again, and with the
+    # default exponential schedule a restart slowed by a loaded machine left the next
+    # reconnection 64 s away, past _wait_until_usable's minute (a CI rehearsal failed so).
+    cluster = Cluster([HOST], port=REPREPARE_PORT, reconnection_policy=ConstantReconnectionPolicy(1.0, None))
     session = cluster.connect()
     session.execute(
         "CREATE KEYSPACE IF NOT EXISTS %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}" % KS
@@ -114,7 +119,12 @@ def sessions(node):
     # reprepare_on_up=False: otherwise the classic driver prepares its statements again as
     # soon as the restarted node is up, and never meets UNPREPARED.
     classic_cluster = ClassicCluster(
-        [HOST], port=REPREPARE_PORT, protocol_version=4, schema_metadata_enabled=False, reprepare_on_up=False
+        [HOST],
+        port=REPREPARE_PORT,
+        protocol_version=4,
+        schema_metadata_enabled=False,
+        reprepare_on_up=False,
+        reconnection_policy=ClassicConstantReconnectionPolicy(1.0, None),
     )
     classic = classic_cluster.connect(KS)
     yield session, AioSession(session), classic

@@ -353,18 +353,22 @@ def test_every_row_read_once_and_written_on_the_three_node_cluster(spark, multid
         session.execute("CREATE TABLE spark_multi.dst (id int PRIMARY KEY, v text)")
         n = 20_000
         insert = session.prepare("INSERT INTO spark_multi.src (id, v) VALUES (?, ?)")
-        # At ALL, then read at LOCAL_ONE: a write one replica acknowledged may not have
-        # reached the one a read asks yet (test_dask missed 36 rows that way once).
+        # Written and read at QUORUM (2 of the 3 replicas each): every read meets a replica
+        # that acknowledged every write. At LOCAL_ONE a read may ask a replica a write has
+        # not reached yet (test_dask missed 36 rows that way once); at ALL one slow node
+        # times writes out (a CI rehearsal).
         from turbocql import ConsistencyLevel
+        from turbocql.query import SimpleStatement
 
-        insert.consistency_level = ConsistencyLevel.ALL
+        insert.consistency_level = ConsistencyLevel.QUORUM
         # Row by row, as test_dask loads its table: a cluster just started on 2 cores times
         # out replica batches sent 256 at a time.
         assert all(ok for ok, _ in execute_concurrent_with_args(session, insert, [(i, "v%d" % i) for i in range(n)]))
 
         def source(table):
             r = spark.read.format("turbocql").option("contact_points", ",".join(nodes)).option("local_dc", "dc1")
-            return r.option("keyspace", "spark_multi").option("table", table).option("split", 12)
+            r = r.option("keyspace", "spark_multi").option("table", table).option("consistency", "QUORUM")
+            return r.option("split", 12)
 
         df = source("src").load()
         assert df.rdd.getNumPartitions() == 12
@@ -373,9 +377,10 @@ def test_every_row_read_once_and_written_on_the_three_node_cluster(spark, multid
 
         w = df.write.format("turbocql").mode("append").option("contact_points", ",".join(nodes))
         w = w.option("local_dc", "dc1").option("keyspace", "spark_multi").option("table", "dst")
-        w = w.option("consistency", "ALL")
+        w = w.option("consistency", "QUORUM")
         w.option("concurrency", 32).save()  # 32 batches in flight per task: the nodes share 2 cores
-        back = {r.id: r.v for r in session.execute("SELECT id, v FROM spark_multi.dst")}
+        everything = SimpleStatement("SELECT id, v FROM spark_multi.dst", consistency_level=ConsistencyLevel.QUORUM)
+        back = {r.id: r.v for r in session.execute(everything)}
         assert len(back) == n and all(back[i] == "v%d" % i for i in range(n))
     finally:
         session.execute("DROP KEYSPACE IF EXISTS spark_multi")
