@@ -40,6 +40,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # run as a script: the checkout's root, for the benchmarks package
 from benchmarks.common import (  # noqa: E402  (the runners' shared set-up)
     DEFAULT_RUST_BIN,
+    add_server_arguments,
     ensure_rust_bin,
     require_server,
     run_client,
@@ -93,9 +94,9 @@ def summarize(folded: str) -> dict:
         total += n
         by_thread[frames[0]] += n
         by_leaf[leaf_category(frames[-1])] += n
-        if any(f == "take_gil" or f.startswith("take_gil") for f in frames):
+        if any(f.startswith("take_gil") for f in frames):
             gil += n
-    return {"samples": total, "by_thread": dict(by_thread), "by_leaf": dict(by_leaf), "under_take_gil": gil}
+    return {"cpu_ns": total, "by_thread": dict(by_thread), "by_leaf": dict(by_leaf), "under_take_gil": gil}
 
 
 def profile(name: str, cmd: list[str], out_dir: Path, bindir: Path, hz: int, timeout: float) -> dict:
@@ -133,7 +134,7 @@ def markdown(runs: list[dict]) -> str:
     head = "| run | req/s | CPU µs/req | CPU sampled, s | under take_gil | " + " | ".join(CATEGORIES) + " |"
     lines = [head, "|" + " --- |" * (5 + len(CATEGORIES))]
     for r in runs:
-        res, total = r["client_result"], r["samples"]
+        res, total = r["client_result"], r["cpu_ns"]
         cells = [
             r["name"],
             "%.0f" % res["ops_per_s"] if "ops_per_s" in res else res.get("failed", "-"),
@@ -148,15 +149,14 @@ def markdown(runs: list[dict]) -> str:
     lines.append("")
     for r in runs:
         threads = sorted(r["by_thread"].items(), key=lambda kv: -kv[1])
-        lines.append("- %s: %s" % (r["name"], ", ".join("%s %s" % (t, pct(n, r["samples"])) for t, n in threads)))
+        lines.append("- %s: %s" % (r["name"], ", ".join("%s %s" % (t, pct(n, r["cpu_ns"])) for t, n in threads)))
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--host", default="127.0.0.1")
-    ap.add_argument("--port", type=int, default=9042)
-    ap.add_argument("--keyspace", default="bench_sync")
+    add_server_arguments(ap)
+    ap.set_defaults(keyspace="bench_sync")
     ap.add_argument("--rows", type=int, default=10000, help="rows the reads go over")
     ap.add_argument("--clients", default="turbocql,rust")
     ap.add_argument("--workloads", default="write,read")

@@ -113,7 +113,7 @@ def test_a_dataframe_is_written_and_reads_back(dask_client, source_table, cluste
         cluster_session.execute("DROP TABLE dask_test.%s" % target)
 
 
-def test_the_consistency_level_is_every_request_s(dask_client, source_table, cluster_session):
+def test_the_consistency_level_is_carried_by_every_read_and_write(dask_client, source_table, cluster_session):
     from turbocql import dask as tdask
     from turbocql.bulk import BulkError
     from turbocql.protocol import InvalidRequest

@@ -16,7 +16,7 @@ FOLDED = "\n".join(
 
 def test_samples_are_summed_by_thread_leaf_and_gil_wait():
     s = run_flamegraph.summarize(FOLDED + "\n")
-    assert s["samples"] == 11000
+    assert s["cpu_ns"] == 11000
     assert s["by_thread"] == {"python": 6000, "turbocql-io": 5000}
     assert s["by_leaf"] == {
         "kernel": 7000,
