@@ -11,6 +11,8 @@
 #   TURBOCQL_LOCALDB_DIR   its node directory (default: turbocql localdb's)
 #   TURBOCQL_BENCH_CLIENTS clients (default classic,scylla,turbocql,acsylla,rust; a peer
 #                          that cannot be installed is shown as not available)
+#   TURBOCQL_BENCH_FULL    1: the full sizes instead of --quick's (20,000 requests per client
+#                          run, 100,000 vector rows, ...: what the docs' tables are measured at)
 #   TURBOCQL_BENCH_OPS     requests per client run instead of --quick's 5,000
 #   TURBOCQL_BENCH_ARGS    more `turbocql bench` options, e.g. "--scenarios sync,patterns"
 #   TURBOCQL_TLS_PORT      the tls scenario's TLS node (default 9044): used if it answers,
@@ -19,8 +21,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 start_cassandra
 trap stop_cassandra EXIT
 cd "$ROOT"
-args=(--quick --latest --port "$PORT" --python "$PY"
+args=(--latest --port "$PORT" --python "$PY"
       --clients "${TURBOCQL_BENCH_CLIENTS:-classic,scylla,turbocql,acsylla,rust}")
+if [ "${TURBOCQL_BENCH_FULL:-0}" != 1 ]; then
+    args=(--quick "${args[@]}")
+fi
 if [ -n "${TURBOCQL_BENCH_OPS:-}" ]; then
     args+=(--ops "$TURBOCQL_BENCH_OPS")
 fi
