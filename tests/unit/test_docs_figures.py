@@ -1,7 +1,9 @@
 """The headline table of the README and of the docs home page is the one
-scripts/headline_table.py makes from its committed result file: its figures cannot drift
-from the measurements. And every figure of every table of the README and the docs has a
-source in a committed result file."""
+scripts/headline_table.py makes from its committed result file, and the sync, pattern and
+asyncio tables of docs/benchmarks.md and the paths table of docs/execution-paths.md are the
+ones scripts/docs_tables.py makes from the same file: their figures cannot drift from the
+measurements. And every figure of every table of the README and the docs has a source in a
+committed result file."""
 
 import itertools
 import json
@@ -11,6 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
+import docs_tables  # noqa: E402
 import headline_table  # noqa: E402
 
 
@@ -20,6 +23,14 @@ def test_the_readme_and_the_home_page_hold_the_table_made_from_the_result_file()
     for page in ("README.md", "docs/index.md"):
         text = (ROOT / page).read_text()
         assert table in text, "%s: run python scripts/headline_table.py and paste its table" % page
+        assert headline_table.RESULT.rsplit("/", 1)[-1] in text, "%s does not name the result file" % page
+
+
+def test_the_benchmarks_and_paths_pages_hold_the_tables_made_from_the_same_file():
+    for page, tables in docs_tables.PAGES.items():
+        text = (ROOT / page).read_text()
+        for make in tables:
+            assert make() in text, "%s: run python scripts/docs_tables.py and paste its %s" % (page, make.__name__)
         assert headline_table.RESULT.rsplit("/", 1)[-1] in text, "%s does not name the result file" % page
 
 
