@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULT = "benchmarks/results/bench-2026-11-22-095047.json"
+RESULT = "benchmarks/results/bench-2026-12-07-182711.json"
 
 # (label, scenario, turbocql/classic pattern, threads, Rust reference's pattern)
 ROWS = [
