@@ -69,7 +69,8 @@ struct NodeState {
 /// The process's view of which nodes answer (see the module doc).
 struct Watch {
     base: Instant,
-    nodes: RwLock<HashMap<Uuid, Arc<NodeState>>>,
+    /// Looked up twice per request (its plan, its answer): a fast hasher, not SipHash.
+    nodes: RwLock<HashMap<Uuid, Arc<NodeState>, foldhash::fast::RandomState>>,
     /// Live sessions and their thresholds (ms; 0: off), for probes and the threshold.
     sessions: Mutex<Vec<(Weak<ScyllaSession>, u64)>>,
     /// The smallest threshold of the live sessions, in ms (0: off). Read `Relaxed` by the
@@ -93,7 +94,7 @@ static WATCH: ForkLocal<Watch> = ForkLocal::new();
 fn watch() -> &'static Watch {
     WATCH.get_or_init(|| Watch {
         base: Instant::now(),
-        nodes: RwLock::new(HashMap::new()),
+        nodes: RwLock::new(HashMap::default()),
         sessions: Mutex::new(Vec::new()),
         threshold_ms: AtomicU64::new(0),
         now_ms: AtomicU64::new(1),
