@@ -45,6 +45,20 @@ def _x(a: float, b: float) -> str:
     return "%.2f×" % (a / b)
 
 
+def _row(*cells: object) -> str:
+    """A table row; an empty cell as ``| |``."""
+    return "|" + "|".join(" %s " % c if c != "" else " " for c in cells) + "|"
+
+
+def _rust(results: list, workload: str, spec: str = "rust_concurrent") -> dict:
+    return _find(results, "rust", "concurrent", workload, None, spec)
+
+
+def _chains(results: list, workload: str) -> dict:
+    """The classic driver's callback chains ×120: what its missing APIs are compared with."""
+    return _find(results, "classic", "callback_chain", workload, None, "callback_chain:120")
+
+
 def _scenarios() -> dict:
     return json.loads((ROOT / RESULT).read_text())["scenarios"]
 
@@ -64,8 +78,7 @@ def sync_table() -> str:
             threads = _find(results, "rust", "sync-threads", workload, n)
             cpu = turbo["cpu_us_per_op"]
             lines.append(
-                "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |"
-                % (
+                _row(
                     workload,
                     n,
                     _n(classic["ops_per_s"]),
@@ -90,18 +103,12 @@ def patterns_table() -> str:
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for workload in ("write", "read"):
-        rust = _find(results, "rust", "concurrent", workload, None, "rust_concurrent")
-        deep = _find(results, "rust", "concurrent", workload, None, ALL_IN_FLIGHT)
+        rust, deep = _rust(results, workload), _rust(results, workload, ALL_IN_FLIGHT)
         for label, ref in (("120 in flight", rust), ("every request in flight", deep)):
+            name = "Rust reference (`scylla` crate, %s)" % label
+            cpu = ref["cpu_us_per_op"]
             lines.append(
-                "| %s | Rust reference (`scylla` crate, %s) | | %s | | | %s | %s |"
-                % (
-                    workload,
-                    label,
-                    _n(ref["ops_per_s"]),
-                    _n(ref["cpu_us_per_op"], 1),
-                    _x(ref["cpu_us_per_op"], rust["cpu_us_per_op"]),
-                )
+                _row(workload, name, "", _n(ref["ops_per_s"]), "", "", _n(cpu, 1), _x(cpu, rust["cpu_us_per_op"]))
             )
         for pattern, spec, label, workloads in PATTERNS:
             if workload not in workloads:
@@ -112,16 +119,14 @@ def patterns_table() -> str:
             if spec == "unthrottled_futures":
                 versus += " (%s at the same depth)" % _x(cpu, deep["cpu_us_per_op"])
             if pattern in NO_CLASSIC:
-                chains = _find(results, "classic", "callback_chain", workload, None, "callback_chain:120")
                 classic_ops, classic_cpu = "—", "—"
-                vs_classic = _x(turbo["ops_per_s"], chains["ops_per_s"]) + "†"
+                vs_classic = _x(turbo["ops_per_s"], _chains(results, workload)["ops_per_s"]) + "†"
             else:
                 classic = _find(results, "classic", pattern, workload, None, spec)
                 classic_ops, classic_cpu = _n(classic["ops_per_s"]), _n(classic["cpu_us_per_op"], 1)
                 vs_classic = _x(turbo["ops_per_s"], classic["ops_per_s"])
             lines.append(
-                "| %s | %s | %s | %s | %s | %s | %s | %s |"
-                % (workload, label, classic_ops, _n(turbo["ops_per_s"]), vs_classic, classic_cpu, _n(cpu, 1), versus)
+                _row(workload, label, classic_ops, _n(turbo["ops_per_s"]), vs_classic, classic_cpu, _n(cpu, 1), versus)
             )
     return "\n".join(lines) + "\n"
 
@@ -134,14 +139,13 @@ def asyncio_table() -> str:
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for workload in ("write", "read"):
-        rust = _find(results, "rust", "concurrent", workload, None, "rust_concurrent")["cpu_us_per_op"]
-        chains = _find(results, "classic", "callback_chain", workload, None, "callback_chain:120")
+        rust = _rust(results, workload)["cpu_us_per_op"]
+        chains = _chains(results, workload)
         for loop, spec in (("asyncio", "asyncio"), ("uvloop", "asyncio_uvloop")):
             turbo = _find(results, "turbocql", "asyncio", workload, None, spec)
             acsylla = _find(results, "acsylla", "asyncio", workload, None, spec)
             lines.append(
-                "| %s | %s | %s | %s | %s | %s | %s | %s | %s |"
-                % (
+                _row(
                     workload,
                     loop,
                     _n(turbo["ops_per_s"]),
@@ -156,7 +160,7 @@ def asyncio_table() -> str:
     return "\n".join(lines) + "\n"
 
 
-# (label, when, pattern, spec, vs the classic driver's callback chains ×120)
+# The paths with a classic counterpart of the same name: (label, when, pattern, spec).
 PATHS = [
     ("`execute_async` futures (queued)", "many requests, a result each", "queued_futures", "queued_futures"),
     ("callback chains ×120", "callback-driven code", "callback_chain", "callback_chain:120"),
@@ -179,9 +183,8 @@ def paths_table() -> str:
 
     def line(label, when, write, read, classic_read, mark=""):
         vs = _x(read["ops_per_s"], classic_read["ops_per_s"]) + mark if classic_read else ""
-        cells = [label, when, _n(write["cpu_us_per_op"], 1), _n(read["cpu_us_per_op"], 1)]
-        cells += [_n(write["ops_per_s"]), _n(read["ops_per_s"]), vs]
-        return "|" + "|".join(" %s " % c if c else " " for c in cells) + "|"
+        cpu = (_n(write["cpu_us_per_op"], 1), _n(read["cpu_us_per_op"], 1))
+        return _row(label, when, *cpu, _n(write["ops_per_s"]), _n(read["ops_per_s"]), vs)
 
     for n, when in ((1, "simple code, one request at a time"), (16, "existing threaded code")):
         w, r = (_find(sync, "turbocql", "sync", wl, n) for wl in ("write", "read"))
@@ -197,7 +200,7 @@ def paths_table() -> str:
     for label, when, pattern, spec in PATHS:
         w, r = (_find(patterns, "turbocql", pattern, wl, None, spec) for wl in ("write", "read"))
         lines.append(line(label, when, w, r, _find(patterns, "classic", pattern, "read", None, spec)))
-    chains = _find(patterns, "classic", "callback_chain", "read", None, "callback_chain:120")
+    chains = _chains(patterns, "read")
     w = _find(patterns, "turbocql", "write_pipeline", "write", None, "write_pipeline")
     r = _find(patterns, "turbocql", "read_pipeline", "read", None, "read_pipeline")
     lines.append(
@@ -206,7 +209,7 @@ def paths_table() -> str:
     for loop, spec in (("asyncio loop", "asyncio"), ("uvloop", "asyncio_uvloop")):
         w, r = (_find(patterns, "turbocql", "asyncio", wl, None, spec) for wl in ("write", "read"))
         lines.append(line("`turbocql.aio`, %s" % loop, "asyncio applications", w, r, chains, "†"))
-    w, r = (_find(patterns, "rust", "concurrent", wl, None, "rust_concurrent") for wl in ("write", "read"))
+    w, r = (_rust(patterns, wl) for wl in ("write", "read"))
     lines.append(line("Rust reference (`scylla` crate)", "the floor", w, r, None))
     return "\n".join(lines) + "\n"
 
