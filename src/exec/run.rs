@@ -33,8 +33,14 @@ pub const RESEND_BUDGET: Duration = Duration::from_secs(10);
 const FIRST_RESEND_WAIT: Duration = Duration::from_millis(50);
 const LAST_RESEND_WAIT: Duration = Duration::from_millis(500);
 
-/// The raw outcome of one request, not yet converted for Python (see `super::page`).
-pub struct Outcome {
+/// The raw outcome of one request, not yet converted for Python (see `super::page`), boxed:
+/// its parts are about 300 bytes, and an outcome moves by value through several layers (the
+/// timeout, the run wrappers, `block_on` or the completion queue, the page), each move a
+/// memcpy of all of it; boxed, one allocation and then a pointer moves.
+pub type Outcome = Box<OutcomeParts>;
+
+/// What an [`Outcome`] holds.
+pub struct OutcomeParts {
     pub(crate) response: Response,
     pub(crate) paging: Option<PagingStateResponse>,
     pub(crate) shape: RowShape,
@@ -61,7 +67,7 @@ pub enum Response {
     },
 }
 
-impl Outcome {
+impl OutcomeParts {
     /// True for a result with nothing to show (a write): no rows, no paging, no trace.
     pub fn is_void(&self) -> bool {
         match &self.response {
@@ -167,7 +173,7 @@ async fn attempt(session: &ScyllaSession, req: &Request, state: Option<PagingSta
         Response::Result(r) => !r.is_rows() && may_change_schema(&req.kind),
     };
     // Taken in the poll that ended the request (a failure takes it in `after_failure`).
-    Ok(Outcome { response, paging, shape, retried_on: attempts::retried_on(), schema_change })
+    Ok(Box::new(OutcomeParts { response, paging, shape, retried_on: attempts::retried_on(), schema_change }))
 }
 
 /// Whether the request's CQL may change the schema (a batch holds none that does).
