@@ -52,7 +52,8 @@ pub struct OutcomeParts {
 }
 
 /// What the node answered.
-// The large variant is the common one: boxing it would cost an allocation per request.
+// The large variant is the common one, and it sits in the boxed outcome: boxing it too would
+// cost a second allocation per request.
 #[allow(clippy::large_enum_variant)]
 pub enum Response {
     Result(QueryResult),

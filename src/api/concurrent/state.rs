@@ -22,9 +22,7 @@ use crate::exec::run::Outcome;
 /// result has more pages (its `ResultSet` fetches them).
 pub(super) type Pending = Pin<Box<dyn Future<Output = (Items, Result<Outcome, RunError>, Option<Arc<Request>>)> + Send>>;
 
-/// Per-item outcome before it reaches Python. Most are `Ok`: boxing the outcome would cost
-/// an allocation per request to save room on the rare failures.
-#[allow(clippy::large_enum_variant)]
+/// Per-item outcome before it reaches Python (an `Outcome` is a box: every variant is small).
 pub(super) enum Done {
     /// With the request when the result has more pages.
     Ok(Outcome, Option<Arc<Request>>),
