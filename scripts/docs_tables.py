@@ -9,6 +9,7 @@ them; tests/unit/test_docs_figures.py checks that each page holds its tables exa
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -16,9 +17,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from headline_table import RESULT, ROOT, _find, _n  # noqa: E402
 
+sys.path.insert(0, str(ROOT))
+from benchmarks.run_patterns import RUST_ALL_SPEC  # noqa: E402  (the reference with every request in flight)
+
 SYNC_THREADS = (1, 2, 4, 8, 16)
 
-# (pattern, spec, label, workloads); a spec of None: the pattern is its own spec.
+# (pattern, spec, label, workloads)
 PATTERNS = [
     ("batched_futures", "batched_futures", "batched futures", ("write", "read")),
     ("queued_futures", "queued_futures", "queued futures", ("write", "read")),
@@ -38,7 +42,6 @@ PATTERNS = [
 ]
 # The classic driver has no pipelines: they are compared with its callback chains ×120.
 NO_CLASSIC = {"write_pipeline", "read_pipeline"}
-ALL_IN_FLIGHT = "rust_all_in_flight"
 
 
 def _x(a: float, b: float) -> str:
@@ -59,7 +62,9 @@ def _chains(results: list, workload: str) -> dict:
     return _find(results, "classic", "callback_chain", workload, None, "callback_chain:120")
 
 
+@functools.cache
 def _scenarios() -> dict:
+    """The result file's scenarios, read once for all the tables."""
     return json.loads((ROOT / RESULT).read_text())["scenarios"]
 
 
@@ -103,7 +108,7 @@ def patterns_table() -> str:
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for workload in ("write", "read"):
-        rust, deep = _rust(results, workload), _rust(results, workload, ALL_IN_FLIGHT)
+        rust, deep = _rust(results, workload), _rust(results, workload, RUST_ALL_SPEC)
         for label, ref in (("120 in flight", rust), ("every request in flight", deep)):
             name = "Rust reference (`scylla` crate, %s)" % label
             cpu = ref["cpu_us_per_op"]
