@@ -167,6 +167,13 @@ def callgrind_run(args, build: Build, case: Case, ops: int) -> dict:
         case.script,
         [*common, *case.args, "--ops", str(ops), "--warmup", str(args.warmup)],
     )
+    return callgrind_command(args, client, DUMP_AT, ops)
+
+
+def callgrind_command(args, client: list[str], dump_at: str, ops: int) -> dict:
+    """One client command under callgrind, dumping before each call of ``dump_at`` (the two
+    bounds of its timed section): ``timed`` (the second dump), ``whole`` (every dump), the
+    client's errors and the wall time."""
     with tempfile.TemporaryDirectory(prefix="icount-") as tmp:
         out = Path(tmp) / "cg.out"
         cmd = [
@@ -174,7 +181,7 @@ def callgrind_run(args, build: Build, case: Case, ops: int) -> dict:
             "--tool=callgrind",
             "-q",
             f"--callgrind-out-file={out}",
-            f"--dump-before={DUMP_AT}",
+            f"--dump-before={dump_at}",
             "--dump-instr=no",
             "--collect-jumps=no",
             *client,
@@ -187,7 +194,7 @@ def callgrind_run(args, build: Build, case: Case, ops: int) -> dict:
         parts = {p.name: callgrind_total(p) for p in Path(tmp).iterdir() if p.name.startswith("cg.out")}
     dumps = sorted(name for name in parts if name != "cg.out")
     if dumps != ["cg.out.1", "cg.out.2"]:
-        return {"failed": f"expected 2 dumps at {DUMP_AT}, got {len(dumps)}"}
+        return {"failed": f"expected 2 dumps at {dump_at}, got {len(dumps)}"}
     return {
         "ops": ops,
         "timed": parts["cg.out.2"],
