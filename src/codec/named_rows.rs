@@ -51,7 +51,13 @@ fn check_plain_tuple_class(cls: &Bound<'_, pyo3::types::PyType>) -> PyResult<()>
 }
 
 /// An instance of `cls` (checked by [`check_plain_tuple_class`]) holding `items`: one
-/// allocation, no Python-level call.
+/// allocation, no Python-level call. A row whose every value is of a type the cycle
+/// collector does not track (str, int, float, bytes, None, datetime, Decimal...) is
+/// untracked: it can be in no reference cycle, so no collection walks it. CPython does the
+/// same for a plain tuple at its first collection (`_PyTuple_MaybeUntrack`), never for an
+/// instance of a subclass, as a named row is: every row kept alive (a result list, unthrottled
+/// futures, a scan held in memory) was walked by every full collection. A row holding a
+/// list, a set, a dict, a UDT or a UUID stays tracked.
 fn make_row<'py>(cls: &Bound<'py, pyo3::types::PyType>, items: impl ExactSizeIterator<Item = Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
     let py = cls.py();
     let width = items.len();
@@ -61,6 +67,8 @@ fn make_row<'py>(cls: &Bound<'py, pyo3::types::PyType>, items: impl ExactSizeIte
     // longer iterator would write past the object): both callers pass a tuple's iterator or
     // a Vec's drain. From CPython 3.14 a tuple caches its hash, -1 meaning "not computed"
     // (what the tuple's own constructors set): the zeroed field would be a hash of 0.
+    // Untracking a tracked object of a GC type (GenericAlloc tracked it) is allowed at any
+    // time, and a no-op on one already untracked.
     unsafe {
         let obj = ffi::PyType_GenericAlloc(cls.as_type_ptr(), width as ffi::Py_ssize_t);
         if obj.is_null() {
@@ -70,8 +78,13 @@ fn make_row<'py>(cls: &Bound<'py, pyo3::types::PyType>, items: impl ExactSizeIte
         {
             (*obj.cast::<ffi::PyTupleObject>()).ob_hash = -1;
         }
+        let mut untracked_values = true;
         for (i, item) in items.enumerate() {
+            untracked_values &= ffi::PyType_IS_GC(ffi::Py_TYPE(item.as_ptr())) == 0;
             ffi::PyTuple_SET_ITEM(obj, i as ffi::Py_ssize_t, item.into_ptr());
+        }
+        if untracked_values {
+            ffi::PyObject_GC_UnTrack(obj.cast());
         }
         Ok(Bound::from_owned_ptr(py, obj))
     }

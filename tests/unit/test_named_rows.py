@@ -26,3 +26,41 @@ def test_rows_and_plain_tuples_find_each_other_in_sets_and_dicts():
     assert all(plain[row] == row.k for row in rows)
     assert all(row in set(rows) for row in [(5, "5"), (99, "99")])
     assert len({hash(row) for row in rows}) == 100
+
+
+def test_a_row_of_plain_values_is_left_out_of_the_cycle_collector():
+    """As CPython does for a plain tuple at its first collection (never for a named tuple's
+    instance): a row of values the collector does not track is in no cycle, so no collection
+    walks it."""
+    import datetime
+    import decimal
+    import gc
+
+    (row,) = _engine.named_rows(
+        ("a", "b", "c", "d", "e", "f"),
+        [("x", 1, 2.5, b"y", None, datetime.datetime(2026, 12, 7))],
+    )
+    assert not gc.is_tracked(row)
+    (row,) = _rows([(decimal.Decimal("1.5"), True)])
+    assert not gc.is_tracked(row)
+
+
+def test_a_row_holding_a_container_stays_tracked_and_its_cycle_is_collected():
+    import gc
+    import uuid
+    import weakref
+
+    for value in ([1], {"k": 1}, {1}, (1, [2]), uuid.uuid4()):
+        (row,) = _rows([(1, value)])
+        assert gc.is_tracked(row), value
+
+    class Box:
+        pass
+
+    box = Box()
+    (row,) = _rows([(1, [box])])
+    box.row = row  # a cycle through the row: row -> list -> box -> row
+    alive = weakref.ref(box)
+    del box, row
+    gc.collect()
+    assert alive() is None
