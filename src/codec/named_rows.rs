@@ -52,7 +52,7 @@ fn check_plain_tuple_class(cls: &Bound<'_, pyo3::types::PyType>) -> PyResult<()>
 
 /// An instance of `cls` (checked by [`check_plain_tuple_class`]) holding `items`: one
 /// allocation, no Python-level call. A row whose every value is of a type the cycle
-/// collector does not track (str, int, float, bytes, None, datetime, Decimal...) is
+/// collector does not track (str, int, float, bytes, None...) is
 /// untracked: it can be in no reference cycle, so no collection walks it. CPython does the
 /// same for a plain tuple at its first collection (`_PyTuple_MaybeUntrack`), never for an
 /// instance of a subclass, as a named row is: every row kept alive (a result list, unthrottled
