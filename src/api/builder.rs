@@ -354,7 +354,9 @@ impl RequestBuilder {
             Some(max_rows) => Some(Grouping { max_rows, max_bytes: batch_bytes }),
         };
         let result_args = concurrent::ResultArgs { session: self.session.clone_ref(py), row_factory };
-        let settings = concurrent::Settings { concurrency, raise_on_first_error, result_set, result_args, result_cls, check_only, grouping };
+        let result_cls_is_named_tuple = crate::codec::named_rows::is_named_tuple_class(result_cls.bind(py), 2);
+        let settings =
+            concurrent::Settings { concurrency, raise_on_first_error, result_set, result_args, result_cls, result_cls_is_named_tuple, check_only, grouping };
         concurrent::start(
             engine.get(py)?,
             engine.hosts_arc(),

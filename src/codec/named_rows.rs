@@ -50,6 +50,22 @@ fn check_plain_tuple_class(cls: &Bound<'_, pyo3::types::PyType>) -> PyResult<()>
     }
 }
 
+/// Whether `cls` is a named-tuple class of `fields` fields whose instances [`tuple_instance`]
+/// can make: a tuple subclass without instance fields (a `collections.namedtuple` class,
+/// whose `__new__` is `tuple.__new__(cls, items)`).
+pub fn is_named_tuple_class(cls: &Bound<'_, PyAny>, fields: usize) -> bool {
+    let Ok(cls) = cls.cast::<pyo3::types::PyType>() else {
+        return false;
+    };
+    check_plain_tuple_class(cls).is_ok() && cls.getattr(pyo3::intern!(cls.py(), "_fields")).and_then(|f| f.len()).is_ok_and(|n| n == fields)
+}
+
+/// An instance of `cls` (a class [`is_named_tuple_class`] accepted, for `N` fields) holding
+/// `items`, made as a row is: one allocation, no Python-level `__new__`.
+pub fn tuple_instance<'py, const N: usize>(cls: &Bound<'py, PyAny>, items: [Bound<'py, PyAny>; N]) -> PyResult<Bound<'py, PyAny>> {
+    make_row(cls.cast::<pyo3::types::PyType>()?, items.into_iter())
+}
+
 /// An instance of `cls` (checked by [`check_plain_tuple_class`]) holding `items`: one
 /// allocation, no Python-level call. A row whose every value is of a type the cycle
 /// collector does not track (str, int, float, bytes, None...) is

@@ -30,6 +30,7 @@ pub use self::state::{ResultArgs, Settings};
 use super::request::PyRequest;
 use crate::codec::arrays::ArrayBuf;
 use crate::codec::columns::Columns;
+use crate::codec::named_rows;
 use crate::errors;
 use crate::exec::inflight::InFlight;
 use crate::exec::options::{Options, Timeout};
@@ -304,7 +305,14 @@ impl ConcurrentRun {
                 return Err(PyErr::from_value(obj.into_bound(py)));
             }
         }
-        Ok(self.settings.result_cls.bind(py).call1((ok, obj))?.unbind())
+        let cls = self.settings.result_cls.bind(py);
+        if self.settings.result_cls_is_named_tuple {
+            // `ExecutionResult`'s own `__new__` is a Python function: about 2,000
+            // instructions a result, as much as the rest of making it.
+            let ok = pyo3::types::PyBool::new(py, ok).to_owned().into_any();
+            return Ok(named_rows::tuple_instance(cls, [ok, obj.into_bound(py)])?.unbind());
+        }
+        Ok(cls.call1((ok, obj))?.unbind())
     }
 
     /// Refuses results per item where rows were written in replica batches.

@@ -68,6 +68,9 @@ pub struct Settings {
     pub result_args: ResultArgs,
     /// `result_cls(success, result_or_exc)`: `ExecutionResult`.
     pub result_cls: Py<PyAny>,
+    /// `result_cls` is a named-tuple class of two fields: its instances are made directly
+    /// (`codec::named_rows::tuple_instance`), not through its Python-level `__new__`.
+    pub result_cls_is_named_tuple: bool,
     /// Convert each item's values, send nothing.
     pub check_only: bool,
     /// Rows written in replica batches (`exec::replica_batch`; only `failures()` reads
