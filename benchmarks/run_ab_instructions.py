@@ -361,23 +361,19 @@ def git_state() -> dict:
     return {"head": git("rev-parse", "--short", "HEAD"), "uncommitted_build_files": dirty}
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--a", required=True, metavar="PYTHON", help="interpreter of build A (the baseline)")
-    ap.add_argument("--b", required=True, metavar="PYTHON", help="interpreter of build B (the change)")
-    ap.add_argument("--label-a", default="A")
-    ap.add_argument("--label-b", default="B")
-    ap.add_argument("--rounds", type=int, default=5)
+def parse_run_arguments(ap: argparse.ArgumentParser, argv, n2: int, threads: str) -> tuple:
+    """The options of a run by instructions (this script's and run_instructions_vs_rust.py's):
+    the rows, the request counts, the server, the output; parses ``argv`` and returns the
+    arguments and the rows (``make_cases``)."""
     ap.add_argument("--n1", type=int, default=2000, help="requests of the short run")
-    ap.add_argument("--n2", type=int, default=12000, help="requests of the long run")
+    ap.add_argument("--n2", type=int, default=n2, help="requests of the long run")
     ap.add_argument("--warmup", type=int, default=2000, help="client warm-up requests (same pattern), both runs")
     ap.add_argument(
         "--patterns", default="all", help="run_patterns.py --patterns (empty: none); a name without :N takes all"
     )
     ap.add_argument("--workloads", default="write,read", help="comma-separated: write,read")
-    ap.add_argument("--threads", default="1,4", help="sync table: comma-separated thread counts (empty: none)")
+    ap.add_argument("--threads", default=threads, help="sync table: comma-separated thread counts (empty: none)")
     ap.add_argument("--read-consume", choices=["sliding", "end"], default="sliding", help="read_pipeline")
-    ap.add_argument("--tolerance", type=float, default=0.03, help="B/A within 1 ± this (default %(default)s)")
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=9042)
     ap.add_argument("--keyspace", default="turbocql_bench")
@@ -395,6 +391,18 @@ def main(argv: list[str] | None = None) -> int:
         cases = make_cases(args.patterns, workloads, [int(t) for t in args.threads.split(",") if t], args.read_consume)
     except ValueError as e:
         ap.error(str(e))
+    return args, cases
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--a", required=True, metavar="PYTHON", help="interpreter of build A (the baseline)")
+    ap.add_argument("--b", required=True, metavar="PYTHON", help="interpreter of build B (the change)")
+    ap.add_argument("--label-a", default="A")
+    ap.add_argument("--label-b", default="B")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--tolerance", type=float, default=0.03, help="B/A within 1 ± this (default %(default)s)")
+    args, cases = parse_run_arguments(ap, argv, n2=12000, threads="1,4")
     if not require_server(args.host, args.port, 0, hint=False):
         return 2
 

@@ -52,7 +52,7 @@ from benchmarks.run_ab_instructions import (  # noqa: E402
     callgrind_command,
     callgrind_run,
     git_state,
-    make_cases,
+    parse_run_arguments,
     spread,
     valgrind_version,
     warm_up,
@@ -146,32 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--python", default=sys.executable, help="interpreter of the turbocql build (default: this one)")
     ap.add_argument("--rust-bin", type=Path, default=RUST_BIN, help="the Rust reference (built if missing)")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--n1", type=int, default=2000, help="requests of the short run")
-    ap.add_argument("--n2", type=int, default=8000, help="requests of the long run")
-    ap.add_argument("--warmup", type=int, default=2000, help="client warm-up requests (same pattern), both runs")
-    ap.add_argument(
-        "--patterns", default="all", help="run_patterns.py --patterns (empty: none); a name without :N takes all"
-    )
-    ap.add_argument("--workloads", default="write,read", help="comma-separated: write,read")
-    ap.add_argument("--threads", default="1,16", help="sync table: comma-separated thread counts (empty: none)")
-    ap.add_argument("--read-consume", choices=["sliding", "end"], default="sliding", help="read_pipeline")
-    ap.add_argument("--host", default="127.0.0.1")
-    ap.add_argument("--port", type=int, default=9042)
-    ap.add_argument("--keyspace", default="turbocql_bench")
-    ap.add_argument("--rows", type=int, default=10000, help="read keys row0..row<rows-1>")
-    ap.add_argument("--server-warmup-ops", type=int, default=20000, help="before the first round (not under valgrind)")
-    ap.add_argument("--valgrind", default="valgrind")
-    ap.add_argument("--timeout", type=float, default=900, help="per client run, seconds")
-    ap.add_argument("--out", type=Path, default=None, help="JSON with every sample and the table")
-    ap.add_argument("--md", type=Path, default=None, help="Markdown report (default: --out with .md)")
-    args = ap.parse_args(argv)
-    if not 0 < args.n1 < args.n2:
-        ap.error("need 0 < --n1 < --n2")
-    workloads = [w for w in args.workloads.split(",") if w]
-    try:
-        cases = make_cases(args.patterns, workloads, [int(t) for t in args.threads.split(",") if t], args.read_consume)
-    except ValueError as e:
-        ap.error(str(e))
+    args, cases = parse_run_arguments(ap, argv, n2=8000, threads="1,16")
     if not require_server(args.host, args.port, 0, hint=False):
         return 2
     rust_bin = ensure_rust_bin(args.rust_bin, False)

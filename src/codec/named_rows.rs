@@ -80,8 +80,8 @@ fn make_row<'py>(cls: &Bound<'py, pyo3::types::PyType>, items: impl ExactSizeIte
     // SAFETY: `cls` is a tuple subclass with the tuple's exact layout (checked by the
     // caller); GenericAlloc returns a zeroed instance of `width` slots, each filled once
     // here with a new reference before the object is used. `items.len()` must be exact (a
-    // longer iterator would write past the object): both callers pass a tuple's iterator or
-    // a Vec's drain. From CPython 3.14 a tuple caches its hash, -1 meaning "not computed"
+    // longer iterator would write past the object): the callers pass a tuple's iterator, a
+    // Vec's drain or an array's iterator. From CPython 3.14 a tuple caches its hash, -1 meaning "not computed"
     // (what the tuple's own constructors set): the zeroed field would be a hash of 0.
     // Untracking a tracked object of a GC type (GenericAlloc tracked it) is allowed at any
     // time, and a no-op on one already untracked.

@@ -41,3 +41,17 @@ def test_a_row_without_samples_says_why():
     (row,) = ivr.summarise([case], {case.key: {"turbocql": [{"failed": "no node"}], "rust": []}})
     assert "ratio" not in row
     assert "failed: no node" in ivr.table([row])[2]
+
+
+def test_both_scripts_read_the_same_run_options_with_their_own_defaults():
+    import argparse
+
+    import pytest
+
+    from benchmarks.run_ab_instructions import parse_run_arguments
+
+    args, cases = parse_run_arguments(argparse.ArgumentParser(), ["--patterns", "asyncio"], n2=8000, threads="1,16")
+    assert (args.n1, args.n2, args.threads, args.port) == (2000, 8000, "1,16", 9042)
+    assert {c.row for c in cases} == {"asyncio", "1 threads", "16 threads"}
+    with pytest.raises(SystemExit):
+        parse_run_arguments(argparse.ArgumentParser(), ["--n1", "9000"], n2=8000, threads="")
