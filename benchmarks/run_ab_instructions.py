@@ -53,6 +53,10 @@ What the figure means, and its limits:
     python benchmarks/run_ab_instructions.py --a /tmp/venv-old/bin/python --b .venv/bin/python \\
         --label-a old --label-b new --rounds 5 --out benchmarks/results/ab-instructions-<date>.json
 
+The JSON (``--out``) is written after every sample, marked ``partial`` until the run ends:
+a run stopped early keeps its samples, and ``--resume <that JSON>`` goes on from them (a
+sample of a build that has changed since is still left out of the table, as above).
+
 Needs valgrind and a node on ``--port``. The rows read need the read keys: the server
 warm-up (``--server-warmup-ops``, execute_concurrent writes and reads by build B's client,
 not under valgrind) writes them if missing.
@@ -361,6 +365,60 @@ def git_state() -> dict:
     return {"head": git("rev-parse", "--short", "HEAD"), "uncommitted_build_files": dirty}
 
 
+def save(path: Path, meta: dict, samples: dict, **done) -> None:
+    """Writes the run's JSON: its ``meta`` and every sample so far, then (``done``) the rows,
+    the table and the notes. Written after each sample too (without ``done``: ``partial``), so
+    a run stopped before its end keeps what it measured, and ``--resume`` goes on from it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    flat = [{"key": list(k), **by} for k, by in samples.items()]
+    body = {"meta": meta, **({} if done else {"partial": True}), **done, "samples": flat}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(body, indent=1) + "\n")
+    tmp.replace(path)
+
+
+def resumed(path: Path | None) -> dict:
+    """The samples of an earlier run's JSON (``--resume``), by row and side; empty without one."""
+    if path is None or not path.exists():
+        return {}
+    out: dict = {}
+    for entry in json.loads(path.read_text())["samples"]:
+        key = tuple(entry.pop("key"))
+        out[key] = {side: list(ss) for side, ss in entry.items()}
+    return out
+
+
+def run_rounds(args, cases: list[Case], sides: list[str], take, meta: dict) -> dict:
+    """``args.rounds`` rounds over ``cases``, each row measured on each of ``sides`` (two
+    builds, or turbocql and the reference) in turn, the order alternating from round to round;
+    ``take(side, case, round)`` gives one sample. Samples found in ``args.resume`` for a
+    (row, side, round) are kept and not measured again. After each sample the JSON
+    (``args.out``) is written with everything so far. Returns the samples by row and side, and
+    puts the seconds and each round's in ``meta``."""
+    samples: dict[tuple, dict[str, list[dict]]] = resumed(args.resume)
+    started = time.time()
+    round_seconds = []
+    for rnd in range(args.rounds):
+        t_round = time.time()
+        order = sides if rnd % 2 == 0 else sides[::-1]
+        for case in cases:
+            for side in order:
+                have = samples.setdefault(case.key, {}).setdefault(side, [])
+                if any(s.get("round") == rnd for s in have):
+                    continue
+                s = take(side, case, rnd)
+                have.append(s)
+                shown = s.get("failed") or f"{s['ir']:,.0f} instr/req ({s['seconds']:.0f} s)"
+                extra = " BUILD CHANGED" if "build_changed" in s else ""
+                print(f"round {rnd + 1} {' '.join(case.key)} {side}: {shown}{extra}", file=sys.stderr, flush=True)
+                if args.out:
+                    save(args.out, meta, samples)
+        round_seconds.append(round(time.time() - t_round))
+        print(f"round {rnd + 1}/{args.rounds} done ({round_seconds[-1]} s)", file=sys.stderr, flush=True)
+    meta.update(seconds=round(time.time() - started), round_seconds=round_seconds)
+    return samples
+
+
 def parse_run_arguments(ap: argparse.ArgumentParser, argv, n2: int, threads: str) -> tuple:
     """The options of a run by instructions (this script's and run_instructions_vs_rust.py's):
     the rows, the request counts, the server, the output; parses ``argv`` and returns the
@@ -382,6 +440,9 @@ def parse_run_arguments(ap: argparse.ArgumentParser, argv, n2: int, threads: str
     ap.add_argument("--valgrind", default="valgrind")
     ap.add_argument("--timeout", type=float, default=900, help="per client run, seconds")
     ap.add_argument("--out", type=Path, default=None, help="JSON with every sample and the table")
+    ap.add_argument(
+        "--resume", type=Path, default=None, help="an earlier run's JSON: its samples kept, the rest measured"
+    )
     ap.add_argument("--md", type=Path, default=None, help="Markdown report (default: --out with .md)")
     args = ap.parse_args(argv)
     if not 0 < args.n1 < args.n2:
@@ -408,6 +469,7 @@ def main(argv: list[str] | None = None) -> int:
 
     a, b = args.label_a, args.label_b
     builds = [Build.probe(a, args.a), Build.probe(b, args.b)]
+    by_label = {x.label: x for x in builds}
     command = " ".join(["python", "benchmarks/run_ab_instructions.py", *(argv if argv is not None else sys.argv[1:])])
     meta: dict = {
         "command": command,
@@ -428,27 +490,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(cases)} rows × 2 builds × {args.rounds} rounds, N1={args.n1}, N2={args.n2}", file=sys.stderr)
     warm_up(args, builds[1])
 
-    samples: dict[tuple, dict[str, list[dict]]] = {}
-    started = time.time()
-    round_seconds = []
-    for rnd in range(args.rounds):
-        t_round = time.time()
-        order = builds if rnd % 2 == 0 else builds[::-1]
-        for case in cases:
-            for build in order:
-                s = sample(args, build, case, rnd)
-                samples.setdefault(case.key, {}).setdefault(build.label, []).append(s)
-                shown = s.get("failed") or f"{s['ir']:,.0f} instr/req ({s['seconds']:.0f} s)"
-                extra = " BUILD CHANGED" if "build_changed" in s else ""
-                print(
-                    f"round {rnd + 1} {' '.join(case.key)} {build.label}: {shown}{extra}", file=sys.stderr, flush=True
-                )
-        round_seconds.append(round(time.time() - t_round))
-        print(f"round {rnd + 1}/{args.rounds} done ({round_seconds[-1]} s)", file=sys.stderr, flush=True)
-
+    samples = run_rounds(
+        args, cases, [x.label for x in builds], lambda label, case, rnd: sample(args, by_label[label], case, rnd), meta
+    )
     meta.update(
-        seconds=round(time.time() - started),
-        round_seconds=round_seconds,
         loadavg_end=os.getloadavg()[0],
         builds_end={x.label: x.state() for x in builds},
     )
@@ -457,11 +502,7 @@ def main(argv: list[str] | None = None) -> int:
     remarks = notes(rows, samples, meta, args.tolerance)
     print("\n".join(lines + [""] + remarks))
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        flat = [{"key": list(k), **by} for k, by in samples.items()]
-        args.out.write_text(
-            json.dumps({"meta": meta, "rows": rows, "samples": flat, "table": lines, "notes": remarks}, indent=1) + "\n"
-        )
+        save(args.out, meta, samples, rows=rows, table=lines, notes=remarks)
         print(f"raw results: {args.out}", file=sys.stderr)
     md = args.md or (args.out.with_suffix(".md") if args.out else None)
     if md:

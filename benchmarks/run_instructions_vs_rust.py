@@ -36,11 +36,9 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -53,6 +51,8 @@ from benchmarks.run_ab_instructions import (  # noqa: E402
     callgrind_run,
     git_state,
     parse_run_arguments,
+    run_rounds,
+    save,
     spread,
     valgrind_version,
     warm_up,
@@ -172,24 +172,15 @@ def main(argv: list[str] | None = None) -> int:
     }
     print(f"{len(cases)} rows × (turbocql, rust) × {args.rounds} rounds, N1={args.n1}, N2={args.n2}", file=sys.stderr)
     warm_up(args, build)
-    samples: dict[tuple, dict[str, list[dict]]] = {}
-    started = time.time()
-    for rnd in range(args.rounds):
-        order = ("turbocql", "rust") if rnd % 2 == 0 else ("rust", "turbocql")
-        for case in cases:
-            for who in order:
-                s = sample(args, who, build, rust_bin, case, rnd)
-                samples.setdefault(case.key, {}).setdefault(who, []).append(s)
-                shown = s.get("failed") or f"{s['ir']:,.0f} instr/req ({s['seconds']:.0f} s)"
-                print(f"round {rnd + 1} {' '.join(case.key)} {who}: {shown}", file=sys.stderr, flush=True)
-    meta.update(seconds=round(time.time() - started), build_end=build.state())
+    samples = run_rounds(
+        args, cases, ["turbocql", "rust"], lambda who, case, rnd: sample(args, who, build, rust_bin, case, rnd), meta
+    )
+    meta.update(build_end=build.state())
     rows = summarise(cases, samples)
     lines = table(rows)
     print("\n".join(lines))
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        flat = [{"key": list(k), **by} for k, by in samples.items()]
-        args.out.write_text(json.dumps({"meta": meta, "rows": rows, "samples": flat, "table": lines}, indent=1) + "\n")
+        save(args.out, meta, samples, rows=rows, table=lines)
         print(f"raw results: {args.out}", file=sys.stderr)
     md = args.md or (args.out.with_suffix(".md") if args.out else None)
     if md:

@@ -55,3 +55,57 @@ def test_both_scripts_read_the_same_run_options_with_their_own_defaults():
     assert {c.row for c in cases} == {"asyncio", "1 threads", "16 threads"}
     with pytest.raises(SystemExit):
         parse_run_arguments(argparse.ArgumentParser(), ["--n1", "9000"], n2=8000, threads="")
+
+
+def test_rounds_alternate_the_sides_save_each_sample_and_resume_from_the_json(tmp_path):
+    import argparse
+    import json
+
+    from benchmarks.run_ab_instructions import run_rounds
+
+    cases = make_cases("execute_concurrent", ["write", "read"], [], "sliding")
+    out = tmp_path / "run.json"
+    taken = []
+
+    def take(side, case, rnd):
+        taken.append((rnd, case.workload, side))
+        saved = json.loads(out.read_text()) if out.exists() else None
+        # Every earlier sample is on disk before the next one is measured.
+        assert (
+            saved is None
+            or sum(len(ss) for e in saved["samples"] for k, ss in e.items() if k != "key") == len(taken) - 1
+        )
+        if (rnd, case.workload, side) == (1, "read", "b"):
+            raise KeyboardInterrupt  # the run stopped here
+        return {"round": rnd, "ir": 1000.0 * (rnd + 1), "seconds": 1.0}
+
+    args = argparse.Namespace(rounds=2, out=out, resume=None)
+    try:
+        run_rounds(args, cases, ["a", "b"], take, {"m": 1})
+    except KeyboardInterrupt:
+        pass
+    # Round 0: a then b; round 1: b then a.
+    assert taken == [
+        (0, "write", "a"),
+        (0, "write", "b"),
+        (0, "read", "a"),
+        (0, "read", "b"),
+        (1, "write", "b"),
+        (1, "write", "a"),
+        (1, "read", "b"),
+    ]
+    saved = json.loads(out.read_text())
+    assert saved["partial"] is True and saved["meta"] == {"m": 1}
+
+    taken.clear()
+
+    def take_rest(side, case, rnd):
+        taken.append((rnd, case.workload, side))
+        return {"round": rnd, "ir": 5.0, "seconds": 0.0}
+
+    meta: dict = {}
+    samples = run_rounds(argparse.Namespace(rounds=2, out=out, resume=out), cases, ["a", "b"], take_rest, meta)
+    # Only what the stopped run had not measured.
+    assert taken == [(1, "read", "b"), (1, "read", "a")]
+    assert all(len(ss) == 2 for by in samples.values() for ss in by.values())
+    assert "seconds" in meta and len(meta["round_seconds"]) == 2
