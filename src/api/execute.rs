@@ -3,13 +3,19 @@
 //! [`AioExecute`], [`AsyncExecute`]), and [`EngineMethod`], which hands them out as the
 //! sessions' methods.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::runtime;
 use crate::sync::Mutex;
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::pyclass_init::PyClassInitializer;
 use pyo3::types::{PyString, PyTuple};
 
 use super::aio::LoopQueue;
 use super::builder::{given, Given, RequestBuilder, Route};
+use super::future::ResponseFutureCore;
+use super::results::{new_instance, plain_subclass};
 use crate::pyrefs;
 
 /// A `paging_state` argument: the bytes of a `ResultSet.paging_state`, or None.
@@ -89,13 +95,16 @@ pub struct AsyncExecute {
     /// `turbocql._session.dispatcher`: its `_dispatcher_thread` is None until
     /// `_start_dispatcher()` (and again in a forked child).
     dispatcher: Py<PyAny>,
+    /// `runtime::generation() + 1` once the dispatcher was seen started in that generation
+    /// (0: not yet).
+    dispatcher_started: AtomicU64,
 }
 
 #[pymethods]
 impl AsyncExecute {
     #[new]
     fn new(requests: Py<RequestBuilder>, future_class: Py<PyAny>, dispatcher: Py<PyAny>) -> Self {
-        AsyncExecute { requests, future_class, dispatcher }
+        AsyncExecute { requests, future_class, dispatcher, dispatcher_started: AtomicU64::new(0) }
     }
 
     #[pyo3(signature = (query, parameters=None, trace=false, custom_payload=None, timeout=Given(None), execution_profile=None, paging_state=None, host=None, execute_as=None))]
@@ -119,10 +128,31 @@ impl AsyncExecute {
         let state = paging_state_bytes(paging_state)?;
         let request = request.into_untracked(py)?;
         let timeout = request.get().timeout_seconds();
-        let future = self.future_class.bind(py).call1((requests.session(py), &request, query, row_factory, timeout))?;
-        let dispatcher = self.dispatcher.bind(py);
-        if dispatcher.getattr(intern!(py, "_dispatcher_thread"))?.is_none() {
-            dispatcher.call_method0(intern!(py, "_start_dispatcher"))?;
+        let session = requests.session(py);
+        let future = match plain_subclass::<ResponseFutureCore>(self.future_class.bind(py)) {
+            Some(tp) => {
+                let timeout = timeout.into_pyobject(py)?.into_any().unbind();
+                let core = ResponseFutureCore::new(
+                    session.clone().unbind(),
+                    request.clone().into_any().unbind(),
+                    query.clone().unbind(),
+                    row_factory.unbind(),
+                    timeout,
+                );
+                new_instance(py, PyClassInitializer::from(core), tp)?
+            }
+            // A class with a constructor of its own: called as documented.
+            None => self.future_class.bind(py).call1((session, &request, query, row_factory, timeout))?,
+        };
+        // Once the dispatcher is known started in this process, its module is not asked
+        // again: a forked child (another generation) asks again.
+        let generation = runtime::generation() + 1;
+        if self.dispatcher_started.load(Ordering::Relaxed) != generation {
+            let dispatcher = self.dispatcher.bind(py);
+            if dispatcher.getattr(intern!(py, "_dispatcher_thread"))?.is_none() {
+                dispatcher.call_method0(intern!(py, "_start_dispatcher"))?;
+            }
+            self.dispatcher_started.store(generation, Ordering::Relaxed);
         }
         request.get().start(py, future.clone().unbind(), state.as_deref())?;
         Ok(future)

@@ -145,7 +145,7 @@ impl ResponseFutureCore {
 #[pymethods]
 impl ResponseFutureCore {
     #[new]
-    fn new(session: Py<PyAny>, request: Py<PyAny>, query: Py<PyAny>, row_factory: Py<PyAny>, timeout: Py<PyAny>) -> Self {
+    pub(crate) fn new(session: Py<PyAny>, request: Py<PyAny>, query: Py<PyAny>, row_factory: Py<PyAny>, timeout: Py<PyAny>) -> Self {
         ResponseFutureCore {
             session,
             query,

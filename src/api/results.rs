@@ -11,6 +11,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::pyclass_init::PyClassInitializer;
 use pyo3::types::{PyList, PyTuple, PyType};
+use pyo3::PyClass;
 use pyo3::PyTraverseError;
 
 use crate::codec::named_rows::named_rows;
@@ -66,7 +67,7 @@ pub fn make_result<'py>(cls: &Bound<'py, PyAny>, page: Bound<'py, PyAny>, args: 
             }
         }
     }
-    if let Some(tp) = plain_subclass(cls) {
+    if let Some(tp) = plain_subclass::<ResultCore>(cls) {
         if (4..=6).contains(&args.len()) {
             let opt = |i: usize| args.get(i).filter(|a| !a.is_none()).map(|a| a.clone().unbind());
             let core = ResultCore {
@@ -78,14 +79,7 @@ pub fn make_result<'py>(cls: &Bound<'py, PyAny>, page: Bound<'py, PyAny>, args: 
                 query: args[3].clone().unbind(),
                 response_future: opt(5).unwrap_or_else(|| py.None()),
             };
-            // PyO3 has no public constructor for an instance of a Python subclass (PyO3
-            // issue 4608): `tp_new_impl` is what its `#[new]` slot calls (hidden `impl_`
-            // API, checked at each PyO3 upgrade).
-            // SAFETY: `tp` is ResultCore's type or a subclass of it (checked by
-            // `plain_subclass`), which is what `tp_new_impl` requires.
-            let obj = unsafe { pyo3::impl_::pymethods::tp_new_impl::<_, ResultCore>(py, PyClassInitializer::from(core), tp)? };
-            // SAFETY: a new, owned reference to a live object.
-            return Ok(unsafe { Bound::from_owned_ptr(py, obj) });
+            return new_instance(py, PyClassInitializer::from(core), tp);
         }
     }
     let mut items = Vec::with_capacity(args.len() + 1);
@@ -94,12 +88,12 @@ pub fn make_result<'py>(cls: &Bound<'py, PyAny>, page: Bound<'py, PyAny>, args: 
     cls.call1(PyTuple::new(py, items)?)
 }
 
-/// `cls` as a type object, if it is ResultCore or a subclass whose construction is
-/// ResultCore's own (same `tp_new`, `tp_init` inherited from `object`).
-fn plain_subclass(cls: &Bound<'_, PyAny>) -> Option<*mut ffi::PyTypeObject> {
+/// `cls` as a type object, if it is `T` or a subclass whose construction is `T`'s own (same
+/// `tp_new`, `tp_init` inherited from `object`): one whose instances [`new_instance`] may make.
+pub(crate) fn plain_subclass<T: PyClass>(cls: &Bound<'_, PyAny>) -> Option<*mut ffi::PyTypeObject> {
     let py = cls.py();
     let ty = cls.cast::<PyType>().ok()?;
-    let base = py.get_type::<ResultCore>();
+    let base = py.get_type::<T>();
     if !ty.is_subclass(&base).ok()? {
         return None;
     }
@@ -111,6 +105,19 @@ fn plain_subclass(cls: &Bound<'_, PyAny>) -> Option<*mut ffi::PyTypeObject> {
         (*tp).tp_new.map(|f| f as usize) == (*bp).tp_new.map(|f| f as usize) && (*tp).tp_init.map(|f| f as usize) == (*bp).tp_init.map(|f| f as usize)
     };
     same.then_some(tp)
+}
+
+/// An instance of `tp` (from [`plain_subclass::<T>`]) made of `value`, as calling the class
+/// would make it, without the call's argument tuple and parsing.
+pub(crate) fn new_instance<'py, T: PyClass>(py: Python<'py>, value: PyClassInitializer<T>, tp: *mut ffi::PyTypeObject) -> PyResult<Bound<'py, PyAny>> {
+    // PyO3 has no public constructor for an instance of a Python subclass (PyO3 issue
+    // 4608): `tp_new_impl` is what its `#[new]` slot calls (hidden `impl_` API, checked at
+    // each PyO3 upgrade).
+    // SAFETY: `tp` is `T`'s type or a subclass of it that keeps its construction (checked
+    // by `plain_subclass`), which is what `tp_new_impl` requires.
+    let obj = unsafe { pyo3::impl_::pymethods::tp_new_impl::<_, T>(py, value, tp)? };
+    // SAFETY: a new, owned reference to a live object.
+    Ok(unsafe { Bound::from_owned_ptr(py, obj) })
 }
 
 /// One page of a request's result and its rows (see the module doc).

@@ -23,6 +23,25 @@ def test_result_returns_a_result_set(session, table):
     assert rs.one()[0] == 50
 
 
+def test_a_constructor_put_on_response_future_is_called(session, monkeypatch):
+    # The engine makes a ResponseFuture without calling the class while the class keeps the
+    # engine's constructor; one patched in (an agent, a test's spy) is called as classic.
+    made = []
+
+    def spy(self, *args):
+        made.append(args)
+
+    monkeypatch.setattr(ResponseFuture, "__init__", spy, raising=False)
+    rs = session.execute_async("SELECT release_version FROM system.local").result()
+    assert rs.one().release_version
+    ((sess, request, query, row_factory, timeout),) = made
+    assert sess is session and query == "SELECT release_version FROM system.local"
+    assert row_factory is session.row_factory and timeout == session.default_timeout
+    monkeypatch.undo()
+    made.clear()
+    assert session.execute_async("SELECT release_version FROM system.local").result().one() and made == []
+
+
 def test_errors_raise_from_result_and_reach_errbacks(session):
     f = session.execute_async("SELECT * FROM no_such_table_here")
     with pytest.raises(InvalidRequest, match="no_such_table_here"):
