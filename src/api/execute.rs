@@ -154,7 +154,7 @@ impl AsyncExecute {
             }
             self.dispatcher_started.store(generation, Ordering::Relaxed);
         }
-        request.get().start(py, future.clone().unbind(), state.as_deref())?;
+        request.get().start_settled(py, future.clone().unbind(), super::future::settle, state.as_deref())?;
         Ok(future)
     }
 

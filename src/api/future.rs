@@ -1,10 +1,11 @@
 //! Futures: [`ResponseFutureCore`], the engine half of `turbocql.cluster.ResponseFuture`.
 //!
 //! `Session.execute_async` makes one and submits its request with the future itself as
-//! the target: the dispatcher thread calls it with `(page, exc)` (no Python frame), it
-//! settles, wakes `result()` waiters (which wait with the GIL released) and runs the
-//! callbacks or errbacks. Callbacks are kept: `start_fetching_next_page` runs them again
-//! with the next page's rows.
+//! the target: the dispatcher thread settles it with the page or the exception ([`settle`],
+//! as calling it with `(page, exc)` would, with no call and no Python frame); it wakes the
+//! `result()` waiters (which wait with the GIL released) and runs the callbacks or
+//! errbacks. Callbacks are kept: `start_fetching_next_page` runs them again with the next
+//! page's rows.
 //!
 //! An APM agent (ddtrace's cassandra integration) replaces `_set_final_result` and
 //! `_set_final_exception` on the future, as the classic driver's settling methods, to end
@@ -23,6 +24,7 @@ use std::time::{Duration, Instant};
 use super::request::PyRequest;
 use super::results::page_rows_of;
 use crate::errors;
+use crate::exec::completion;
 use crate::exec::page::Page;
 use crate::pyrefs::{self, Exc};
 use crate::runtime;
@@ -63,6 +65,15 @@ impl State {
             settled.notify_all();
         }
         self.hooked
+    }
+}
+
+/// The dispatcher's [`completion::Settle`] for a future: [`ResponseFutureCore::__call__`] without the
+/// call (any other target is called).
+pub(crate) fn settle<'py>(target: &Bound<'py, PyAny>, page: Bound<'py, PyAny>, exc: Bound<'py, PyAny>) -> PyResult<()> {
+    match target.cast::<ResponseFutureCore>() {
+        Ok(future) => ResponseFutureCore::__call__(future, page.unbind(), exc.unbind()),
+        Err(_) => completion::call_target(target, page, exc),
     }
 }
 
@@ -386,7 +397,7 @@ impl ResponseFutureCore {
             return Err(PyErr::from_value(pyrefs::exception(py, Exc::QueryExhausted)?.call0()?));
         };
         let state = state.bind(py).cast::<pyo3::types::PyBytes>()?.as_bytes();
-        this._request.bind(py).cast::<PyRequest>()?.get().start(py, slf.clone().into_any().unbind(), Some(state))
+        this._request.bind(py).cast::<PyRequest>()?.get().start_settled(py, slf.clone().into_any().unbind(), settle, Some(state))
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {

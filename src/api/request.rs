@@ -15,7 +15,7 @@ use scylla::statement::{Consistency, SerialConsistency};
 
 use super::aio::{AioRequest, LoopQueue};
 use crate::errors;
-use crate::exec::completion::{self, Target};
+use crate::exec::completion::{self, Settle, Target};
 use crate::exec::inflight::InFlight;
 use crate::exec::page::Page;
 use crate::exec::request::{Request, RequestKind};
@@ -76,6 +76,11 @@ impl PyRequest {
     /// waits for one here (GIL released) for at most the request's timeout, an asyncio one
     /// in the runtime, or is refused (`ConnectionBusy`) when as many already wait.
     pub fn start(&self, py: Python<'_>, target: Py<PyAny>, state: Option<&[u8]>) -> PyResult<()> {
+        self.start_settled(py, target, completion::call_target, state)
+    }
+
+    /// [`Self::start`], a dispatcher target being handed its page by `settle`.
+    pub fn start_settled(&self, py: Python<'_>, target: Py<PyAny>, settle: Settle, state: Option<&[u8]>) -> PyResult<()> {
         self.check_process(py)?;
         let (session, req, hosts) = (self.session.clone(), self.req.clone(), self.hosts.clone());
         let state = state.map(<[u8]>::to_vec);
@@ -99,7 +104,7 @@ impl PyRequest {
                 }
             }
         }
-        let target = target_of(py, target);
+        let target = target_of(py, target, settle);
         // Traced (an instrumented session's request): the caller's context and the start.
         let traced = crate::exec::tracing::begin(py, &req)?;
         match waits_in_runtime {
@@ -159,13 +164,13 @@ fn busy_message(limit: &InFlight) -> String {
 }
 
 /// Where a request started with `target` completes: an `AioRequest` is settled by its
-/// loop's queue; anything else is called by the dispatcher thread.
-pub fn target_of(py: Python<'_>, target: Py<PyAny>) -> Target {
+/// loop's queue; anything else by the dispatcher thread, through `settle`.
+pub fn target_of(py: Python<'_>, target: Py<PyAny>, settle: Settle) -> Target {
     if let Ok(req) = target.bind(py).cast::<AioRequest>() {
         let sink = req.borrow().queue(py).get().inner();
         return Target::Sink(sink, target);
     }
-    Target::Dispatcher(target)
+    Target::Dispatcher(target, settle)
 }
 
 #[pymethods]

@@ -4,7 +4,8 @@
 //! A finished request pushes a [`Completion`] to its [`Target`]. The process-wide queue
 //! serves the dispatcher (a Python daemon thread running [`run_dispatcher`]): it waits for
 //! the queue with the GIL released, then takes every ready completion under one GIL
-//! acquisition and calls each target as `target(page, exc)`. Any other consumer (an
+//! acquisition and hands each to its target: `target(page, exc)`, or through the [`Settle`]
+//! function the layer above gave for a target of its own. Any other consumer (an
 //! asyncio loop's queue, in `api`) is a [`CompletionSink`]: this layer knows nothing of it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,10 +26,20 @@ pub trait CompletionSink: Send + Sync {
     fn push(self: Arc<Self>, c: Completion);
 }
 
+/// How the dispatcher thread hands a request's page (or its exception) to the target:
+/// [`call_target`], or a function of the layer above that settles a target of its own
+/// kind directly (the engine's futures: no call, no argument parsing).
+pub type Settle = for<'py> fn(&Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>) -> PyResult<()>;
+
+/// `target(page, exc)`: any callable target.
+pub fn call_target<'py>(target: &Bound<'py, PyAny>, page: Bound<'py, PyAny>, exc: Bound<'py, PyAny>) -> PyResult<()> {
+    target.call1((page, exc)).map(|_| ())
+}
+
 /// Where a finished request goes.
 pub enum Target {
-    /// A callable, called by the dispatcher thread as `target(page, exc)`.
-    Dispatcher(Py<PyAny>),
+    /// Handed to `target` by the dispatcher thread, through the [`Settle`].
+    Dispatcher(Py<PyAny>, Settle),
     /// `target` handed to `sink`.
     Sink(Arc<dyn CompletionSink>, Py<PyAny>),
 }
@@ -39,14 +50,16 @@ pub enum Target {
 /// not traced).
 pub fn complete(target: Target, outcome: Result<Outcome, RunError>, hosts: Arc<str>, slot: Option<Slot>, span: Option<Box<Finished>>) {
     match target {
-        Target::Dispatcher(t) => push(Completion { target: t, outcome, hosts, slot, span }),
-        Target::Sink(sink, t) => sink.push(Completion { target: t, outcome, hosts, slot, span }),
+        Target::Dispatcher(t, settle) => push(Completion { target: t, settle, outcome, hosts, slot, span }),
+        Target::Sink(sink, t) => sink.push(Completion { target: t, settle: call_target, outcome, hosts, slot, span }),
     }
 }
 
 /// One finished request.
 pub struct Completion {
     pub target: Py<PyAny>,
+    /// How the dispatcher hands it to `target` (a sink has its own way).
+    pub settle: Settle,
     pub outcome: Result<Outcome, RunError>,
     pub hosts: Arc<str>,
     /// Held until the completion is consumed: a completion waiting in a queue still counts
@@ -115,7 +128,7 @@ fn deliver(py: Python<'_>, c: Completion) -> PyResult<()> {
     if let Some(span) = c.span {
         super::tracing::emit(py, span, Some(&exc).filter(|e| !e.is_none()));
     }
-    c.target.bind(py).call1((page, exc)).map(|_| ())
+    (c.settle)(c.target.bind(py), page, exc)
 }
 
 /// The dispatcher loop: runs until [`stop_dispatcher`]. Exceptions escaping a target are
