@@ -32,7 +32,7 @@ from cassandra.cluster import ExecutionProfile as CProfile
 from benchmarks.harness import reliability
 from tests.integration.conftest import _wait_all_threads_stopped, drop_keyspace
 from turbocql import ConsistencyLevel
-from turbocql.cluster import Cluster
+from turbocql.cluster import Cluster, NoHostAvailable
 from turbocql.policies import WhiteListRoundRobinPolicy
 
 pytestmark = [pytest.mark.multinode, pytest.mark.timeout(420)]
@@ -140,10 +140,22 @@ def _figures(outcomes, frozen_at, thawed_at):
     return during, ok, failed, late
 
 
-def _clients_requests(session, address):
-    """Requests counted by the node at ``address`` on turbocql's connections to it."""
-    rows = session.execute("SELECT driver_name, request_count FROM system_views.clients", execution_profile="node2")
-    return sum(r.request_count or 0 for r in rows if r.driver_name == "turbocql")
+def _clients_requests(session, address, wait_s=60.0):
+    """Requests counted by the node at ``address`` on turbocql's connections to it. Right
+    after the thaw the node may not serve yet: the others' failure detectors called it down
+    during the freeze (the DOWN event can reach the session after the thaw), and a
+    connection to it may be reconnecting; this waits up to ``wait_s`` for it to answer."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            rows = session.execute(
+                "SELECT driver_name, request_count FROM system_views.clients", execution_profile="node2"
+            )
+            return sum(r.request_count or 0 for r in rows if r.driver_name == "turbocql")
+        except NoHostAvailable:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
 
 
 def test_a_frozen_node_goes_last_in_plans_and_most_requests_succeed(multidc_cluster, freeze_ks, caplog):
