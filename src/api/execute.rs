@@ -145,13 +145,17 @@ impl AsyncExecute {
             None => self.future_class.bind(py).call1((session, &request, query, row_factory, timeout))?,
         };
         // Once the dispatcher is known started in this process, its module is not asked
-        // again: a forked child (another generation) asks again.
+        // again: a forked child (another generation) asks again. Relaxed: the flag publishes
+        // no data (the thread is the module's), it is read and written with the GIL held,
+        // and a stale read only asks the module again (`_start_dispatcher` starts one
+        // thread under its lock).
         let generation = runtime::generation() + 1;
         if self.dispatcher_started.load(Ordering::Relaxed) != generation {
             let dispatcher = self.dispatcher.bind(py);
             if dispatcher.getattr(intern!(py, "_dispatcher_thread"))?.is_none() {
                 dispatcher.call_method0(intern!(py, "_start_dispatcher"))?;
             }
+            // Relaxed: as the load above.
             self.dispatcher_started.store(generation, Ordering::Relaxed);
         }
         request.get().start_settled(py, future.clone().unbind(), super::future::settle, state.as_deref())?;
