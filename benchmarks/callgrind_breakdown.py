@@ -24,6 +24,9 @@ import sys
 from pathlib import Path
 
 # The parts of a request on the engine's paths: (label, function name as callgrind names it).
+# `parse` ends every name with a space, so a pattern ending in one matches that function only,
+# not a longer name it begins (`start_settled` against `start_settled::{{closure}}`) nor a
+# recursive level of it (callgrind's `name'2`).
 PARTS = [
     ("whole client", "PROGRAM TOTALS"),
     ("runtime threads", "<std::sys::thread::unix::Thread>::new::thread_start"),
